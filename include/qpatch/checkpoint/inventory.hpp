@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Everything a checkpoint directory holds, as far as headers tell: its shard files, every tensor
+// (name, dtype, shape, file) and the problems between the index and the files. The index is
+// checked against the headers; which files an engine loads follows vLLM (model_loader/
+// weight_utils.py): with an index, only the files its weight_map names; without one, every
+// *.safetensors file.
+#pragma once
+
+#include <qpatch/checkpoint/index_file.hpp>
+#include <qpatch/error.hpp>
+#include <qpatch/safetensors/reader.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace qpatch::checkpoint {
+
+struct ShardFile {
+  std::string name;          // file name inside the checkpoint directory
+  bool indexed = false;      // named by the index's weight_map
+  bool exists = true;        // false: the index names it but it is not there
+  bool readable = false;     // its header parsed and validated
+  uint64_t file_size = 0;
+  uint64_t header_size = 0;
+  size_t tensor_count = 0;
+  size_t duplicate_count = 0;  // tensors it holds that an engine-loaded file also holds
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+struct Tensor {
+  std::string name;
+  uint32_t file = 0;  // index into Inventory::files
+  safetensors::Dtype dtype{};
+  std::vector<uint64_t> shape;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  bool shadowed = false;  // the same name in an engine-loaded file wins over this copy
+};
+
+enum class ProblemCode {
+  missing_file,        // the index names a file that does not exist (vLLM refuses to start)
+  unindexed_file,      // a *.safetensors file the index does not name (never loaded)
+  duplicate_tensor,    // one tensor name in two files
+  unlisted_tensor,     // a tensor in an indexed file that weight_map does not list
+  orphan_entry,        // a weight_map entry that no header holds
+  wrong_file,          // a weight_map entry naming a file that does not hold the tensor
+};
+
+std::string_view to_string(ProblemCode code);
+
+enum class Severity { error, warning, info };
+std::string_view to_string(Severity severity);
+
+struct InventoryProblem {
+  ProblemCode code{};
+  Severity severity{};
+  std::string path;     // the file concerned
+  std::string subject;  // a tensor name, or empty
+  std::string message;
+  size_t count = 0;     // how many tensors the problem covers (grouped problems)
+};
+
+struct Inventory {
+  std::filesystem::path dir;
+  std::string display_dir;  // as the user typed it
+  bool has_index = false;
+  std::vector<ShardFile> files;  // indexed files in index order, then the others by name
+  std::vector<Tensor> tensors;   // files in that order, each in header order
+  std::vector<Error> errors;     // files that could not be read: every one, not the first
+  std::vector<InventoryProblem> problems;
+
+  // True when an engine honouring the index loads `file`.
+  bool loaded(uint32_t file) const { return !has_index || files.at(file).indexed; }
+  bool has_errors() const;
+};
+
+struct InventoryOptions {
+  safetensors::ReaderOptions reader;
+};
+
+// Read the headers of every shard under `dir`. Fails only when the directory, config.json or the
+// index cannot be used at all; unreadable shards are collected in Inventory::errors.
+Result<Inventory> read_inventory(const std::filesystem::path& dir,
+                                 std::string display_dir,
+                                 const InventoryOptions& options = {});
+
+}  // namespace qpatch::checkpoint

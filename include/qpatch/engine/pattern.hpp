@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// Python `re` semantics over PCRE2, for the regexes engines evaluate (compressed-tensors `re:`
+// entries, GPTQ `dynamic` keys, INC regex keys) and for --only. Patterns are untrusted input:
+// their length is capped and every match runs under PCRE2 match and depth limits.
+#pragma once
+
+#include <qpatch/error.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace qpatch::engine {
+
+enum class MatchMode {
+  match,      // re.match: anchored at the start only
+  fullmatch,  // re.fullmatch: the whole subject
+  search,     // re.search: anywhere
+};
+
+class Pattern {
+public:
+  // Compile `pattern` (Python syntax). `source` names where it came from, for errors.
+  static Result<Pattern> compile(std::string_view pattern, std::string_view source);
+
+  // Return whether the pattern matches `subject` in `mode`; nothing when PCRE2 gave up (a match
+  // or depth limit): the caller must say "undecidable", never guess.
+  std::optional<bool> matches(std::string_view subject, MatchMode mode) const;
+
+  const std::string& text() const { return m_text; }
+
+private:
+  struct Code;
+  std::shared_ptr<const Code> m_code;
+  std::string m_text;
+};
+
+}  // namespace qpatch::engine

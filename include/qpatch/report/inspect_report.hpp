@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Renders `qpatch inspect`: one row per module and a summary, as aligned text or as one JSON
+// document (schema_version 1, documented in README.md). Renders only; never prints.
+#pragma once
+
+#include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/checkpoint/module.hpp>
+#include <qpatch/json/strict_json.hpp>
+#include <qpatch/report/text_style.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qpatch::report {
+
+inline constexpr int k_inspect_schema_version = 1;
+
+enum class Rows { all, none };
+
+struct InspectView {
+  const checkpoint::Inventory& inventory;
+  const std::vector<checkpoint::Module>& modules;
+  std::vector<size_t> shown;  // indices into `modules` that pass --only
+  Rows rows = Rows::all;
+};
+
+// The module table (when rows are wanted) followed by the summary, for stdout.
+std::string render_inspect_text(const InspectView& view, const TextStyle& style);
+// The problems and unreadable files, one line each, for stderr.
+std::string render_inventory_problems(const checkpoint::Inventory& inventory,
+                                      const TextStyle& style);
+json::Json render_inspect_json(const InspectView& view);
+
+// One line describing how a module is stored: "ct-pack-quantized I32 [17408, 640]".
+std::string describe_storage(const checkpoint::Inventory& inventory,
+                             const checkpoint::Module& module);
+
+}  // namespace qpatch::report

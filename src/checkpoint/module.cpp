@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/checkpoint/module.hpp>
+
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+
+namespace qpatch::checkpoint {
+
+using safetensors::Dtype;
+
+std::string_view to_string(ModuleKind kind) {
+  switch (kind) {
+  case ModuleKind::linear: return "linear";
+  case ModuleKind::embedding: return "embedding";
+  case ModuleKind::norm: return "norm";
+  case ModuleKind::conv: return "conv";
+  case ModuleKind::router: return "router";
+  case ModuleKind::experts: return "experts";
+  case ModuleKind::other: return "other";
+  }
+  return "other";
+}
+
+std::string_view to_string(StorageFormat format) {
+  switch (format) {
+  case StorageFormat::dense: return "dense";
+  case StorageFormat::ct_pack_quantized: return "ct-pack-quantized";
+  case StorageFormat::ct_int8: return "ct-int8";
+  case StorageFormat::fp8: return "fp8";
+  case StorageFormat::ct_nvfp4: return "ct-nvfp4";
+  case StorageFormat::ct_mxfp4: return "ct-mxfp4";
+  case StorageFormat::ct_mxfp8: return "ct-mxfp8";
+  case StorageFormat::gptq: return "gptq";
+  case StorageFormat::awq: return "awq";
+  case StorageFormat::fp8_block: return "fp8-block";
+  case StorageFormat::modelopt_nvfp4: return "modelopt-nvfp4";
+  case StorageFormat::mxfp4: return "mxfp4";
+  case StorageFormat::bnb_4bit: return "bnb-4bit";
+  case StorageFormat::bnb_int8: return "bnb-int8";
+  case StorageFormat::inconsistent: return "inconsistent";
+  }
+  return "inconsistent";
+}
+
+namespace {
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+std::string_view last_component(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+// bitsandbytes 4-bit quant state hangs below `weight` (quant-formats.md §1.2).
+constexpr std::array<std::string_view, 6> k_bnb_state = {
+    ".weight.absmax", ".weight.quant_map", ".weight.nested_absmax", ".weight.nested_quant_map",
+    ".weight.quant_state.bitsandbytes__nf4", ".weight.quant_state.bitsandbytes__fp4"};
+
+// Parameters that, next to or instead of `weight`, mean "stored quantized" (§1.4). bias,
+// k_scale and v_scale are not evidence: the last two belong to the KV-cache scheme.
+constexpr std::array<std::string_view, 20> k_companions = {
+    "weight_packed", "weight_scale", "weight_scale_inv", "weight_scale_2",
+    "weight_global_scale", "weight_zero_point", "weight_g_idx", "weight_shape",
+    "input_scale", "input_global_scale", "input_zero_point", "activation_scale",
+    "qweight", "qzeros", "scales", "g_idx", "pre_quant_scale", "svdquant_lora_a",
+    "svdquant_lora_b", "SCB"};
+
+bool is_companion(std::string_view param) {
+  return std::find(k_companions.begin(), k_companions.end(), param) != k_companions.end() ||
+         param.substr(0, 7) == "weight." || ends_with(param, "_blocks") ||
+         (ends_with(param, "_scales") && param != "scales");
+}
+
+struct Params {
+  std::vector<std::pair<std::string_view, uint32_t>> items;
+  const Tensor* get(const Inventory& inventory, std::string_view param) const {
+    for (const auto& [name, index] : items) {
+      if (name == param) {
+        return &inventory.tensors[index];
+      }
+    }
+    return nullptr;
+  }
+  bool has(std::string_view param) const {
+    return std::any_of(items.begin(), items.end(), [&](const auto& p) { return p.first == param; });
+  }
+};
+
+bool is_float_scale(const Tensor* t) {
+  return t != nullptr && safetensors::is_dense_float(t->dtype);
+}
+
+bool is_e8m0_scale(const Tensor* t) {
+  return t != nullptr && (t->dtype == Dtype::U8 || t->dtype == Dtype::F8_E8M0);
+}
+
+struct Verdict {
+  StorageFormat format = StorageFormat::dense;
+  std::string detail;
+  std::string_view primary;  // parameter name of the deciding weight
+};
+
+Verdict inconsistent(std::string detail, std::string_view primary) {
+  return {StorageFormat::inconsistent, std::move(detail), primary};
+}
+
+Verdict classify_packed(const Inventory& inv, const Params& params, const Tensor& packed) {
+  const Tensor* scale = params.get(inv, "weight_scale");
+  if (params.has("weight")) {
+    return inconsistent("weight_packed and weight are both stored", "weight_packed");
+  }
+  if (scale == nullptr) {
+    return inconsistent("weight_packed without weight_scale", "weight_packed");
+  }
+  if (packed.dtype == Dtype::I32 || packed.dtype == Dtype::I16 || packed.dtype == Dtype::I8) {
+    return {StorageFormat::ct_pack_quantized, "", "weight_packed"};
+  }
+  if (packed.dtype == Dtype::U8 && scale->dtype == Dtype::F8_E4M3) {
+    return {StorageFormat::ct_nvfp4, "", "weight_packed"};
+  }
+  if (packed.dtype == Dtype::U8 && is_e8m0_scale(scale)) {
+    return {StorageFormat::ct_mxfp4, "", "weight_packed"};
+  }
+  return inconsistent("weight_packed " + std::string(to_string(packed.dtype)) +
+                          " with weight_scale " + std::string(to_string(scale->dtype)) +
+                          " matches no known format",
+                      "weight_packed");
+}
+
+Verdict classify_qweight(const Inventory& inv, const Params& params, const Tensor& qweight) {
+  const Tensor* scales = params.get(inv, "scales");
+  if (params.has("weight")) {
+    return inconsistent("qweight and weight are both stored", "qweight");
+  }
+  if (scales == nullptr || !params.has("qzeros")) {
+    return inconsistent("qweight without qzeros and scales", "qweight");
+  }
+  // GPTQ packs the input dimension (qweight [in*bits/32, out]), AWQ the output dimension
+  // (qweight [in, out*bits/32]); both store scales [groups, out] (quant-formats.md §2.4).
+  if (!params.has("g_idx") && qweight.shape.size() == 2 && scales->shape.size() == 2 &&
+      qweight.shape[1] != scales->shape[1]) {
+    return {StorageFormat::awq, "", "qweight"};
+  }
+  return {StorageFormat::gptq, "", "qweight"};
+}
+
+Verdict classify_weight(const Inventory& inv,
+                        const Params& params,
+                        const Tensor& weight,
+                        bool has_companion) {
+  const Dtype dtype = weight.dtype;
+  if (!has_companion) {
+    if (safetensors::is_dense_float(dtype)) {
+      return {StorageFormat::dense, "", "weight"};
+    }
+    return inconsistent("weight is " + std::string(to_string(dtype)) + " without any scale",
+                        "weight");
+  }
+  if (safetensors::is_dense_float(dtype)) {
+    std::string names;
+    for (const auto& [param, index] : params.items) {
+      if (is_companion(param)) {
+        names += (names.empty() ? "" : ", ") + std::string(param);
+      }
+    }
+    return inconsistent("float weight (" + std::string(to_string(dtype)) +
+                            ") stored with quantization tensors " + names,
+                        "weight");
+  }
+  const Tensor* scale = params.get(inv, "weight_scale");
+  if (safetensors::is_float8(dtype)) {
+    if (params.has("weight_scale_inv")) {
+      return {StorageFormat::fp8_block, "", "weight"};
+    }
+    if (is_float_scale(scale)) {
+      return {StorageFormat::fp8, "", "weight"};
+    }
+    if (is_e8m0_scale(scale)) {
+      return {StorageFormat::ct_mxfp8, "", "weight"};
+    }
+  } else if (dtype == Dtype::U8) {
+    if (params.has("weight.absmax")) {
+      return {StorageFormat::bnb_4bit, "", "weight"};
+    }
+    if (scale != nullptr && scale->dtype == Dtype::F8_E4M3 && params.has("weight_scale_2")) {
+      return {StorageFormat::modelopt_nvfp4, "", "weight"};
+    }
+  } else if (dtype == Dtype::I8) {
+    if (scale != nullptr) {
+      return {StorageFormat::ct_int8, "", "weight"};
+    }
+    if (params.has("SCB")) {
+      return {StorageFormat::bnb_int8, "", "weight"};
+    }
+  }
+  return inconsistent("weight " + std::string(to_string(dtype)) +
+                          " with these scales matches no known format",
+                      "weight");
+}
+
+Verdict classify(const Inventory& inv, const Params& params) {
+  bool has_companion = false;
+  bool has_blocks = false;
+  for (const auto& [param, index] : params.items) {
+    has_companion = has_companion || is_companion(param);
+    has_blocks = has_blocks || ends_with(param, "_blocks");
+  }
+  if (has_blocks) {
+    return {StorageFormat::mxfp4, "", params.items.front().first};
+  }
+  if (const Tensor* packed = params.get(inv, "weight_packed")) {
+    return classify_packed(inv, params, *packed);
+  }
+  if (const Tensor* qweight = params.get(inv, "qweight")) {
+    return classify_qweight(inv, params, *qweight);
+  }
+  if (const Tensor* weight = params.get(inv, "weight")) {
+    return classify_weight(inv, params, *weight, has_companion);
+  }
+  if (has_companion) {
+    return inconsistent("quantization tensors without a weight", params.items.front().first);
+  }
+  // No weight: fused 3-D experts (gate_up_proj, down_proj), GDN state (A_log, dt_bias), biases.
+  for (const auto& [param, index] : params.items) {
+    if (!safetensors::is_floating(inv.tensors[index].dtype)) {
+      return inconsistent(std::string(param) + " is " +
+                              std::string(to_string(inv.tensors[index].dtype)) +
+                              " without any scale",
+                          param);
+    }
+  }
+  return {StorageFormat::dense, "", params.items.front().first};
+}
+
+bool is_embedding_name(std::string_view last) {
+  return last == "embed_tokens" || last == "embeddings" || last == "word_embeddings" ||
+         last == "wte" || last == "wpe" || last == "tok_embeddings" || last == "pos_embed" ||
+         last == "embed" || last == "emb" || last == "position_embedding" ||
+         last == "token_embedding";
+}
+
+ModuleKind kind_of(std::string_view name, const Tensor& primary, std::string_view param,
+                   StorageFormat format) {
+  const std::string_view last = last_component(name);
+  if (last == "experts") {
+    return ModuleKind::experts;
+  }
+  if (is_embedding_name(last)) {
+    return ModuleKind::embedding;
+  }
+  if (last == "gate" || last == "router" || last == "shared_expert_gate") {
+    return ModuleKind::router;
+  }
+  if (is_quantized(format) || param == "weight_packed" || param == "qweight") {
+    return ModuleKind::linear;
+  }
+  if (param != "weight") {
+    return ModuleKind::other;
+  }
+  const size_t rank = primary.shape.size();
+  if (rank == 1) {
+    return name.find("norm") != std::string_view::npos ? ModuleKind::norm : ModuleKind::other;
+  }
+  if (rank >= 3) {
+    return ModuleKind::conv;
+  }
+  return rank == 2 ? ModuleKind::linear : ModuleKind::other;
+}
+
+// "x.experts.12.gate_proj" -> ("x.experts", 12); also Mixtral's "experts.3.w1".
+void set_expert(Module& module) {
+  const std::string_view name = module.name;
+  const size_t dot_last = name.rfind('.');
+  if (dot_last == std::string_view::npos) {
+    return;
+  }
+  const std::string_view head = name.substr(0, dot_last);
+  const size_t dot_index = head.rfind('.');
+  if (dot_index == std::string_view::npos) {
+    return;
+  }
+  const std::string_view index = head.substr(dot_index + 1);
+  const std::string_view parent = head.substr(0, dot_index);
+  if (index.empty() || !std::all_of(index.begin(), index.end(), [](char c) {
+        return c >= '0' && c <= '9';
+      }) || last_component(parent) != "experts" || index.size() > 9) {
+    return;
+  }
+  module.experts_name = std::string(parent);
+  module.expert_index = std::stoull(std::string(index));
+}
+
+}  // namespace
+
+std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view tensor) {
+  for (const std::string_view suffix : k_bnb_state) {
+    if (ends_with(tensor, suffix)) {
+      const size_t cut = tensor.size() - suffix.size();
+      return {tensor.substr(0, cut), tensor.substr(cut + 1)};
+    }
+  }
+  const size_t dot = tensor.rfind('.');
+  if (dot == std::string_view::npos) {
+    return {std::string_view(), tensor};
+  }
+  return {tensor.substr(0, dot), tensor.substr(dot + 1)};
+}
+
+std::string_view fused_layer_for(std::string_view last) {
+  if (last == "q_proj" || last == "k_proj" || last == "v_proj") {
+    return "qkv_proj";
+  }
+  if (last == "gate_proj" || last == "up_proj") {
+    return "gate_up_proj";
+  }
+  if (last == "q_a_proj" || last == "kv_a_proj_with_mqa") {
+    return "fused_qkv_a_proj";
+  }
+  if (last == "in_proj_qkv" || last == "in_proj_z") {
+    return "in_proj_qkvz";
+  }
+  if (last == "in_proj_b" || last == "in_proj_a") {
+    return "in_proj_ba";
+  }
+  return "";
+}
+
+std::vector<Module> build_modules(const Inventory& inventory) {
+  std::vector<Module> modules;
+  std::vector<Params> params;
+  std::unordered_map<std::string_view, uint32_t> by_name;
+  by_name.reserve(inventory.tensors.size() / 2 + 1);
+  for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
+    const Tensor& tensor = inventory.tensors[i];
+    if (tensor.shadowed) {
+      continue;
+    }
+    const auto [owner, param] = split_tensor_name(tensor.name);
+    auto [it, inserted] = by_name.emplace(owner, static_cast<uint32_t>(modules.size()));
+    if (inserted) {
+      modules.emplace_back();
+      modules.back().name = std::string(owner);
+      params.emplace_back();
+    }
+    Module& module = modules[it->second];
+    module.tensors.push_back(i);
+    if (std::find(module.files.begin(), module.files.end(), tensor.file) == module.files.end()) {
+      module.files.push_back(tensor.file);
+    }
+    module.loaded = module.loaded && inventory.loaded(tensor.file);
+    params[it->second].items.emplace_back(param, i);
+  }
+  for (size_t m = 0; m < modules.size(); ++m) {
+    Module& module = modules[m];
+    const Verdict verdict = classify(inventory, params[m]);
+    module.format = verdict.format;
+    module.detail = verdict.detail;
+    for (const auto& [param, index] : params[m].items) {
+      if (param == verdict.primary) {
+        module.primary = index;
+        break;
+      }
+    }
+    module.kind =
+        kind_of(module.name, inventory.tensors[module.primary], verdict.primary, module.format);
+    set_expert(module);
+    if (module.kind == ModuleKind::linear && !module.expert_index) {
+      const std::string_view last = last_component(module.name);
+      const std::string_view fused = fused_layer_for(last);
+      if (!fused.empty()) {
+        module.fused_name =
+            module.name.substr(0, module.name.size() - last.size()) + std::string(fused);
+      }
+    }
+  }
+  return modules;
+}
+
+}  // namespace qpatch::checkpoint

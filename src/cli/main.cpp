@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+// argv to run(), nothing else.
+#include "run.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return qpatch::cli::run(args, std::cout, std::cerr, qpatch::cli::Terminal::detect());
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// CLI11 setup, dispatch to the subcommand, and the mapping of every failure to an exit code.
+#include "run.hpp"
+
+#include "commands.hpp"
+
+#include <exception>
+
+namespace qpatch::cli {
+namespace {
+
+constexpr const char* k_exit_codes = R"(Exit status:
+  0  ok: every checkpoint is consistent (nothing to do, or patched)
+  1  a checkpoint is still inconsistent (with --check/--dry-run: a patch is needed)
+  2  usage error
+  3  a checkpoint could not be read or is invalid (nothing written)
+  4  a write failed (the originals are intact)
+  5  a write failed and restoring failed too (the report lists every file and backup)
+  70 internal error (a bug: please report it))";
+
+}  // namespace
+
+int run(const std::vector<std::string>& args,
+        std::ostream& out,
+        std::ostream& err,
+        const Terminal& terminal) {
+  CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the "
+               "tensors it stores",
+               "qpatch"};
+  app.footer(k_exit_codes);
+  app.set_version_flag("--version", "qpatch 0.1.0");
+  app.require_subcommand(1);
+  InspectOptions inspect_options;
+  CLI::App* inspect = setup_inspect(app, inspect_options);
+  Io io{out, err, terminal};
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 2.1 parses a reversed vector
+    try {
+      app.parse(reversed);
+    } catch (const CLI::Success& e) {
+      return app.exit(e, out, err);
+    } catch (const CLI::ParseError& e) {
+      app.exit(e, out, err);
+      return to_int(ExitCode::usage);
+    }
+    if (inspect->parsed()) {
+      return to_int(run_inspect(inspect_options, io));
+    }
+    return to_int(ExitCode::usage);
+  } catch (const std::exception& e) {
+    err << "qpatch: internal error: " << e.what() << "\n";
+    return to_int(ExitCode::internal);
+  }
+}
+
+}  // namespace qpatch::cli

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+// Python `re` on PCRE2. Differences handled here: Python's `\Z` is PCRE2's `\z` (end of subject
+// only); str patterns are Unicode-aware (PCRE2_UCP). `$` already means "end or before a final
+// newline" in both. re.match is PCRE2_ANCHORED; re.fullmatch adds PCRE2_ENDANCHORED.
+#include <qpatch/engine/pattern.hpp>
+#include <qpatch/limits.hpp>
+
+#include <pcre2.h>
+
+namespace qpatch::engine {
+
+struct Pattern::Code {
+  pcre2_code* code = nullptr;
+  pcre2_match_context* context = nullptr;
+  ~Code() {
+    pcre2_match_context_free(context);
+    pcre2_code_free(code);
+  }
+};
+
+namespace {
+
+// Rewrite the Python-only escape `\Z` to PCRE2's `\z`, leaving `\\Z` (a literal backslash) alone.
+std::string translate(std::string_view pattern) {
+  std::string out;
+  out.reserve(pattern.size());
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '\\' && i + 1 < pattern.size()) {
+      out += '\\';
+      out += pattern[i + 1] == 'Z' ? 'z' : pattern[i + 1];
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view source) {
+  if (pattern.size() > limits::k_max_pattern_size) {
+    return make_error(ErrorCode::limit_exceeded, std::string(source), std::nullopt,
+                      std::string(pattern.substr(0, 40)) + "...",
+                      "pattern is " + std::to_string(pattern.size()) + " characters, over the " +
+                          std::to_string(limits::k_max_pattern_size) + "-character limit");
+  }
+  const std::string translated = translate(pattern);
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()),
+                                   translated.size(),
+                                   PCRE2_UTF | PCRE2_UCP,
+                                   &error_code,
+                                   &error_offset,
+                                   nullptr);
+  if (code == nullptr) {
+    PCRE2_UCHAR buffer[256];
+    pcre2_get_error_message(error_code, buffer, sizeof buffer);
+    Error error = make_error(ErrorCode::invalid_pattern, std::string(source), std::nullopt,
+                             std::string(pattern),
+                             "cannot compile at character " + std::to_string(error_offset) +
+                                 ": " + reinterpret_cast<const char*>(buffer));
+    error.subject_kind = "pattern";
+    return error;
+  }
+  auto compiled = std::make_shared<Code>();
+  compiled->code = code;
+  compiled->context = pcre2_match_context_create(nullptr);
+  pcre2_set_match_limit(compiled->context, limits::k_pattern_match_limit);
+  pcre2_set_depth_limit(compiled->context, limits::k_pattern_depth_limit);
+  Pattern result;
+  result.m_code = std::move(compiled);
+  result.m_text = std::string(pattern);
+  return result;
+}
+
+std::optional<bool> Pattern::matches(std::string_view subject, MatchMode mode) const {
+  uint32_t options = 0;
+  if (mode == MatchMode::match) {
+    options = PCRE2_ANCHORED;
+  } else if (mode == MatchMode::fullmatch) {
+    options = PCRE2_ANCHORED | PCRE2_ENDANCHORED;
+  }
+  pcre2_match_data* data = pcre2_match_data_create_from_pattern(m_code->code, nullptr);
+  const int rc = pcre2_match(m_code->code,
+                             reinterpret_cast<PCRE2_SPTR>(subject.data()),
+                             subject.size(),
+                             0,
+                             options,
+                             data,
+                             m_code->context);
+  pcre2_match_data_free(data);
+  if (rc >= 0) {
+    return true;
+  }
+  if (rc == PCRE2_ERROR_NOMATCH) {
+    return false;
+  }
+  return std::nullopt;
+}
+
+}  // namespace qpatch::engine

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/report/inspect_report.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <map>
+
+namespace qpatch::report {
+
+using checkpoint::Inventory;
+using checkpoint::Module;
+using checkpoint::ModuleKind;
+using checkpoint::StorageFormat;
+
+std::string TextStyle::paint(std::string_view text, Role role) const {
+  if (!color) {
+    return std::string(text);
+  }
+  const char* code = "";
+  switch (role) {
+  case Role::heading: code = "\x1b[1m"; break;
+  case Role::dim: code = "\x1b[2m"; break;
+  case Role::good: code = "\x1b[32m"; break;
+  case Role::warning: code = "\x1b[33m"; break;
+  case Role::error: code = "\x1b[31m"; break;
+  case Role::emphasis: code = "\x1b[36m"; break;
+  }
+  return std::string(code) + std::string(text) + "\x1b[0m";
+}
+
+std::string with_commas(uint64_t value) {
+  std::string digits = std::to_string(value);
+  for (int pos = static_cast<int>(digits.size()) - 3; pos > 0; pos -= 3) {
+    digits.insert(static_cast<size_t>(pos), ",");
+  }
+  return digits;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1000.0 && unit + 1 < std::size(units)) {
+    value /= 1000.0;
+    ++unit;
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
+  return buffer;
+}
+
+namespace {
+
+std::string pad(std::string text, size_t width) {
+  if (text.size() < width) {
+    text.append(width - text.size(), ' ');
+  }
+  return text;
+}
+
+std::string group_of(const Module& module) {
+  if (module.expert_index) {
+    return "expert " + std::to_string(*module.expert_index);
+  }
+  if (!module.fused_name.empty()) {
+    return module.fused_name.substr(module.fused_name.rfind('.') + 1);
+  }
+  return "-";
+}
+
+std::string files_of(const Inventory& inventory, const Module& module) {
+  std::string out;
+  for (const uint32_t file : module.files) {
+    out += (out.empty() ? "" : ",") + inventory.files[file].name;
+  }
+  return out;
+}
+
+// Counts per key in a stable, readable order: most common first, then by name.
+template <class Key>
+std::vector<std::pair<std::string, size_t>> ranked(const std::map<Key, size_t>& counts) {
+  std::vector<std::pair<std::string, size_t>> out;
+  for (const auto& [key, count] : counts) {
+    out.emplace_back(std::string(to_string(key)), count);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::string join_counts(const std::vector<std::pair<std::string, size_t>>& counts) {
+  std::string out;
+  for (const auto& [name, count] : counts) {
+    out += (out.empty() ? "" : ", ") + with_commas(count) + " " + name;
+  }
+  return out;
+}
+
+struct Summary {
+  std::map<StorageFormat, size_t> formats;
+  std::map<ModuleKind, size_t> kinds;
+  uint64_t header_bytes = 0;
+  uint64_t data_bytes = 0;
+  size_t indexed_files = 0;
+  size_t tensors = 0;
+};
+
+Summary summarize(const InspectView& view) {
+  Summary summary;
+  for (const size_t m : view.shown) {
+    const Module& module = view.modules[m];
+    ++summary.formats[module.format];
+    ++summary.kinds[module.kind];
+    summary.tensors += module.tensors.size();
+  }
+  for (const auto& file : view.inventory.files) {
+    summary.header_bytes += file.header_size;
+    summary.data_bytes += file.file_size;
+    summary.indexed_files += file.indexed ? 1 : 0;
+  }
+  return summary;
+}
+
+}  // namespace
+
+std::string describe_storage(const Inventory& inventory, const Module& module) {
+  const auto& tensor = inventory.tensors[module.primary];
+  std::string out = std::string(to_string(module.format));
+  if (module.format == StorageFormat::inconsistent) {
+    return out + " (" + module.detail + ")";
+  }
+  out += " " + std::string(to_string(tensor.dtype)) + " " + safetensors::format_shape(tensor.shape);
+  return out;
+}
+
+std::string render_inspect_text(const InspectView& view, const TextStyle& style) {
+  const Inventory& inventory = view.inventory;
+  std::string out;
+  if (view.rows == Rows::all && !view.shown.empty()) {
+    std::vector<std::array<std::string, 5>> rows;
+    rows.reserve(view.shown.size());
+    std::array<size_t, 5> width{6, 4, 5, 9, 4};
+    for (const size_t m : view.shown) {
+      const Module& module = view.modules[m];
+      rows.push_back({module.name, std::string(to_string(module.kind)), group_of(module),
+                      describe_storage(inventory, module), files_of(inventory, module)});
+      for (size_t c = 0; c < 5; ++c) {
+        width[c] = std::max(width[c], rows.back()[c].size());
+      }
+    }
+    const std::array<std::string, 5> titles{"MODULE", "KIND", "GROUP", "STORED AS", "FILE"};
+    std::string heading;
+    for (size_t c = 0; c < 5; ++c) {
+      heading += c + 1 < 5 ? pad(titles[c], width[c] + 2) : titles[c];
+    }
+    out += style.paint(heading, Role::heading) + "\n";
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const Module& module = view.modules[view.shown[r]];
+      std::string line;
+      for (size_t c = 0; c < 5; ++c) {
+        std::string cell = c + 1 < 5 ? pad(rows[r][c], width[c] + 2) : rows[r][c];
+        if (c == 3 && module.format == StorageFormat::inconsistent) {
+          cell = style.paint(cell, Role::error);
+        } else if (c == 3 && is_quantized(module.format)) {
+          cell = style.paint(cell, Role::emphasis);
+        } else if (c == 4 && !module.loaded) {
+          cell = style.paint(cell, Role::warning);
+        }
+        line += cell;
+      }
+      while (!line.empty() && line.back() == ' ') {
+        line.pop_back();
+      }
+      out += line + "\n";
+    }
+    out += "\n";
+  }
+  const Summary summary = summarize(view);
+  const auto label = [&](std::string_view text) {
+    return style.paint(pad(std::string(text), 12), Role::heading);
+  };
+  out += label("checkpoint") + inventory.display_dir + "\n";
+  std::string files = with_commas(inventory.files.size()) + " .safetensors";
+  if (inventory.has_index) {
+    files += " (" + with_commas(summary.indexed_files) + " in the index, " +
+             with_commas(inventory.files.size() - summary.indexed_files) + " not)";
+  } else {
+    files += " (no index: an engine loads them all)";
+  }
+  files += ", " + human_bytes(summary.data_bytes) + ", " + human_bytes(summary.header_bytes) +
+           " of headers";
+  out += label("files") + files + "\n";
+  out += label("tensors") + with_commas(summary.tensors) + "\n";
+  out += label("modules") + with_commas(view.shown.size()) + ": " +
+         join_counts(ranked(summary.formats)) + "\n";
+  out += label("kinds") + join_counts(ranked(summary.kinds)) + "\n";
+  for (const auto& file : inventory.files) {
+    if (inventory.has_index && !file.indexed && file.readable) {
+      out += label("unindexed") + style.paint(file.name, Role::warning) + " (" +
+             with_commas(file.tensor_count) + " tensors, never loaded by an engine)\n";
+    }
+  }
+  return out;
+}
+
+std::string render_inventory_problems(const Inventory& inventory, const TextStyle& style) {
+  std::string out;
+  for (const Error& error : inventory.errors) {
+    out += style.paint("error", Role::error) + ": " + error.to_string() + "\n";
+  }
+  for (const auto& problem : inventory.problems) {
+    if (problem.severity == checkpoint::Severity::info) {
+      continue;
+    }
+    const bool is_error = problem.severity == checkpoint::Severity::error;
+    out += style.paint(std::string(to_string(problem.severity)),
+                       is_error ? Role::error : Role::warning) +
+           ": " + problem.path + ": " +
+           (problem.subject.empty() ? "" : "tensor '" + problem.subject + "': ") +
+           problem.message + "\n";
+  }
+  return out;
+}
+
+json::Json render_inspect_json(const InspectView& view) {
+  using json::Json;
+  const Inventory& inventory = view.inventory;
+  Json doc;
+  doc["schema_version"] = k_inspect_schema_version;
+  doc["checkpoint"] = inventory.display_dir;
+  doc["has_index"] = inventory.has_index;
+  Json files = Json::array();
+  for (const auto& file : inventory.files) {
+    files.push_back({{"name", file.name},
+                     {"indexed", file.indexed},
+                     {"exists", file.exists},
+                     {"readable", file.readable},
+                     {"file_size", file.file_size},
+                     {"header_size", file.header_size},
+                     {"tensors", file.tensor_count}});
+  }
+  doc["files"] = std::move(files);
+  const Summary summary = summarize(view);
+  Json storage = Json::object();
+  for (const auto& [name, count] : ranked(summary.formats)) {
+    storage[name] = count;
+  }
+  Json kinds = Json::object();
+  for (const auto& [name, count] : ranked(summary.kinds)) {
+    kinds[name] = count;
+  }
+  Json unindexed = Json::array();
+  for (const auto& file : inventory.files) {
+    if (inventory.has_index && !file.indexed && file.readable) {
+      unindexed.push_back(file.name);
+    }
+  }
+  doc["summary"] = {{"files", inventory.files.size()},
+                    {"tensors", summary.tensors},
+                    {"modules", view.shown.size()},
+                    {"storage", std::move(storage)},
+                    {"kinds", std::move(kinds)},
+                    {"header_bytes", summary.header_bytes},
+                    {"unindexed_files", std::move(unindexed)}};
+  if (view.rows == Rows::all) {
+    Json modules = Json::array();
+    for (const size_t m : view.shown) {
+      const Module& module = view.modules[m];
+      const auto& tensor = inventory.tensors[module.primary];
+      Json files_of_module = Json::array();
+      for (const uint32_t file : module.files) {
+        files_of_module.push_back(inventory.files[file].name);
+      }
+      Json row = {{"name", module.name},
+                  {"kind", to_string(module.kind)},
+                  {"format", to_string(module.format)},
+                  {"dtype", to_string(tensor.dtype)},
+                  {"shape", tensor.shape},
+                  {"files", std::move(files_of_module)},
+                  {"loaded", module.loaded},
+                  {"fused", module.fused_name.empty() ? Json() : Json(module.fused_name)},
+                  {"experts", module.experts_name.empty() ? Json() : Json(module.experts_name)},
+                  {"expert_index",
+                   module.expert_index ? Json(*module.expert_index) : Json()},
+                  {"detail", module.detail.empty() ? Json() : Json(module.detail)}};
+      modules.push_back(std::move(row));
+    }
+    doc["modules"] = std::move(modules);
+  }
+  Json problems = Json::array();
+  for (const auto& problem : inventory.problems) {
+    problems.push_back({{"code", to_string(problem.code)},
+                        {"severity", to_string(problem.severity)},
+                        {"path", problem.path},
+                        {"subject", problem.subject},
+                        {"message", problem.message},
+                        {"count", problem.count}});
+  }
+  for (const Error& error : inventory.errors) {
+    problems.push_back({{"code", to_string(error.code)},
+                        {"severity", "error"},
+                        {"path", error.path},
+                        {"offset", error.offset ? Json(*error.offset) : Json()},
+                        {"subject", error.subject},
+                        {"message", error.message},
+                        {"count", 1}});
+  }
+  doc["problems"] = std::move(problems);
+  return doc;
+}
+
+}  // namespace qpatch::report

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/checkpoint/index_file.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::checkpoint {
+namespace {
+
+constexpr const char* k_path = "model.safetensors.index.json";
+
+std::string error_of(const std::string& text) {
+  const auto index = parse_index(text, k_path);
+  return index.ok() ? "accepted" : index.error().to_string();
+}
+
+TEST(IndexFile, KeepsEntriesAndShardsInFileOrder) {
+  const auto index = parse_index(R"({"metadata":{"total_size":0},"weight_map":{
+      "b.weight":"model-00002-of-00002.safetensors",
+      "a.weight":"model-00001-of-00002.safetensors",
+      "c.weight":"model-00002-of-00002.safetensors"}})",
+                                 k_path);
+  ASSERT_TRUE(index.ok()) << index.error().to_string();
+  ASSERT_EQ(index->weight_map.size(), 3U);
+  EXPECT_EQ(index->weight_map[0].first, "b.weight");
+  EXPECT_EQ(index->shards, (std::vector<std::string>{"model-00002-of-00002.safetensors",
+                                                     "model-00001-of-00002.safetensors"}));
+}
+
+TEST(IndexFile, MetadataMayBeMissing) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"x.safetensors"}})"), "accepted");
+}
+
+TEST(IndexFile, RejectsAbsolutePath) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"/etc/x.safetensors"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"/etc/x.safetensors\" "
+            "is an absolute path");
+}
+
+TEST(IndexFile, RejectsParentDirectory) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"..x.safetensors"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"..x.safetensors\" "
+            "contains \"..\"");
+}
+
+TEST(IndexFile, RejectsSubdirectory) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"sub/x.safetensors"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"sub/x.safetensors\" has "
+            "a path separator (shards must sit beside the index)");
+}
+
+TEST(IndexFile, RejectsUrl) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"https://x.safetensors"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name "
+            "\"https://x.safetensors\" is a URL");
+}
+
+TEST(IndexFile, RejectsControlCharacter) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"x\u0001.safetensors"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"x\x01.safetensors\" "
+            "has a control character");
+}
+
+TEST(IndexFile, RejectsOtherSuffix) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"pytorch_model.bin"}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"pytorch_model.bin\" "
+            "does not end in .safetensors");
+}
+
+TEST(IndexFile, RejectsDuplicateTensor) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"x.safetensors","a":"y.safetensors"}})"),
+            "model.safetensors.index.json: key \"a\" appears twice in one object");
+}
+
+TEST(IndexFile, RejectsNonStringValue) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":3}})"),
+            "model.safetensors.index.json: at /weight_map/a: value is a number, expected a file "
+            "name");
+}
+
+TEST(IndexFile, RejectsMissingWeightMap) {
+  EXPECT_EQ(error_of(R"({"metadata":{}})"),
+            "model.safetensors.index.json: no \"weight_map\" object");
+}
+
+TEST(IndexFile, RejectsMetadataArray) {
+  EXPECT_EQ(error_of(R"({"metadata":[],"weight_map":{}})"),
+            "model.safetensors.index.json: at /metadata: metadata is an array, expected an "
+            "object");
+}
+
+TEST(IndexFile, SyntaxErrorNamesTheByte) {
+  EXPECT_EQ(error_of("{\"weight_map\": {\"a\": \"x.safetensors\",}}"),
+            "model.safetensors.index.json: byte 37: syntax error while parsing object key - "
+            "unexpected '}'; expected string literal");
+}
+
+}  // namespace
+}  // namespace qpatch::checkpoint

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: Apache-2.0
+// The index checked against the headers (safetensors.md §8.3, §8.5).
+#include "support/builder.hpp"
+#include "support/temp_dir.hpp"
+
+#include <qpatch/checkpoint/inventory.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::checkpoint {
+namespace {
+
+class InventoryTest : public test::TempDirTest {
+protected:
+  void shard(const std::string& name, const std::vector<test::TensorDesc>& tensors) {
+    uint64_t data_size = 0;
+    const std::string header = test::header_json(tensors, data_size);
+    write(name, test::shard_bytes(header, data_size));
+  }
+  Inventory read_ok() {
+    auto inventory = read_inventory(dir(), "ckpt");
+    EXPECT_TRUE(inventory.ok()) << inventory.error().to_string();
+    return inventory.take_value();
+  }
+  static std::vector<std::string> problems(const Inventory& inventory) {
+    std::vector<std::string> out;
+    for (const auto& p : inventory.problems) {
+      out.push_back(std::string(to_string(p.severity)) + " " + std::string(to_string(p.code)) +
+                    " " + p.path + " " + p.subject + ": " + p.message);
+    }
+    for (const auto& e : inventory.errors) {
+      out.push_back("error " + e.to_string());
+    }
+    return out;
+  }
+  void SetUp() override {
+    TempDirTest::SetUp();
+    write("config.json", "{}");
+  }
+};
+
+using Lines = std::vector<std::string>;
+
+TEST_F(InventoryTest, WithoutAnIndexEveryFileIsLoaded) {
+  shard("b.safetensors", {{"b.weight", "BF16", {2}}});
+  shard("a.safetensors", {{"a.weight", "BF16", {2}}});
+  const Inventory inventory = read_ok();
+  ASSERT_EQ(inventory.files.size(), 2U);
+  EXPECT_EQ(inventory.files[0].name, "a.safetensors");
+  EXPECT_TRUE(inventory.loaded(0));
+  EXPECT_TRUE(inventory.loaded(1));
+  EXPECT_EQ(problems(inventory), Lines{});
+}
+
+TEST_F(InventoryTest, UnindexedSidecarIsNeverLoaded) {
+  shard("model.safetensors", {{"a.weight", "BF16", {2}}});
+  shard("model_extra_tensors.safetensors",
+        {{"mtp.fc.weight", "BF16", {2, 4}}, {"mtp.norm.weight", "BF16", {2}}});
+  write("model.safetensors.index.json",
+        R"({"metadata":{},"weight_map":{"a.weight":"model.safetensors"}})");
+  const Inventory inventory = read_ok();
+  EXPECT_EQ(inventory.files[1].name, "model_extra_tensors.safetensors");
+  EXPECT_FALSE(inventory.loaded(1));
+  EXPECT_EQ(problems(inventory),
+            (Lines{"warning unindexed_file model_extra_tensors.safetensors : holds 2 tensors but "
+                   "the index does not name it: vLLM and transformers never load it"}));
+}
+
+TEST_F(InventoryTest, MissingIndexedFileIsAnError) {
+  shard("model-00001-of-00002.safetensors", {{"a.weight", "BF16", {2}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"a.weight":"model-00001-of-00002.safetensors",)"
+        R"("b.weight":"model-00002-of-00002.safetensors"}})");
+  const Inventory inventory = read_ok();
+  EXPECT_TRUE(inventory.has_errors());
+  EXPECT_EQ(problems(inventory),
+            (Lines{"error missing_file model-00002-of-00002.safetensors : the index names this "
+                   "file but it does not exist (vLLM: \"Weight files referenced in index but "
+                   "missing\")"}));
+}
+
+TEST_F(InventoryTest, TensorInTwoLoadedFilesIsAnError) {
+  shard("a.safetensors", {{"x.weight", "BF16", {2}}});
+  shard("b.safetensors", {{"x.weight", "BF16", {2}}});
+  const Inventory inventory = read_ok();
+  EXPECT_TRUE(inventory.tensors[1].shadowed);
+  EXPECT_EQ(problems(inventory),
+            (Lines{"error duplicate_tensor b.safetensors x.weight: tensor is also in "
+                   "a.safetensors: which copy an engine uses depends on the loader"}));
+}
+
+TEST_F(InventoryTest, SidecarDuplicatingIndexedTensorsIsAWarning) {
+  shard("model.safetensors", {{"mtp.fc.weight", "BF16", {2}}});
+  shard("mtp.safetensors", {{"mtp.fc.weight", "BF16", {2}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"mtp.fc.weight":"model.safetensors"}})");
+  const Inventory inventory = read_ok();
+  EXPECT_FALSE(inventory.has_errors());
+  EXPECT_EQ(problems(inventory),
+            (Lines{"warning unindexed_file mtp.safetensors : holds 1 tensors but the index does "
+                   "not name it: vLLM and transformers never load it (1 of them duplicate "
+                   "tensors in indexed files)"}));
+}
+
+TEST_F(InventoryTest, IndexClaimsAreCheckedAgainstHeaders) {
+  shard("a.safetensors", {{"x.weight", "BF16", {2}}, {"y.weight", "BF16", {2}}});
+  shard("b.safetensors", {{"z.weight", "BF16", {2}}});
+  write("model.safetensors.index.json", R"({"weight_map":{"x.weight":"a.safetensors"}})");
+  const Inventory inventory = read_ok();
+  EXPECT_EQ(problems(inventory),
+            (Lines{"warning unindexed_file b.safetensors : holds 1 tensors but the index does "
+                   "not name it: vLLM and transformers never load it",
+                   "info unlisted_tensor a.safetensors y.weight: 1 tensor(s) in this file are not "
+                   "in the index's weight_map (vLLM loads them anyway)"}));
+}
+
+TEST_F(InventoryTest, WrongFileAndOrphanEntries) {
+  shard("a.safetensors", {{"x.weight", "BF16", {2}}});
+  shard("b.safetensors", {{"z.weight", "BF16", {2}}, {"w.weight", "BF16", {2}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"x.weight":"a.safetensors","z.weight":"a.safetensors",)"
+        R"("w.weight":"b.safetensors","ghost.weight":"b.safetensors",)"
+        R"("ghost2.weight":"b.safetensors"}})");
+  const Inventory inventory = read_ok();
+  EXPECT_EQ(problems(inventory),
+            (Lines{"warning wrong_file model.safetensors.index.json z.weight: the index maps it "
+                   "to a.safetensors but it is in b.safetensors",
+                   "warning orphan_entry model.safetensors.index.json ghost.weight: 2 weight_map "
+                   "entries map to b.safetensors but no file holds them"}));
+}
+
+TEST_F(InventoryTest, EveryUnreadableShardIsCollected) {
+  write("a.safetensors", "tiny");
+  write("b.safetensors", "version https://git-lfs.github.com/spec/v1\n");
+  shard("c.safetensors", {{"c.weight", "BF16", {2}}});
+  const Inventory inventory = read_ok();
+  EXPECT_EQ(problems(inventory),
+            (Lines{"error a.safetensors: byte 0: file is 4 bytes, too short for the 8-byte "
+                   "header length (HeaderTooSmall)",
+                   "error b.safetensors: byte 0: this is a Git LFS pointer file, not tensor data: "
+                   "fetch the real file with `git lfs pull` (HeaderTooLarge)"}));
+  EXPECT_EQ(inventory.tensors.size(), 1U);
+}
+
+TEST_F(InventoryTest, ConfigJsonIsRequired) {
+  std::filesystem::remove(dir() / "config.json");
+  const auto inventory = read_inventory(dir(), "ckpt");
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_EQ(inventory.error().to_string(),
+            "ckpt: no config.json: not a Hugging Face checkpoint directory");
+}
+
+TEST_F(InventoryTest, DirectoryMustExist) {
+  const auto inventory = read_inventory(dir() / "nope", "nope");
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_EQ(inventory.error().to_string(), "nope: no such directory");
+}
+
+TEST_F(InventoryTest, UnsafeIndexIsAnError) {
+  write("model.safetensors.index.json", R"({"weight_map":{"a":"../../etc/x.safetensors"}})");
+  const auto inventory = read_inventory(dir(), "ckpt");
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_EQ(inventory.error().to_string(),
+            "model.safetensors.index.json: at /weight_map/a: file name "
+            "\"../../etc/x.safetensors\" has a path separator (shards must sit beside the "
+            "index)");
+}
+
+TEST_F(InventoryTest, HuggingFaceCacheSymlinksAreFollowedForReading) {
+  shard("blobs/abc", {{"a.weight", "BF16", {2}}});
+  std::filesystem::create_symlink("blobs/abc", dir() / "model.safetensors");
+  const Inventory inventory = read_ok();
+  ASSERT_EQ(inventory.files.size(), 1U);
+  EXPECT_EQ(inventory.tensors.at(0).name, "a.weight");
+}
+
+}  // namespace
+}  // namespace qpatch::checkpoint

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// Python re semantics, checked on the patterns that matter for MTP heads (engines.md §11.1).
+#include <qpatch/engine/pattern.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::engine {
+namespace {
+
+bool matches(const std::string& pattern, const std::string& subject, MatchMode mode) {
+  const auto compiled = Pattern::compile(pattern, "test");
+  EXPECT_TRUE(compiled.ok()) << compiled.error().to_string();
+  return compiled->matches(subject, mode).value();
+}
+
+TEST(Pattern, DotMtpDotIsDeadUnderReMatch) {
+  EXPECT_FALSE(matches(".mtp.", "mtp.fc", MatchMode::match));
+  EXPECT_FALSE(matches(".mtp.", "mtp.layers.0.self_attn.qkv_proj", MatchMode::match));
+  EXPECT_FALSE(matches(".mtp.", "model.layers.61.self_attn.o_proj", MatchMode::match));
+  EXPECT_TRUE(matches(".mtp.", "model.mtp.0.attn.wq_a", MatchMode::search));
+  EXPECT_FALSE(matches(".mtp.", "model.mtp.0.attn.wq_a", MatchMode::match));
+}
+
+TEST(Pattern, WorkingMtpPatterns) {
+  for (const char* pattern : {"^mtp\\.", "mtp\\..*", ".*mtp.*", ".*mtp\\..*", "^mtp.*"}) {
+    EXPECT_TRUE(matches(pattern, "mtp.fc", MatchMode::match)) << pattern;
+    EXPECT_TRUE(matches(pattern, "mtp.layers.0.mlp.experts", MatchMode::match)) << pattern;
+  }
+  EXPECT_FALSE(matches(".*\\.mtp\\..*", "mtp.fc", MatchMode::match));
+}
+
+TEST(Pattern, MatchIsAnchoredAtTheStartOnly) {
+  EXPECT_TRUE(matches("mtp", "mtp.fc", MatchMode::match));
+  EXPECT_FALSE(matches("fc", "mtp.fc", MatchMode::match));
+  EXPECT_TRUE(matches("fc", "mtp.fc", MatchMode::search));
+  EXPECT_FALSE(matches("mtp", "mtp.fc", MatchMode::fullmatch));
+  EXPECT_TRUE(matches("mtp\\.fc", "mtp.fc", MatchMode::fullmatch));
+}
+
+TEST(Pattern, PythonBackslashZIsEndOfString) {
+  EXPECT_TRUE(matches("mtp\\.fc\\Z", "mtp.fc", MatchMode::match));
+  EXPECT_FALSE(matches("mtp\\.fc\\Z", "mtp.fc\n", MatchMode::match));
+  EXPECT_TRUE(matches("mtp\\.fc$", "mtp.fc\n", MatchMode::match));
+}
+
+TEST(Pattern, PythonNamedGroupsCompile) {
+  EXPECT_TRUE(matches("(?P<block>mtp)\\.(?P=block)", "mtp.mtp", MatchMode::match));
+}
+
+TEST(Pattern, InvalidPatternIsAnError) {
+  const auto compiled = Pattern::compile("re:(", "config.json");
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.error().to_string(),
+            "config.json: pattern 're:(': cannot compile at character 4: missing closing "
+            "parenthesis");
+}
+
+TEST(Pattern, CatastrophicBacktrackingIsUndecidableNotAHang) {
+  const auto compiled = Pattern::compile("(a+)+$", "test");
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_EQ(compiled->matches(std::string(40, 'a') + "b", MatchMode::match), std::nullopt);
+}
+
+}  // namespace
+}  // namespace qpatch::engine
