@@ -9,8 +9,9 @@
 
 #include <simdjson.h>
 
-#include <unordered_map>
-#include <unordered_set>
+#include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace qpatch::checkpoint {
 namespace {
@@ -55,8 +56,11 @@ std::string unsafe_shard_name_reason(std::string_view name) {
   return "";
 }
 
-Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
+namespace {
+
+Result<IndexFile> parse_padded(const simdjson::padded_string& padded, std::string_view path) {
   using simdjson::dom::element;
+  const std::string_view text(padded.data(), padded.size());
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
     return index_error(ErrorCode::invalid_json, path, 0, "",
                        "file starts with a UTF-8 byte-order mark, which Python's json rejects");
@@ -68,7 +72,6 @@ Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
   if (parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
     return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "", "index too large");
   }
-  const simdjson::padded_string padded(text);
   element root;
   if (auto code = parser.parse(padded).get(root)) {
     if (auto located = json::locate_syntax_error(text)) {
@@ -81,12 +84,25 @@ Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
     return index_error(ErrorCode::invalid_index, path, std::nullopt, "",
                        "the index is " + json::type_name(root.type()) + ", expected an object");
   }
-  if (auto key = json::find_duplicate_key(root)) {
-    return index_error(ErrorCode::duplicate_key, path, std::nullopt, "",
-                       "key \"" + *key + "\" appears twice in one object");
-  }
   element weight_map;
-  if (root["weight_map"].get(weight_map) != simdjson::SUCCESS) {
+  bool has_weight_map = false;
+  std::vector<std::string_view> root_keys;
+  for (auto field : root.get_object()) {
+    if (std::find(root_keys.begin(), root_keys.end(), field.key) != root_keys.end()) {
+      return index_error(ErrorCode::duplicate_key, path, std::nullopt, "",
+                         "key \"" + std::string(field.key) + "\" appears twice in one object");
+    }
+    root_keys.push_back(field.key);
+    if (field.key == "weight_map") {
+      weight_map = field.value;
+      has_weight_map = true;
+    } else if (auto key = json::find_duplicate_key(field.value)) {
+      // Everything but weight_map is small: check it the simple way.
+      return index_error(ErrorCode::duplicate_key, path, std::nullopt, "",
+                         "key \"" + *key + "\" appears twice in one object");
+    }
+  }
+  if (!has_weight_map) {
     return index_error(ErrorCode::invalid_index, path, std::nullopt, "",
                        "no \"weight_map\" object");
   }
@@ -101,37 +117,96 @@ Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
     return index_error(ErrorCode::invalid_index, path, std::nullopt, "/metadata",
                        "metadata is " + json::type_name(metadata.type()) + ", expected an object");
   }
-  IndexFile index;
   const auto map = weight_map.get_object().value_unsafe();
   if (map.size() > limits::k_max_index_entries) {
     return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "/weight_map",
                        std::to_string(map.size()) + " entries, over the limit of " +
                            std::to_string(limits::k_max_index_entries));
   }
-  index.weight_map.reserve(map.size());
-  std::unordered_set<std::string_view> shards;
+  IndexFile index;
+  index.entries.reserve(map.size());
+  util::NameIndex shard_ids;
+  size_t names_size = 0;
+  std::string_view last_shard;
+  uint32_t last_shard_id = 0;
   for (auto field : map) {
-    const std::string pointer = "/weight_map/" + std::string(field.key);
     if (!field.value.is_string()) {
-      return index_error(ErrorCode::invalid_index, path, std::nullopt, pointer,
+      return index_error(ErrorCode::invalid_index, path, std::nullopt,
+                         "/weight_map/" + std::string(field.key),
                          "value is " + json::type_name(field.value.type()) +
                              ", expected a file name");
     }
     const std::string_view shard = field.value.get_string().value_unsafe();
-    if (shards.insert(shard).second) {
+    // Consecutive entries nearly always name the same shard: skip the lookup then.
+    const auto [shard_id, new_shard] =
+        !index.shards.empty() && shard == last_shard
+            ? std::pair(last_shard_id, false)
+            : shard_ids.insert(shard, static_cast<uint32_t>(index.shards.size()),
+                               [&](uint32_t id) { return std::string_view(index.shards[id]); });
+    last_shard = shard;
+    last_shard_id = shard_id;
+    if (new_shard) {
       if (const std::string reason = unsafe_shard_name_reason(shard); !reason.empty()) {
-        return index_error(ErrorCode::unsafe_path, path, std::nullopt, pointer,
+        return index_error(ErrorCode::unsafe_path, path, std::nullopt,
+                           "/weight_map/" + std::string(field.key),
                            "file name \"" + std::string(shard) + "\" " + reason);
       }
-      if (shards.size() > limits::k_max_shards) {
+      if (index.shards.size() >= limits::k_max_shards) {
         return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "/weight_map",
                            "more than " + std::to_string(limits::k_max_shards) + " shard files");
       }
       index.shards.emplace_back(shard);
     }
-    index.weight_map.emplace_back(std::string(field.key), std::string(shard));
+    index.entries.push_back({field.key, shard_id});
+    names_size += field.key.size();
+  }
+  const auto name_of = [&](uint32_t id) { return index.entries[id].tensor; };
+  index.by_hash = util::sort_by_hash(index.entries.size(), name_of);
+  for (size_t i = 1; i < index.by_hash.size(); ++i) {
+    if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
+      // Equal hashes are rare: compare every earlier name of the run.
+      for (size_t j = i; j-- > 0 && index.by_hash[j].hash == index.by_hash[i].hash;) {
+        if (name_of(index.by_hash[j].id) == name_of(index.by_hash[i].id)) {
+          return index_error(ErrorCode::duplicate_key, path, std::nullopt, "/weight_map",
+                             "key \"" + std::string(name_of(index.by_hash[i].id)) +
+                                 "\" appears twice in one object");
+        }
+      }
+    }
+  }
+  // The keys point into the parser, which is about to go: copy them once, back to back.
+  index.name_storage = std::make_unique<char[]>(names_size + 1);
+  char* cursor = index.name_storage.get();
+  for (IndexEntry& entry : index.entries) {
+    std::memcpy(cursor, entry.tensor.data(), entry.tensor.size());
+    entry.tensor = std::string_view(cursor, entry.tensor.size());
+    cursor += entry.tensor.size();
   }
   return index;
+}
+
+}  // namespace
+
+Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
+  return parse_padded(simdjson::padded_string(text), path);
+}
+
+Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  if (ec) {
+    return index_error(ErrorCode::io_error, path, std::nullopt, "", "cannot read: " + ec.message());
+  }
+  if (size > limits::k_max_index_size) {
+    return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "",
+                       "file is " + std::to_string(size) + " bytes, over the " +
+                           std::to_string(limits::k_max_index_size) + "-byte limit");
+  }
+  simdjson::padded_string text;
+  if (simdjson::padded_string::load(file.string()).get(text)) {
+    return index_error(ErrorCode::io_error, path, std::nullopt, "", "cannot read the file");
+  }
+  return parse_padded(text, path);
 }
 
 }  // namespace qpatch::checkpoint

@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace qpatch::checkpoint {
 namespace fs = std::filesystem;
@@ -80,34 +78,36 @@ void add_problem(Inventory& inventory,
       {code, severity, std::move(path), std::move(subject), std::move(message), count});
 }
 
-// Compare the index's claims with what the headers hold; mark shadowed duplicates.
-void cross_check(Inventory& inventory, const IndexFile* index) {
-  // The first copy in an engine-loaded file owns a name; others are shadowed duplicates.
-  std::unordered_map<std::string_view, uint32_t> owner;
-  owner.reserve(inventory.tensors.size());
-  for (int pass = 0; pass < 2; ++pass) {
-    for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
-      Tensor& tensor = inventory.tensors[i];
-      const bool loaded = inventory.loaded(tensor.file);
-      if (loaded != (pass == 0)) {
-        continue;
-      }
-      auto [it, inserted] = owner.emplace(tensor.name, i);
-      if (inserted) {
-        continue;
-      }
-      tensor.shadowed = true;
-      const Tensor& first = inventory.tensors[it->second];
-      ShardFile& file = inventory.files[tensor.file];
-      ++file.duplicate_count;
-      if (loaded) {
-        add_problem(inventory, ProblemCode::duplicate_tensor, Severity::error, file.name,
-                    tensor.name,
-                    "tensor is also in " + inventory.files[first.file].name +
-                        ": which copy an engine uses depends on the loader");
+// Mark every later copy of a name as shadowed. Ids follow Inventory::files, which lists the
+// files an engine loads first, so the first copy of a name is the one an engine uses.
+void mark_duplicates(Inventory& inventory) {
+  const auto& sorted = inventory.by_hash;
+  std::vector<std::pair<uint32_t, uint32_t>> duplicates;  // (copy, owner), reported in file order
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    for (size_t j = i; j-- > 0 && sorted[j].hash == sorted[i].hash;) {
+      const Tensor& earlier = inventory.tensors[sorted[j].id];
+      if (!earlier.shadowed && earlier.name == inventory.tensors[sorted[i].id].name) {
+        inventory.tensors[sorted[i].id].shadowed = true;
+        duplicates.emplace_back(sorted[i].id, sorted[j].id);
+        break;
       }
     }
   }
+  std::sort(duplicates.begin(), duplicates.end());
+  for (const auto& [copy, owner] : duplicates) {
+    const Tensor& tensor = inventory.tensors[copy];
+    ShardFile& file = inventory.files[tensor.file];
+    ++file.duplicate_count;
+    if (inventory.loaded(tensor.file)) {
+      add_problem(inventory, ProblemCode::duplicate_tensor, Severity::error, file.name,
+                  std::string(tensor.name),
+                  "tensor is also in " + inventory.files[inventory.tensors[owner].file].name +
+                      ": which copy an engine uses depends on the loader");
+    }
+  }
+}
+
+void report_unindexed_files(Inventory& inventory) {
   for (ShardFile& file : inventory.files) {
     if (!inventory.has_index || file.indexed || !file.readable || file.tensor_count == 0) {
       continue;
@@ -122,57 +122,115 @@ void cross_check(Inventory& inventory, const IndexFile* index) {
     add_problem(inventory, ProblemCode::unindexed_file, Severity::warning, file.name, "",
                 message, file.tensor_count);
   }
-  if (index == nullptr) {
-    return;
+}
+
+// A count per file with the first example in checkpoint order.
+struct Tally {
+  size_t count = 0;
+  uint32_t first = UINT32_MAX;
+  void add(uint32_t id) {
+    ++count;
+    first = std::min(first, id);
   }
-  std::unordered_set<std::string_view> claimed;
-  claimed.reserve(index->weight_map.size());
-  std::map<std::string, size_t> orphans;  // shard -> count, reported once per shard
-  std::map<std::string, std::string> orphan_example;
-  for (const auto& [tensor, shard] : index->weight_map) {
-    claimed.insert(tensor);
-    const auto holder = owner.find(tensor);
-    if (holder == owner.end()) {
-      if (orphans[shard]++ == 0) {
-        orphan_example[shard] = tensor;
+};
+
+// Join the index's entries with the tensors by name (both sorted by hash) and report what the
+// index claims wrongly. The first files of the inventory are the index's shards, in its order,
+// so a shard id is also a file index.
+void check_index(Inventory& inventory, const IndexFile& index) {
+  const auto& tensors = inventory.by_hash;
+  const auto& entries = index.by_hash;
+  std::map<uint32_t, Tally> unlisted;  // by file
+  std::map<uint32_t, Tally> orphans;   // by shard
+  std::vector<std::pair<uint32_t, uint32_t>> misplaced;  // (entry, tensor)
+  const auto unmatched_tensor = [&](uint32_t id) {
+    const Tensor& tensor = inventory.tensors[id];
+    if (!tensor.shadowed && inventory.files[tensor.file].indexed) {
+      unlisted[tensor.file].add(id);
+    }
+  };
+  size_t i = 0;
+  size_t k = 0;
+  while (i < tensors.size() || k < entries.size()) {
+    if (k == entries.size() || (i < tensors.size() && tensors[i].hash < entries[k].hash)) {
+      unmatched_tensor(tensors[i++].id);
+    } else if (i == tensors.size() || entries[k].hash < tensors[i].hash) {
+      orphans[index.entries[entries[k].id].shard].add(entries[k].id);
+      ++k;
+    } else {
+      const uint64_t hash = tensors[i].hash;
+      size_t i_end = i;
+      while (i_end < tensors.size() && tensors[i_end].hash == hash) {
+        ++i_end;
       }
-      continue;
-    }
-    const ShardFile& file = inventory.files[inventory.tensors[holder->second].file];
-    if (file.name != shard) {
-      add_problem(inventory, ProblemCode::wrong_file, Severity::warning,
-                  std::string(k_index_file_name), tensor,
-                  "the index maps it to " + shard + " but it is in " + file.name +
-                      (file.indexed ? "" : ", which the index does not name"));
+      // Runs of one hash are nearly always one tensor: keep the flags inline.
+      util::SmallVector<uint8_t, 4> matched;
+      for (size_t t = i; t < i_end; ++t) {
+        matched.push_back(0);
+      }
+      for (; k < entries.size() && entries[k].hash == hash; ++k) {
+        const IndexEntry& entry = index.entries[entries[k].id];
+        bool found = false;
+        for (size_t t = i; t < i_end; ++t) {
+          const Tensor& tensor = inventory.tensors[tensors[t].id];
+          if (!tensor.shadowed && tensor.name == entry.tensor) {
+            matched.data()[t - i] = 1;
+            found = true;
+            if (tensor.file != entry.shard) {
+              misplaced.emplace_back(entries[k].id, tensors[t].id);
+            }
+          }
+        }
+        if (!found) {
+          orphans[entry.shard].add(entries[k].id);
+        }
+      }
+      for (size_t t = i; t < i_end; ++t) {
+        if (!matched[t - i]) {
+          unmatched_tensor(tensors[t].id);
+        }
+      }
+      i = i_end;
     }
   }
-  for (const auto& [shard, count] : orphans) {
-    const auto file = std::find_if(inventory.files.begin(), inventory.files.end(),
-                                   [&](const ShardFile& f) { return f.name == shard; });
-    if (file == inventory.files.end() || !file->exists || !file->readable) {
+  std::sort(misplaced.begin(), misplaced.end());
+  for (const auto& [entry, id] : misplaced) {
+    const ShardFile& file = inventory.files[inventory.tensors[id].file];
+    add_problem(inventory, ProblemCode::wrong_file, Severity::warning,
+                std::string(k_index_file_name), std::string(index.entries[entry].tensor),
+                "the index maps it to " + index.shards[index.entries[entry].shard] +
+                    " but it is in " + file.name +
+                    (file.indexed ? "" : ", which the index does not name"));
+  }
+  for (const auto& [shard, tally] : orphans) {
+    const ShardFile& file = inventory.files[shard];
+    if (!file.exists || !file.readable) {
       continue;  // already reported as missing or unreadable
     }
+    const size_t count = tally.count;
     add_problem(inventory, ProblemCode::orphan_entry, Severity::warning,
-                std::string(k_index_file_name), orphan_example[shard],
+                std::string(k_index_file_name), std::string(index.entries[tally.first].tensor),
                 std::to_string(count) + " weight_map entr" + (count == 1 ? "y maps" : "ies map") +
-                    " to " + shard + " but no file holds " + (count == 1 ? "it" : "them"),
+                    " to " + file.name + " but no file holds " + (count == 1 ? "it" : "them"),
                 count);
   }
-  std::map<std::string, size_t> unlisted;  // file -> count, reported once per file
-  std::map<std::string, std::string> unlisted_example;
-  for (const Tensor& tensor : inventory.tensors) {
-    const ShardFile& file = inventory.files[tensor.file];
-    if (file.indexed && !tensor.shadowed && claimed.count(tensor.name) == 0 &&
-        unlisted[file.name]++ == 0) {
-      unlisted_example[file.name] = tensor.name;
-    }
+  for (const auto& [file, tally] : unlisted) {
+    add_problem(inventory, ProblemCode::unlisted_tensor, Severity::info,
+                inventory.files[file].name, std::string(inventory.tensors[tally.first].name),
+                std::to_string(tally.count) +
+                    " tensor(s) in this file are not in the index's weight_map (vLLM loads "
+                    "them anyway)",
+                tally.count);
   }
-  for (const auto& [file, count] : unlisted) {
-    add_problem(inventory, ProblemCode::unlisted_tensor, Severity::info, file,
-                unlisted_example[file],
-                std::to_string(count) + " tensor(s) in this file are not in the index's "
-                                        "weight_map (vLLM loads them anyway)",
-                count);
+}
+
+void cross_check(Inventory& inventory, const IndexFile* index) {
+  inventory.by_hash = util::sort_by_hash(
+      inventory.tensors.size(), [&](uint32_t id) { return inventory.tensors[id].name; });
+  mark_duplicates(inventory);
+  report_unindexed_files(inventory);
+  if (index != nullptr) {
+    check_index(inventory, *index);
   }
 }
 
@@ -197,10 +255,7 @@ Result<Inventory> read_inventory(const fs::path& dir,
   std::optional<IndexFile> index;
   if (fs::exists(dir / k_index_file_name, ec)) {
     inventory.has_index = true;
-    QP_TRY_ASSIGN(const std::string text,
-                  json::read_file(dir / k_index_file_name, k_index_file_name,
-                                  limits::k_max_index_size));
-    QP_TRY_ASSIGN(index, parse_index(text, k_index_file_name));
+    QP_TRY_ASSIGN(index, read_index(dir / k_index_file_name, k_index_file_name));
   }
   QP_TRY_ASSIGN(const std::vector<std::string> present,
                 list_safetensors(dir, inventory.display_dir));
@@ -220,6 +275,9 @@ Result<Inventory> read_inventory(const fs::path& dir,
       file.name = name;
       inventory.files.push_back(std::move(file));
     }
+  }
+  if (index) {
+    inventory.tensors.reserve(index->entries.size());  // a close guess; spares regrowth
   }
   safetensors::HeaderParser parser;
   for (uint32_t f = 0; f < inventory.files.size(); ++f) {
@@ -241,9 +299,10 @@ Result<Inventory> read_inventory(const fs::path& dir,
     file.tensor_count = header->tensors.size();
     file.metadata = std::move(header->metadata);
     for (auto& entry : header->tensors) {
-      inventory.tensors.push_back(Tensor{std::move(entry.name), f, entry.dtype,
-                                         std::move(entry.shape), entry.begin, entry.end, false});
+      inventory.tensors.push_back(
+          Tensor{entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
     }
+    inventory.name_storage.push_back(std::move(header->name_storage));
   }
   cross_check(inventory, index ? &*index : nullptr);
   return inventory;

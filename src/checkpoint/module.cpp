@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <array>
-#include <unordered_map>
+#include <qpatch/util/name_index.hpp>
 
 namespace qpatch::checkpoint {
 
@@ -74,8 +74,13 @@ bool is_companion(std::string_view param) {
          (ends_with(param, "_scales") && param != "scales");
 }
 
+struct Param {
+  std::string_view name;
+  uint32_t tensor;
+};
+
 struct Params {
-  std::vector<std::pair<std::string_view, uint32_t>> items;
+  util::SmallVector<Param, 6> items;
   const Tensor* get(const Inventory& inventory, std::string_view param) const {
     for (const auto& [name, index] : items) {
       if (name == param) {
@@ -85,7 +90,7 @@ struct Params {
     return nullptr;
   }
   bool has(std::string_view param) const {
-    return std::any_of(items.begin(), items.end(), [&](const auto& p) { return p.first == param; });
+    return std::any_of(items.begin(), items.end(), [&](const Param& p) { return p.name == param; });
   }
 };
 
@@ -209,7 +214,7 @@ Verdict classify(const Inventory& inv, const Params& params) {
     has_blocks = has_blocks || ends_with(param, "_blocks");
   }
   if (has_blocks) {
-    return {StorageFormat::mxfp4, "", params.items.front().first};
+    return {StorageFormat::mxfp4, "", params.items.front().name};
   }
   if (const Tensor* packed = params.get(inv, "weight_packed")) {
     return classify_packed(inv, params, *packed);
@@ -221,7 +226,7 @@ Verdict classify(const Inventory& inv, const Params& params) {
     return classify_weight(inv, params, *weight, has_companion);
   }
   if (has_companion) {
-    return inconsistent("quantization tensors without a weight", params.items.front().first);
+    return inconsistent("quantization tensors without a weight", params.items.front().name);
   }
   // No weight: fused 3-D experts (gate_up_proj, down_proj), GDN state (A_log, dt_bias), biases.
   for (const auto& [param, index] : params.items) {
@@ -232,7 +237,7 @@ Verdict classify(const Inventory& inv, const Params& params) {
                           param);
     }
   }
-  return {StorageFormat::dense, "", params.items.front().first};
+  return {StorageFormat::dense, "", params.items.front().name};
 }
 
 bool is_embedding_name(std::string_view last) {
@@ -289,7 +294,7 @@ void set_expert(Module& module) {
       }) || last_component(parent) != "experts" || index.size() > 9) {
     return;
   }
-  module.experts_name = std::string(parent);
+  module.experts_name = parent;
   module.expert_index = std::stoull(std::string(index));
 }
 
@@ -331,27 +336,34 @@ std::string_view fused_layer_for(std::string_view last) {
 std::vector<Module> build_modules(const Inventory& inventory) {
   std::vector<Module> modules;
   std::vector<Params> params;
-  std::unordered_map<std::string_view, uint32_t> by_name;
+  util::NameIndex by_name;
   by_name.reserve(inventory.tensors.size() / 2 + 1);
+  modules.reserve(inventory.tensors.size() / 2 + 1);
+  params.reserve(inventory.tensors.size() / 2 + 1);
+  const auto name_of = [&](uint32_t id) { return modules[id].name; };
   for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
     const Tensor& tensor = inventory.tensors[i];
     if (tensor.shadowed) {
       continue;
     }
     const auto [owner, param] = split_tensor_name(tensor.name);
-    auto [it, inserted] = by_name.emplace(owner, static_cast<uint32_t>(modules.size()));
+    // A module's tensors nearly always sit next to each other: skip the lookup then.
+    const auto [id, inserted] =
+        !modules.empty() && modules.back().name == owner
+            ? std::pair(static_cast<uint32_t>(modules.size() - 1), false)
+            : by_name.insert(owner, static_cast<uint32_t>(modules.size()), name_of);
     if (inserted) {
       modules.emplace_back();
-      modules.back().name = std::string(owner);
+      modules.back().name = owner;
       params.emplace_back();
     }
-    Module& module = modules[it->second];
+    Module& module = modules[id];
     module.tensors.push_back(i);
     if (std::find(module.files.begin(), module.files.end(), tensor.file) == module.files.end()) {
       module.files.push_back(tensor.file);
     }
     module.loaded = module.loaded && inventory.loaded(tensor.file);
-    params[it->second].items.emplace_back(param, i);
+    params[id].items.push_back({param, i});
   }
   for (size_t m = 0; m < modules.size(); ++m) {
     Module& module = modules[m];
@@ -371,8 +383,8 @@ std::vector<Module> build_modules(const Inventory& inventory) {
       const std::string_view last = last_component(module.name);
       const std::string_view fused = fused_layer_for(last);
       if (!fused.empty()) {
-        module.fused_name =
-            module.name.substr(0, module.name.size() - last.size()) + std::string(fused);
+        module.fused_name = std::string(module.name.substr(0, module.name.size() - last.size())) +
+                            std::string(fused);
       }
     }
   }

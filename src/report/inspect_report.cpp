@@ -143,7 +143,7 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
     std::array<size_t, 5> width{6, 4, 5, 9, 4};
     for (const size_t m : view.shown) {
       const Module& module = view.modules[m];
-      rows.push_back({module.name, std::string(to_string(module.kind)), group_of(module),
+      rows.push_back({std::string(module.name), std::string(to_string(module.kind)), group_of(module),
                       describe_storage(inventory, module), files_of(inventory, module)});
       for (size_t c = 0; c < 5; ++c) {
         width[c] = std::max(width[c], rows.back()[c].size());
@@ -272,15 +272,15 @@ json::Json render_inspect_json(const InspectView& view) {
       for (const uint32_t file : module.files) {
         files_of_module.push_back(inventory.files[file].name);
       }
-      Json row = {{"name", module.name},
+      Json row = {{"name", std::string(module.name)},
                   {"kind", to_string(module.kind)},
                   {"format", to_string(module.format)},
                   {"dtype", to_string(tensor.dtype)},
-                  {"shape", tensor.shape},
+                  {"shape", tensor.shape.to_vector()},
                   {"files", std::move(files_of_module)},
                   {"loaded", module.loaded},
                   {"fused", module.fused_name.empty() ? Json() : Json(module.fused_name)},
-                  {"experts", module.experts_name.empty() ? Json() : Json(module.experts_name)},
+                  {"experts", module.experts_name.empty() ? Json() : Json(std::string(module.experts_name))},
                   {"expert_index",
                    module.expert_index ? Json(*module.expert_index) : Json()},
                   {"detail", module.detail.empty() ? Json() : Json(module.detail)}};

@@ -7,6 +7,7 @@
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/safetensors/reader.hpp>
 #include <qpatch/util/checked.hpp>
+#include <qpatch/util/name_index.hpp>
 
 #include <simdjson.h>
 
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 #include <numeric>
+#include <utility>
 #include <unordered_set>
 
 namespace qpatch::safetensors {
@@ -195,29 +197,28 @@ Result<uint64_t> check_prefix(std::string_view prefix,
 // Reads one unsigned integer array (shape or data_offsets) exactly as serde reads Vec<usize>.
 // `-0` parses as a signed 0 in simdjson, indistinguishable from `0`: the caller rejects it by a
 // textual pre-check (see has_negative_zero).
-std::optional<std::string> read_unsigned_array(element value,
-                                               std::string_view field,
-                                               std::vector<uint64_t>& out) {
+template <class Out>
+std::optional<std::string> read_unsigned_array(element value, std::string_view field, Out& out) {
   if (!value.is_array()) {
     return std::string(field) + " is " + type_name(value.type()) +
            ", expected an array of unsigned integers";
   }
   size_t index = 0;
   for (element item : value.get_array()) {
-    const std::string where = std::string(field) + "[" + std::to_string(index) + "]";
+    const auto where = [&] { return std::string(field) + "[" + std::to_string(index) + "]"; };
     switch (item.type()) {
     case element_type::UINT64: out.push_back(item.get_uint64().value_unsafe()); break;
     case element_type::INT64: {
       const int64_t v = item.get_int64().value_unsafe();
       if (v < 0) {
-        return where + " is " + std::to_string(v) + ", expected an unsigned integer";
+        return where() + " is " + std::to_string(v) + ", expected an unsigned integer";
       }
       out.push_back(static_cast<uint64_t>(v));
       break;
     }
     case element_type::DOUBLE:
-      return where + " is a floating-point number, expected an unsigned integer";
-    default: return where + " is " + type_name(item.type()) + ", expected an unsigned integer";
+      return where() + " is a floating-point number, expected an unsigned integer";
+    default: return where() + " is " + type_name(item.type()) + ", expected an unsigned integer";
     }
     ++index;
   }
@@ -242,6 +243,7 @@ bool has_negative_zero(std::string_view text) {
 struct HeaderParser::Impl {
   simdjson::dom::parser parser;
   std::string buffer;  // N header bytes plus simdjson's padding
+  util::NameIndex names;  // duplicate detection, reused from header to header
 
   Result<Header> parse_text(std::string_view text,
                             uint64_t file_size,
@@ -305,11 +307,11 @@ std::optional<Error> HeaderParser::Impl::read_entry(std::string_view name,
     return fail("entry is " + type_name(value.type()) +
                 ", expected an object with dtype, shape and data_offsets");
   }
-  entry.name = std::string(name);
+  entry.name = name;
   bool has_dtype = false;
   bool has_shape = false;
   bool has_offsets = false;
-  std::vector<uint64_t> offsets;
+  util::SmallVector<uint64_t, 2> offsets;
   for (auto field : value.get_object()) {
     bool* seen = nullptr;
     if (field.key == "dtype") {
@@ -423,14 +425,15 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
   for (const uint32_t index : order) {
     const TensorEntry& t = header.tensors[index];
     const auto where = util::checked_add(data_start, t.begin);
-    const std::string offsets =
-        "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+    const auto offsets = [&] {
+      return "data_offsets [" + std::to_string(t.begin) + ", " + std::to_string(t.end) + "]";
+    };
     if (t.begin != cursor) {
       return tensor_error(ErrorCode::invalid_offset,
                           path,
                           where,
                           t.name,
-                          offsets + " start at " + std::to_string(t.begin) + ", expected " +
+                          offsets() + " start at " + std::to_string(t.begin) + ", expected " +
                               std::to_string(cursor) +
                               (t.begin > cursor ? ": a gap after the previous tensor"
                                                 : ": it overlaps the previous tensor") +
@@ -441,10 +444,11 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
                           path,
                           where,
                           t.name,
-                          offsets + " end before they begin (InvalidOffset)");
+                          offsets() + " end before they begin (InvalidOffset)");
     }
-    const std::string described =
-        "shape " + format_shape(t.shape) + " of " + std::string(to_string(t.dtype));
+    const auto described = [&] {
+      return "shape " + format_shape(t.shape) + " of " + std::string(to_string(t.dtype));
+    };
     std::optional<uint64_t> elements = 1;
     for (const uint64_t dim : t.shape) {
       elements = elements ? util::checked_mul(*elements, dim) : std::nullopt;
@@ -455,14 +459,14 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
                           path,
                           where,
                           t.name,
-                          described + " overflows 64 bits (ValidationOverflow)");
+                          described() + " overflows 64 bits (ValidationOverflow)");
     }
     if (*bits % 8 != 0) {
       return tensor_error(ErrorCode::misaligned_slice,
                           path,
                           where,
                           t.name,
-                          described + " is " + std::to_string(*bits) +
+                          described() + " is " + std::to_string(*bits) +
                               " bits, not a whole number of bytes (MisalignedSlice)");
     }
     if (t.end - t.begin != *bits / 8) {
@@ -471,7 +475,7 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
                           where,
                           t.name,
                           "data_offsets cover " + std::to_string(t.end - t.begin) +
-                              " bytes, but " + described + " needs " +
+                              " bytes, but " + described() + " needs " +
                               std::to_string(*bits / 8) + " (TensorInvalidInfo)");
     }
     cursor = t.end;
@@ -545,10 +549,19 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
   header.file_size = file_size;
   const object fields = root.get_object().value_unsafe();
   header.tensors.reserve(fields.size());
-  std::unordered_set<std::string_view> names;
+  names.clear();
   names.reserve(fields.size());
+  bool seen_metadata = false;
   for (auto field : fields) {
-    if (!names.insert(field.key).second) {
+    const bool duplicate =
+        field.key == "__metadata__"
+            ? std::exchange(seen_metadata, true)
+            : !names
+                   .insert(field.key,
+                           static_cast<uint32_t>(header.tensors.size()),
+                           [&](uint32_t id) { return header.tensors[id].name; })
+                   .second;
+    if (duplicate) {
       return tensor_error(ErrorCode::duplicate_key,
                           path,
                           std::nullopt,
@@ -571,6 +584,18 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
   }
   if (auto problem = check_offsets(header, path)) {
     return *problem;
+  }
+  // The names point into the parser's buffer, which the next header reuses: copy them once.
+  size_t names_size = 0;
+  for (const TensorEntry& tensor : header.tensors) {
+    names_size += tensor.name.size();
+  }
+  header.name_storage = std::make_unique<char[]>(names_size + 1);
+  char* cursor = header.name_storage.get();
+  for (TensorEntry& tensor : header.tensors) {
+    std::memcpy(cursor, tensor.name.data(), tensor.name.size());
+    tensor.name = std::string_view(cursor, tensor.name.size());
+    cursor += tensor.name.size();
   }
   return header;
 }
@@ -663,7 +688,7 @@ Result<Header> HeaderParser::read(const std::filesystem::path& file,
                             display_path);
 }
 
-std::string format_shape(const std::vector<uint64_t>& shape) {
+std::string format_shape(const Shape& shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     out += (i ? ", " : "") + std::to_string(shape[i]);

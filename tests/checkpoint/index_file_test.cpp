@@ -20,8 +20,11 @@ TEST(IndexFile, KeepsEntriesAndShardsInFileOrder) {
       "c.weight":"model-00002-of-00002.safetensors"}})",
                                  k_path);
   ASSERT_TRUE(index.ok()) << index.error().to_string();
-  ASSERT_EQ(index->weight_map.size(), 3U);
-  EXPECT_EQ(index->weight_map[0].first, "b.weight");
+  ASSERT_EQ(index->entries.size(), 3U);
+  EXPECT_EQ(index->entries[0].tensor, "b.weight");
+  EXPECT_EQ(index->entries[1].shard, 1U);
+  EXPECT_EQ(index->find("c.weight"), 2U);
+  EXPECT_EQ(index->find("d.weight"), std::nullopt);
   EXPECT_EQ(index->shards, (std::vector<std::string>{"model-00002-of-00002.safetensors",
                                                      "model-00001-of-00002.safetensors"}));
 }
@@ -68,7 +71,8 @@ TEST(IndexFile, RejectsOtherSuffix) {
 
 TEST(IndexFile, RejectsDuplicateTensor) {
   EXPECT_EQ(error_of(R"({"weight_map":{"a":"x.safetensors","a":"y.safetensors"}})"),
-            "model.safetensors.index.json: key \"a\" appears twice in one object");
+            "model.safetensors.index.json: at /weight_map: key \"a\" appears twice in one "
+            "object");
 }
 
 TEST(IndexFile, RejectsNonStringValue) {

@@ -16,11 +16,20 @@ struct T {
 Inventory inventory_of(const std::vector<T>& tensors) {
   Inventory inventory;
   inventory.files.push_back(ShardFile{"model.safetensors", false, true, true, 0, 0, 0, 0, {}});
+  size_t names_size = 0;
+  for (const T& t : tensors) {
+    names_size += t.name.size();
+  }
+  // The inventory owns its names, as read_inventory's does.
+  inventory.name_storage.push_back(std::make_unique<char[]>(names_size + 1));
+  char* cursor = inventory.name_storage.back().get();
   for (const T& t : tensors) {
     Tensor tensor;
-    tensor.name = t.name;
+    std::copy(t.name.begin(), t.name.end(), cursor);
+    tensor.name = std::string_view(cursor, t.name.size());
+    cursor += t.name.size();
     tensor.dtype = *safetensors::parse_dtype(t.dtype);
-    tensor.shape = t.shape;
+    tensor.shape = safetensors::Shape::from(t.shape);
     inventory.tensors.push_back(tensor);
   }
   return inventory;
@@ -31,7 +40,7 @@ std::vector<std::string> classify(const std::vector<T>& tensors) {
   const Inventory inventory = inventory_of(tensors);
   std::vector<std::string> out;
   for (const Module& m : build_modules(inventory)) {
-    std::string line = m.name + ": " + std::string(to_string(m.kind)) + " " +
+    std::string line = std::string(m.name) + ": " + std::string(to_string(m.kind)) + " " +
                        std::string(to_string(m.format));
     if (!m.detail.empty()) {
       line += " (" + m.detail + ")";

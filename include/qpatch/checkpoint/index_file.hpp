@@ -6,7 +6,11 @@
 #pragma once
 
 #include <qpatch/error.hpp>
+#include <qpatch/util/hash_sort.hpp>
 
+#include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,15 +20,27 @@ namespace qpatch::checkpoint {
 
 inline constexpr std::string_view k_index_file_name = "model.safetensors.index.json";
 
+struct IndexEntry {
+  std::string_view tensor;  // points into IndexFile::name_storage
+  uint32_t shard = 0;       // index into IndexFile::shards
+};
+
 struct IndexFile {
-  // tensor name -> shard file name, in the file's order
-  std::vector<std::pair<std::string, std::string>> weight_map;
-  // distinct shard names in order of first appearance
-  std::vector<std::string> shards;
+  std::vector<IndexEntry> entries;   // weight_map, in the file's order
+  std::vector<std::string> shards;   // distinct shard names in order of first appearance
+  std::unique_ptr<char[]> name_storage;
+  std::vector<util::HashedId> by_hash;  // entries sorted by the hash of their tensor name
+
+  // Return the entry for `tensor`, if weight_map lists it.
+  std::optional<uint32_t> find(std::string_view tensor) const {
+    return util::find_sorted(by_hash, tensor, [&](uint32_t id) { return entries[id].tensor; });
+  }
 };
 
 // Parse the text of an index file; `path` names it in errors.
 Result<IndexFile> parse_index(std::string_view text, std::string_view path);
+// Read and parse `file` (at most limits::k_max_index_size bytes).
+Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view path);
 
 // Return why `name` is not a safe shard file name, or an empty string when it is.
 std::string unsafe_shard_name_reason(std::string_view name);

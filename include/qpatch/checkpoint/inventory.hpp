@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,10 +32,10 @@ struct ShardFile {
 };
 
 struct Tensor {
-  std::string name;
-  uint32_t file = 0;  // index into Inventory::files
+  std::string_view name;  // points into Inventory::name_storage
+  uint32_t file = 0;      // index into Inventory::files
   safetensors::Dtype dtype{};
-  std::vector<uint64_t> shape;
+  safetensors::Shape shape;
   uint64_t begin = 0;
   uint64_t end = 0;
   bool shadowed = false;  // the same name in an engine-loaded file wins over this copy
@@ -70,6 +72,13 @@ struct Inventory {
   std::vector<Tensor> tensors;   // files in that order, each in header order
   std::vector<Error> errors;     // files that could not be read: every one, not the first
   std::vector<InventoryProblem> problems;
+  std::vector<std::unique_ptr<char[]>> name_storage;  // one block of tensor names per file
+  std::vector<util::HashedId> by_hash;  // tensors sorted by the hash of their name
+
+  // Return the copy of tensor `name` that owns the name: the first in an engine-loaded file.
+  std::optional<uint32_t> find(std::string_view name) const {
+    return util::find_sorted(by_hash, name, [&](uint32_t id) { return tensors[id].name; });
+  }
 
   // True when an engine honouring the index loads `file`.
   bool loaded(uint32_t file) const { return !has_index || files.at(file).indexed; }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/util/small_vector.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -41,16 +42,16 @@ inline bool is_quantized(StorageFormat format) {
 }
 
 struct Module {
-  std::string name;
+  std::string_view name;            // points into the inventory's tensor names
   ModuleKind kind = ModuleKind::other;
   StorageFormat format = StorageFormat::dense;
   std::string detail;               // why a module is inconsistent
   uint32_t primary = 0;             // tensor index of the weight that decides (weight, qweight...)
-  std::vector<uint32_t> tensors;    // every tensor of the module, in checkpoint order
-  std::vector<uint32_t> files;      // distinct files, in checkpoint order
+  util::SmallVector<uint32_t, 6> tensors;  // every tensor of the module, in checkpoint order
+  util::SmallVector<uint32_t, 2> files;    // distinct files, in checkpoint order
   bool loaded = true;               // every tensor is in a file an engine loads
   std::string fused_name;           // "x.self_attn.qkv_proj" when the module is one shard
-  std::string experts_name;         // "x.mlp.experts" for per-expert modules
+  std::string_view experts_name;    // "x.mlp.experts" for per-expert modules (a prefix of name)
   std::optional<uint64_t> expert_index;
 };
 

@@ -28,6 +28,7 @@
 #include <qpatch/error.hpp>
 #include <qpatch/limits.hpp>
 #include <qpatch/safetensors/dtype.hpp>
+#include <qpatch/util/small_vector.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -39,10 +40,13 @@
 
 namespace qpatch::safetensors {
 
+// Dimensions; rank 4 or less (every Linear, conv1d, MXFP4 blocks) stays inline.
+using Shape = util::SmallVector<uint64_t, 4>;
+
 struct TensorEntry {
-  std::string name;
+  std::string_view name;  // points into Header::name_storage
   Dtype dtype{};
-  std::vector<uint64_t> shape;
+  Shape shape;
   uint64_t begin = 0;  // data_offsets, relative to the start of the data section
   uint64_t end = 0;
 };
@@ -52,6 +56,7 @@ struct Header {
   uint64_t file_size = 0;
   std::vector<TensorEntry> tensors;  // in the header's JSON member order
   std::vector<std::pair<std::string, std::string>> metadata;
+  std::unique_ptr<char[]> name_storage;  // every tensor name, back to back
 
   uint64_t data_start() const { return 8 + header_size; }
 };
@@ -83,6 +88,6 @@ private:
 };
 
 // Return "[5120, 10240]".
-std::string format_shape(const std::vector<uint64_t>& shape);
+std::string format_shape(const Shape& shape);
 
 }  // namespace qpatch::safetensors
