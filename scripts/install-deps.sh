@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Install what building and testing qpatch needs, from Debian 12 packages only. Does nothing
+# (and needs no network) when everything is already there. Run as root, or through sudo.
+set -euo pipefail
+packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsimdjson-dev
+          libpcre2-dev libgtest-dev)
+if [[ "${1:-}" == "--bench" ]]; then
+  packages+=(hyperfine libbenchmark-dev time python3)
+fi
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
