@@ -27,6 +27,9 @@ std::string_view to_string(ErrorCode code) {
   case ErrorCode::missing_file: return "missing_file";
   case ErrorCode::duplicate_tensor: return "duplicate_tensor";
   case ErrorCode::invalid_pattern: return "invalid_pattern";
+  case ErrorCode::changed_on_disk: return "changed_on_disk";
+  case ErrorCode::write_failed: return "write_failed";
+  case ErrorCode::rollback_failed: return "rollback_failed";
   }
   return "unknown";
 }

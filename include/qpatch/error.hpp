@@ -37,6 +37,9 @@ enum class ErrorCode {
   missing_file,        // a file the index names does not exist
   duplicate_tensor,    // one tensor name in two files
   invalid_pattern,     // a regex qpatch cannot compile
+  changed_on_disk,     // a file changed between reading and writing it
+  write_failed,        // a write failed; every file is as it was
+  rollback_failed,     // a write failed and so did restoring: files may be half-changed
 };
 
 // Return the stable spelling of `code` ("invalid_offset").

@@ -174,10 +174,13 @@ Result<std::string> edit_array(std::string_view text, const ArrayEdit& edit, std
   return std::string(text.substr(0, span->begin)) + array + std::string(text.substr(span->end));
 }
 
-Result<std::string> append_members(std::string_view text,
-                                   const std::vector<std::string>& pointer,
-                                   const std::vector<std::pair<std::string, std::string>>& members,
-                                   std::string_view path) {
+namespace {
+
+// Append members given as (encoded key, raw value) pairs at the end of the object at `pointer`.
+Result<std::string> append_raw(std::string_view text,
+                               const std::vector<std::string>& pointer,
+                               const std::vector<std::pair<std::string, std::string>>& members,
+                               std::string_view path) {
   const auto span = find_value(text, pointer);
   if (!span || text[span->begin] != '{') {
     return not_found(path, pointer, "an object");
@@ -204,11 +207,34 @@ Result<std::string> append_members(std::string_view text,
     if (!layout.empty || i > 0) {
       object += "," + layout.sep;
     }
-    object += encode_string(members[i].first, style.ascii_only) + colon +
-              encode_string(members[i].second, style.ascii_only);
+    object += members[i].first + colon + members[i].second;
   }
   object += layout.tail;
   return std::string(text.substr(0, span->begin)) + object + std::string(text.substr(span->end));
+}
+
+}  // namespace
+
+Result<std::string> append_members(std::string_view text,
+                                   const std::vector<std::string>& pointer,
+                                   const std::vector<std::pair<std::string, std::string>>& members,
+                                   std::string_view path) {
+  const bool ascii = detect_style(text).ascii_only;
+  std::vector<std::pair<std::string, std::string>> raw;
+  raw.reserve(members.size());
+  for (const auto& [key, value] : members) {
+    raw.emplace_back(encode_string(key, ascii), encode_string(value, ascii));
+  }
+  return append_raw(text, pointer, raw, path);
+}
+
+Result<std::string> append_member_raw(std::string_view text,
+                                      const std::vector<std::string>& pointer,
+                                      const std::string& key,
+                                      const std::string& raw_value,
+                                      std::string_view path) {
+  return append_raw(text, pointer, {{encode_string(key, detect_style(text).ascii_only), raw_value}},
+                    path);
 }
 
 }  // namespace qpatch::jsonedit

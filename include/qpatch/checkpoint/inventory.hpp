@@ -72,7 +72,8 @@ struct Inventory {
   std::vector<Tensor> tensors;   // files in that order, each in header order
   std::vector<Error> errors;     // files that could not be read: every one, not the first
   std::vector<InventoryProblem> problems;
-  std::vector<std::unique_ptr<char[]>> name_storage;  // one block of tensor names per file
+  // One block of tensor names per file; shared, so a copied inventory keeps valid names.
+  std::vector<std::shared_ptr<char[]>> name_storage;
   std::vector<util::HashedId> by_hash;  // tensors sorted by the hash of their name
 
   // Return the copy of tensor `name` that owns the name: the first in an engine-loaded file.

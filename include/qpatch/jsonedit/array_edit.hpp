@@ -43,3 +43,14 @@ Result<std::string> append_members(std::string_view text,
                                    std::string_view path);
 
 }  // namespace qpatch::jsonedit
+
+namespace qpatch::jsonedit {
+
+// Append a member "key": <raw_value> (raw JSON text) at the end of the object at `pointer`.
+Result<std::string> append_member_raw(std::string_view text,
+                                      const std::vector<std::string>& pointer,
+                                      const std::string& key,
+                                      const std::string& raw_value,
+                                      std::string_view path);
+
+}  // namespace qpatch::jsonedit

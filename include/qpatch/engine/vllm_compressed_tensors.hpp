@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// How vLLM decides whether a layer is quantized under a compressed-tensors config, as vLLM main
+// (017e9f4, 2026-08-17) does it (engines.md §3.1-3.3):
+//   1. ignore, always first (should_ignore_layer, compressed_tensors/utils.py): an entry equal to
+//      the prefix, or a "re:" entry that re.match-es it; a fused layer not listed verbatim is
+//      judged through its shards, which must agree ("Found a different quantization schemes").
+//      Class names in ignore are never consulted.
+//   2. targets (find_matched_target): by name (exact or re:), then fused (every shard matches a
+//      name target), then class (target.lower() a substring of the class name); since #41965 a
+//      layer no target matches is dense.
+// Dotted, non-regex ignore entries and targets are renamed like the layers (apply_vllm_mapper);
+// regexes are not. MoE experts are judged through expert 0's gate/up/down names, with "Linear"
+// copied to "RoutedExperts" (compressed_tensors_moe.py).
+#pragma once
+
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/pattern.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qpatch::engine {
+
+enum class Verdict { dense, quantized, load_error };
+
+enum class DecidedBy {
+  ignore_entry,    // an ignore entry matched
+  target_name,     // a target equal to the name, or a re: target matching it
+  target_fused,    // every shard matched a name target
+  target_class,    // a class-name target
+  no_target,       // nothing matched: dense
+  built_dense,     // vLLM builds the layer with no quant config
+  fused_disagree,  // shards of a fused layer disagree about ignore
+  experts_disagree,
+  undecidable,     // a regex gave up (match limit)
+};
+std::string_view to_string(DecidedBy by);
+
+struct Decision {
+  Verdict verdict = Verdict::dense;
+  DecidedBy by = DecidedBy::no_target;
+  std::optional<size_t> ignore_index;  // the ignore entry that decided
+  std::string group;                   // the config group whose target matched
+  std::string target;                  // that target
+  std::vector<std::string> shards;     // vLLM names of the shards (fused or expert 0)
+  std::vector<bool> shard_ignored;     // per shard: matched by ignore
+  std::string error;                   // what vLLM raises, for load_error
+};
+
+class VllmCompressedTensors {
+public:
+  VllmCompressedTensors(const quant::CtConfig& config, const ModelInfo& model);
+
+  // Return what vLLM builds for `layer`.
+  Decision decide(const Layer& layer) const;
+  // Return the index of the first ignore entry that matches vLLM name `prefix`, or nothing.
+  // Sets `undecidable` when a regex gave up.
+  std::optional<size_t> match_ignore(const std::string& prefix, bool& undecidable) const;
+  // Return whether ignore entry `index` matches vLLM name `prefix`.
+  bool entry_matches(size_t index, const std::string& prefix) const;
+  const quant::CtConfig& config() const { return m_config; }
+  const ModelInfo& model() const { return m_model; }
+
+private:
+  struct Entry {
+    std::string text;    // as written
+    std::string mapped;  // renamed like layer names (dotted plain entries only)
+    std::optional<Pattern> pattern;  // for "re:" entries
+  };
+  struct Target {
+    std::string group;
+    Entry entry;
+  };
+  Entry make_entry(const std::string& text) const;
+  bool matches(const Entry& entry, const std::string& name, bool& undecidable) const;
+  Decision decide_ignore_and_targets(const Layer& layer,
+                                     const std::string& prefix,
+                                     const std::vector<Target>& targets) const;
+  std::optional<Target> find_target(const std::string& prefix,
+                                    const std::string& cls,
+                                    const std::vector<Target>& targets,
+                                    DecidedBy& by,
+                                    bool class_targets,
+                                    bool& undecidable) const;
+
+  quant::CtConfig m_config;
+  ModelInfo m_model;
+  std::vector<Entry> m_ignore;
+  std::vector<Target> m_targets;
+  std::vector<Target> m_moe_targets;  // with "Linear" copied to "RoutedExperts"
+};
+
+}  // namespace qpatch::engine

@@ -1,0 +1,614 @@
+// SPDX-License-Identifier: Apache-2.0
+// The judge for compressed-tensors under vLLM's rules, and the inventory's findings.
+//
+// The fix is found as a fixpoint rather than by special cases: starting from the ignore list as
+// written, re-judge every layer; a dense-on-disk layer the engine would quantize gets its exact
+// checkpoint module names appended; an ignore entry that makes a quantized-on-disk layer dense is
+// removed. Removing a blanket entry (the reverse trap, re:^mtp.*) makes the dense modules it
+// covered quantized in the next round, which appends their exact names, so no other module's
+// verdict changes. Nothing else is touched.
+#include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace qpatch::diagnose {
+
+using checkpoint::Inventory;
+using checkpoint::Module;
+using checkpoint::StorageFormat;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::LayerKind;
+using engine::Verdict;
+
+std::string_view to_string(FindingKind kind) {
+  switch (kind) {
+  case FindingKind::dense_quantized_by_config: return "dense_quantized_by_config";
+  case FindingKind::quantized_made_dense: return "quantized_made_dense";
+  case FindingKind::fused_shards_disagree: return "fused_shards_disagree";
+  case FindingKind::quantized_untargeted: return "quantized_untargeted";
+  case FindingKind::engine_builds_dense: return "engine_builds_dense";
+  case FindingKind::disk_shards_disagree: return "disk_shards_disagree";
+  case FindingKind::inconsistent_storage: return "inconsistent_storage";
+  case FindingKind::configs_disagree: return "configs_disagree";
+  case FindingKind::unindexed_tensors: return "unindexed_tensors";
+  case FindingKind::missing_file: return "missing_file";
+  case FindingKind::duplicate_tensor: return "duplicate_tensor";
+  case FindingKind::undecidable: return "undecidable";
+  case FindingKind::unsupported_method: return "unsupported_method";
+  }
+  return "unknown";
+}
+
+bool Diagnosis::has_unfixable() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return !f.fixable; });
+}
+
+bool Diagnosis::has_fixable() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.fixable; });
+}
+
+namespace {
+
+constexpr const char* k_vllm_rules = "vllm main 017e9f4 (2026-08-17)";
+
+enum class Disk { dense, quantized, mixed, inconsistent };
+
+struct LayerView {
+  const Layer* layer = nullptr;
+  Disk disk = Disk::dense;
+  std::string stored;  // "BF16" for dense, the format name for quantized
+  size_t order = 0;    // checkpoint order of its first module
+};
+
+Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
+  size_t quantized = 0;
+  for (const uint32_t m : layer.modules) {
+    if (modules[m].format == StorageFormat::inconsistent) {
+      return Disk::inconsistent;
+    }
+    quantized += checkpoint::is_quantized(modules[m].format) ? 1U : 0U;
+  }
+  if (quantized == 0) {
+    return Disk::dense;
+  }
+  return quantized == layer.modules.size() ? Disk::quantized : Disk::mixed;
+}
+
+std::string stored_as(const Layer& layer, const std::vector<Module>& modules,
+                      const Inventory& inventory) {
+  const Module& first = modules[layer.modules.front()];
+  if (checkpoint::is_quantized(first.format)) {
+    return std::string(to_string(first.format));
+  }
+  return std::string(to_string(inventory.tensors[first.primary].dtype));
+}
+
+// The exact names that put `layer` in ignore: its checkpoint modules, or, for experts stored as
+// fused 3-D tensors, the expert-0 projections vLLM asks about (engines.md §3.2).
+std::vector<std::string> ignore_names(const Layer& layer, const std::vector<Module>& modules) {
+  std::vector<std::string> names;
+  if (layer.kind == LayerKind::experts && layer.modules.size() == 1 &&
+      modules[layer.modules[0]].experts_name.empty()) {
+    for (const char* projection : {"gate_proj", "up_proj", "down_proj"}) {
+      names.push_back(layer.name + ".0." + projection);
+    }
+    return names;
+  }
+  for (const uint32_t m : layer.modules) {
+    names.emplace_back(modules[m].name);
+  }
+  return names;
+}
+
+// The longest dot-bounded prefix shared by `names` ("mtp" for the MTP head).
+std::string common_label(const std::vector<std::string>& names) {
+  if (names.empty()) {
+    return "";
+  }
+  std::string prefix = names.front();
+  for (const std::string& name : names) {
+    size_t n = 0;
+    while (n < prefix.size() && n < name.size() && prefix[n] == name[n]) {
+      ++n;
+    }
+    prefix.resize(n);
+  }
+  if (names.size() == 1) {
+    return prefix;
+  }
+  const size_t dot = prefix.rfind('.');
+  bool whole = std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+    return name.size() == prefix.size() || name[prefix.size()] == '.';
+  });
+  if (whole && !prefix.empty()) {
+    return prefix;
+  }
+  return dot == std::string::npos ? prefix : prefix.substr(0, dot);
+}
+
+std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+
+std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
+  switch (decision.by) {
+  case DecidedBy::target_class:
+    return "targets [" + quoted(decision.target) + "] (" + decision.group + ", class name)";
+  case DecidedBy::target_name:
+    return "target " + quoted(decision.target) + " (" + decision.group + ")";
+  case DecidedBy::target_fused:
+    return "target " + quoted(decision.target) + " (" + decision.group + ", every shard)";
+  case DecidedBy::ignore_entry:
+    return "ignore entry " + quoted(config.ignore.at(*decision.ignore_index)) + " (ignore[" +
+           std::to_string(*decision.ignore_index) + "])";
+  default: return std::string(engine::to_string(decision.by));
+  }
+}
+
+// One problem of one layer, before grouping.
+struct LayerProblem {
+  FindingKind kind{};
+  std::string key;  // what the grouped line says after the count
+  std::vector<std::string> names;
+  size_t order = 0;
+};
+
+// Group problems by (kind, key) in checkpoint order and word them.
+void add_grouped(std::vector<LayerProblem>& problems, std::vector<Finding>& findings,
+                 const std::set<FindingKind>& fixed_kinds) {
+  std::stable_sort(problems.begin(), problems.end(),
+                   [](const LayerProblem& a, const LayerProblem& b) { return a.order < b.order; });
+  std::vector<std::pair<std::pair<FindingKind, std::string>, Finding>> groups;
+  for (const LayerProblem& problem : problems) {
+    const auto key = std::pair(problem.kind, problem.key);
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& group) { return group.first == key; });
+    if (it == groups.end()) {
+      Finding finding;
+      finding.kind = problem.kind;
+      finding.fixable = fixed_kinds.count(problem.kind) > 0;
+      groups.push_back({key, finding});
+      it = groups.end() - 1;
+    }
+    for (const std::string& name : problem.names) {
+      it->second.modules.push_back(name);
+    }
+  }
+  for (auto& [key, finding] : groups) {
+    finding.label = common_label(finding.modules);
+    const size_t n = finding.modules.size();
+    std::string count = std::to_string(n) + (n == 1 ? " module" : " modules");
+    finding.detail = finding.label + ": " + count + " " + key.second;
+    findings.push_back(std::move(finding));
+  }
+}
+
+struct IgnoreItem {
+  std::string text;
+  std::optional<size_t> original;  // index in the file's list; nothing for appended names
+};
+
+class Fixer {
+public:
+  Fixer(const quant::CtConfig& config, const engine::ModelInfo& model,
+        const std::vector<LayerView>& layers, const std::vector<Module>& modules)
+      : m_config(config), m_model(model), m_layers(layers), m_modules(modules) {}
+
+  // Iterate to the fixpoint; return the final judge.
+  void run() {
+    for (int round = 0; round < 16; ++round) {
+      if (!step()) {
+        return;
+      }
+    }
+  }
+  std::vector<IgnoreItem> items() const {
+    std::vector<IgnoreItem> out;
+    for (size_t i = 0; i < m_config.ignore.size(); ++i) {
+      if (m_removed.count(i) == 0) {
+        out.push_back({m_config.ignore[i], i});
+      }
+    }
+    for (const auto& [name, order] : m_appended) {
+      out.push_back({name, std::nullopt});
+    }
+    return out;
+  }
+  quant::CtConfig patched_config() const {
+    quant::CtConfig config = m_config;
+    config.ignore.clear();
+    for (const IgnoreItem& item : items()) {
+      config.ignore.push_back(item.text);
+    }
+    return config;
+  }
+  const std::set<size_t>& removed() const { return m_removed; }
+  // Appended names in checkpoint order.
+  std::vector<std::string> appended() const {
+    std::vector<std::pair<std::string, size_t>> sorted = m_appended;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::vector<std::string> out;
+    for (const auto& [name, order] : sorted) {
+      out.push_back(name);
+    }
+    return out;
+  }
+
+private:
+  bool in_ignore(const std::string& name) const {
+    for (const IgnoreItem& item : items()) {
+      if (item.text == name) {
+        return true;
+      }
+    }
+    return false;
+  }
+  bool append_layer(const LayerView& view) {
+    bool changed = false;
+    for (const std::string& name : ignore_names(*view.layer, m_modules)) {
+      if (!in_ignore(name)) {
+        m_appended.emplace_back(name, view.order);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+  bool remove_entry(const std::vector<IgnoreItem>& current, size_t index) {
+    if (const auto original = current.at(index).original) {
+      return m_removed.insert(*original).second;
+    }
+    return false;
+  }
+  bool step() {
+    const std::vector<IgnoreItem> current = items();
+    const quant::CtConfig config = patched_config();
+    const engine::VllmCompressedTensors judge(config, m_model);
+    bool changed = false;
+    for (const LayerView& view : m_layers) {
+      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+        continue;
+      }
+      const Decision decision = judge.decide(*view.layer);
+      const bool error = decision.verdict == Verdict::load_error;
+      if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+        changed = append_layer(view) || changed;
+      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+        changed = remove_entry(current, *decision.ignore_index) || changed;
+      } else if (view.disk == Disk::quantized && error) {
+        for (const std::string& shard : decision.shards) {
+          bool undecidable = false;
+          if (const auto hit = judge.match_ignore(shard, undecidable)) {
+            changed = remove_entry(current, *hit) || changed;
+          }
+        }
+      }
+    }
+    return changed;
+  }
+
+  const quant::CtConfig& m_config;
+  const engine::ModelInfo& m_model;
+  const std::vector<LayerView>& m_layers;
+  const std::vector<Module>& m_modules;
+  std::set<size_t> m_removed;
+  std::vector<std::pair<std::string, size_t>> m_appended;
+};
+
+bool consistent(const LayerView& view, const Decision& decision) {
+  if (decision.verdict == Verdict::load_error || decision.by == DecidedBy::undecidable) {
+    return false;
+  }
+  return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
+}
+
+std::string disagreement(const std::vector<std::string>& mine, const std::vector<std::string>& theirs,
+                         const std::string& what, const std::string& other) {
+  const std::set<std::string> a(mine.begin(), mine.end());
+  const std::set<std::string> b(theirs.begin(), theirs.end());
+  size_t only_a = 0;
+  size_t only_b = 0;
+  for (const auto& x : a) {
+    only_a += b.count(x) ? 0U : 1U;
+  }
+  for (const auto& x : b) {
+    only_b += a.count(x) ? 0U : 1U;
+  }
+  if (only_a == 0 && only_b == 0) {
+    return "";
+  }
+  return what + " differs from config.json's (vLLM reads config.json): " +
+         std::to_string(only_b) + " entr" + (only_b == 1 ? "y" : "ies") + " only in config.json, " +
+         std::to_string(only_a) + " only in " + other;
+}
+
+// Keep a sidecar's list equal (as a set, in config.json's order for additions) to `wanted`.
+std::optional<ArrayChange> sync_list(const std::string& file, std::vector<std::string> pointer,
+                                     const std::vector<std::string>& present, bool exists,
+                                     const std::vector<std::string>& wanted) {
+  ArrayChange change;
+  change.file = file;
+  change.pointer = std::move(pointer);
+  change.create = !exists;
+  const std::set<std::string> want(wanted.begin(), wanted.end());
+  const std::set<std::string> have(present.begin(), present.end());
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (want.count(present[i]) == 0) {
+      change.remove.push_back(i);
+      change.removed_values.push_back(present[i]);
+    }
+  }
+  for (const std::string& name : wanted) {
+    if (have.count(name) == 0) {
+      change.append.push_back(name);
+    }
+  }
+  if (change.remove.empty() && change.append.empty()) {
+    return std::nullopt;
+  }
+  return change;
+}
+
+void judge_compressed_tensors(const Inventory& inventory, const std::vector<Module>& modules,
+                              const quant::ConfigSet& configs, const quant::ConfigFile& active,
+                              const quant::CtConfig& config, const DiagnoseOptions& options,
+                              Diagnosis& diagnosis) {
+  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const std::vector<Layer> layers = engine::build_layers(modules, model);
+  std::vector<LayerView> views;
+  for (const Layer& layer : layers) {
+    if (options.only) {
+      const bool any = std::any_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+        return options.only->matches(std::string(modules[m].name), engine::MatchMode::search)
+            .value_or(false);
+      });
+      if (!any) {
+        continue;
+      }
+    }
+    views.push_back({&layer, disk_of(layer, modules), stored_as(layer, modules, inventory),
+                     layer.modules.front()});
+  }
+  Fixer fixer(config, model, views, modules);
+  fixer.run();
+  const engine::VllmCompressedTensors before(config, model);
+  const quant::CtConfig patched = fixer.patched_config();
+  const engine::VllmCompressedTensors after(patched, model);
+
+  std::vector<LayerProblem> problems;
+  std::set<FindingKind> fixed;
+  std::set<FindingKind> unfixed;
+  for (const std::string& entry : config.ignore) {
+    if (entry.rfind("re:", 0) == 0) {
+      auto pattern = engine::Pattern::compile(entry.substr(3), active.name);
+      if (!pattern) {
+        problems.push_back({FindingKind::undecidable,
+                            "ignore entry " + quoted(entry) + " is not a valid regex (" +
+                                pattern.error().message + "): vLLM raises re.error",
+                            {entry}, 0});
+        unfixed.insert(FindingKind::undecidable);
+      }
+    }
+  }
+  for (const LayerView& view : views) {
+    const Layer& layer = *view.layer;
+    std::vector<std::string> names = ignore_names(layer, modules);
+    if (layer.kind == LayerKind::experts) {
+      names.clear();
+      for (const uint32_t m : layer.modules) {
+        names.emplace_back(modules[m].name);
+      }
+    }
+    if (view.disk == Disk::inconsistent) {
+      for (const uint32_t m : layer.modules) {
+        if (modules[m].format == StorageFormat::inconsistent) {
+          problems.push_back({FindingKind::inconsistent_storage,
+                              "stored inconsistently (" + modules[m].detail +
+                                  "): no config can load it; re-export the module",
+                              {std::string(modules[m].name)}, view.order});
+        }
+      }
+      continue;
+    }
+    if (view.disk == Disk::mixed) {
+      problems.push_back({FindingKind::disk_shards_disagree,
+                          "are shards of " + layer.name +
+                              " but stored partly quantized, partly dense: vLLM builds one "
+                              "layer for them, so no config can load it",
+                          names, view.order});
+      continue;
+    }
+    const Decision decision = before.decide(layer);
+    if (consistent(view, decision)) {
+      continue;
+    }
+    const bool resolved = consistent(view, after.decide(layer));
+    FindingKind kind{};
+    std::string key;
+    if (decision.by == DecidedBy::undecidable) {
+      kind = FindingKind::undecidable;
+      key = "could not be judged: a regex gave up (match limit)";
+    } else if (decision.verdict == Verdict::load_error) {
+      kind = FindingKind::fused_shards_disagree;
+      key = "are judged as one layer (" + layer.name + ") but " +
+            (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
+                                                         : std::string("its shards")) +
+            " disagree in the config; vLLM: " + decision.error;
+    } else if (view.disk == Disk::dense) {
+      kind = FindingKind::dense_quantized_by_config;
+      key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
+            "; not in ignore";
+    } else if (decision.by == DecidedBy::ignore_entry) {
+      kind = FindingKind::quantized_made_dense;
+      key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
+    } else if (decision.by == DecidedBy::built_dense) {
+      kind = FindingKind::engine_builds_dense;
+      key = "stored " + view.stored +
+            " but vLLM builds this layer without a quant config: it cannot load these "
+            "tensors; graft dense weights from the base model";
+    } else {
+      kind = FindingKind::quantized_untargeted;
+      key = "stored " + view.stored +
+            " but no target matches them, so vLLM builds them dense: not fixable by a config "
+            "patch (qpatch does not invent targets)";
+    }
+    problems.push_back({kind, key, names, view.order});
+    (resolved ? fixed : unfixed).insert(kind);
+  }
+  for (const FindingKind kind : unfixed) {
+    fixed.erase(kind);
+  }
+  add_grouped(problems, diagnosis.findings, fixed);
+
+  // The edit of the config vLLM reads.
+  const std::vector<std::string> appended = fixer.appended();
+  std::vector<std::string> ignore_pointer = active.pointer;
+  ignore_pointer.push_back("ignore");
+  if (!fixer.removed().empty() || !appended.empty()) {
+    ArrayChange change;
+    change.file = active.name;
+    change.pointer = ignore_pointer;
+    change.create = !config.has_ignore;
+    change.remove.assign(fixer.removed().begin(), fixer.removed().end());
+    for (const size_t i : change.remove) {
+      change.removed_values.push_back(config.ignore[i]);
+    }
+    change.append = appended;
+    diagnosis.array_changes.push_back(std::move(change));
+  }
+  // Sidecars follow config.json.
+  for (const quant::ConfigFile& file : configs.files) {
+    if (&file == &active || !file.has_config()) {
+      continue;
+    }
+    const std::string method = quant::quant_method(file.config());
+    if (method != "compressed-tensors" && method != "compressed_tensors") {
+      continue;
+    }
+    auto side = quant::read_compressed_tensors(file);
+    if (!side) {
+      continue;
+    }
+    std::vector<std::string> side_pointer = file.pointer;
+    side_pointer.push_back("ignore");
+    const std::string differs =
+        disagreement(side->ignore, config.ignore, "ignore", file.name);
+    if (auto change = sync_list(file.name, side_pointer, side->ignore, side->has_ignore,
+                                patched.ignore)) {
+      diagnosis.array_changes.push_back(std::move(*change));
+    }
+    std::string target_differs;
+    for (const quant::CtGroup& group : config.groups) {
+      for (const quant::CtGroup& other : side->groups) {
+        if (other.name != group.name) {
+          continue;
+        }
+        const std::string d = disagreement(other.targets, group.targets,
+                                           group.name + " targets", file.name);
+        if (!d.empty()) {
+          target_differs = d;
+          std::vector<std::string> pointer = file.pointer;
+          pointer.insert(pointer.end(), {"config_groups", group.name, "targets"});
+          if (auto change = sync_list(file.name, pointer, other.targets, true, group.targets)) {
+            diagnosis.array_changes.push_back(std::move(*change));
+          }
+        }
+      }
+    }
+    for (const std::string& d : {differs, target_differs}) {
+      if (!d.empty()) {
+        Finding finding;
+        finding.kind = FindingKind::configs_disagree;
+        finding.label = file.name;
+        finding.detail = file.name + ": " + d;
+        finding.fixable = true;
+        diagnosis.findings.push_back(std::move(finding));
+      }
+    }
+  }
+}
+
+void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
+  for (const auto& problem : inventory.problems) {
+    Finding finding;
+    finding.label = problem.path;
+    if (problem.code == checkpoint::ProblemCode::missing_file) {
+      finding.kind = FindingKind::missing_file;
+      finding.detail = problem.path + ": " + problem.message;
+    } else if (problem.code == checkpoint::ProblemCode::duplicate_tensor) {
+      finding.kind = FindingKind::duplicate_tensor;
+      finding.modules = {problem.subject};
+      finding.detail = problem.path + ": tensor '" + problem.subject + "': " + problem.message;
+    } else if (problem.code == checkpoint::ProblemCode::unindexed_file) {
+      const auto file = std::find_if(inventory.files.begin(), inventory.files.end(),
+                                     [&](const auto& f) { return f.name == problem.path; });
+      const auto f = static_cast<uint32_t>(file - inventory.files.begin());
+      finding.kind = FindingKind::unindexed_tensors;
+      finding.fixable = file->duplicate_count == 0;
+      std::vector<std::string> tensors;
+      for (const auto& tensor : inventory.tensors) {
+        if (tensor.file == f && !tensor.shadowed) {
+          tensors.emplace_back(tensor.name);
+        }
+      }
+      finding.modules = tensors;
+      finding.detail = problem.path + ": " + std::to_string(file->tensor_count) +
+                       " tensors (" + common_label(tensors) +
+                       ") that the index does not list: vLLM and transformers never load them";
+      if (finding.fixable) {
+        for (const std::string& tensor : tensors) {
+          diagnosis.index_additions.emplace_back(tensor, file->name);
+        }
+      } else {
+        finding.detail += "; " + std::to_string(file->duplicate_count) +
+                          " of them duplicate tensors in indexed files, so qpatch will not "
+                          "add them (remove the file or the duplicates)";
+      }
+    } else {
+      continue;
+    }
+    diagnosis.findings.push_back(std::move(finding));
+  }
+}
+
+}  // namespace
+
+Result<Diagnosis> diagnose(const Inventory& inventory,
+                           const std::vector<Module>& modules,
+                           const quant::ConfigSet& configs,
+                           const DiagnoseOptions& options) {
+  Diagnosis diagnosis;
+  diagnosis.engine_rules = k_vllm_rules;
+  inventory_findings(inventory, diagnosis);
+  const quant::ConfigFile* active = configs.active();
+  if (active == nullptr) {
+    return diagnosis;  // not quantized
+  }
+  diagnosis.quantized = true;
+  diagnosis.quant_method = quant::quant_method(active->config());
+  if (diagnosis.quant_method == "compressed-tensors" ||
+      diagnosis.quant_method == "compressed_tensors") {
+    QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
+    std::vector<Finding> inventory_part = std::move(diagnosis.findings);
+    diagnosis.findings.clear();
+    judge_compressed_tensors(inventory, modules, configs, *active, config, options, diagnosis);
+    diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(),
+                              inventory_part.end());
+    return diagnosis;
+  }
+  Finding finding;
+  finding.kind = FindingKind::unsupported_method;
+  finding.label = active->name;
+  finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
+                   "\" is not judged by this version of qpatch (compressed-tensors is)";
+  diagnosis.findings.push_back(std::move(finding));
+  return diagnosis;
+}
+
+}  // namespace qpatch::diagnose

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/util/name_index.hpp>
+
+#include <unordered_map>
+
+namespace qpatch::engine {
+
+using checkpoint::Module;
+using checkpoint::ModuleKind;
+
+namespace {
+
+std::string_view last_component(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+std::string parent_of(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? std::string() : std::string(name.substr(0, dot + 1));
+}
+
+// vLLM's layer classes for a Linear, by the (fused) layer's last name component. Only the
+// class-name target rule reads this, as a case-insensitive substring test.
+std::string linear_class(std::string_view last) {
+  if (last == "qkv_proj" || last == "qkv") {
+    return "QKVParallelLinear";
+  }
+  if (last == "gate_up_proj" || last == "in_proj_qkvz" || last == "in_proj_ba" ||
+      last == "fused_qkv_a_proj") {
+    return "MergedColumnParallelLinear";
+  }
+  if (last == "o_proj" || last == "down_proj" || last == "out_proj" || last == "proj" ||
+      last == "linear_fc2" || last == "fc2" || last == "dense") {
+    return "RowParallelLinear";
+  }
+  return "ColumnParallelLinear";
+}
+
+}  // namespace
+
+std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelInfo& model) {
+  std::vector<Layer> layers;
+  std::unordered_map<std::string, size_t> by_name;
+  const auto layer_for = [&](const std::string& name, LayerKind kind, std::string cls) -> Layer& {
+    const auto [it, inserted] = by_name.emplace(name, layers.size());
+    if (inserted) {
+      Layer layer;
+      layer.kind = kind;
+      layer.name = name;
+      layer.prefix = model.to_vllm(name);
+      layer.cls = std::move(cls);
+      layers.push_back(std::move(layer));
+    }
+    return layers[it->second];
+  };
+  for (uint32_t m = 0; m < modules.size(); ++m) {
+    const Module& module = modules[m];
+    const std::string_view last = last_component(module.name);
+    const std::string name(module.name);
+    if (!module.experts_name.empty()) {
+      layer_for(std::string(module.experts_name), LayerKind::experts, "RoutedExperts")
+          .modules.push_back(m);
+      continue;
+    }
+    switch (module.kind) {
+    case ModuleKind::experts:
+      layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
+      break;
+    case ModuleKind::embedding:
+      layer_for(name, last == "embed_tokens" ? LayerKind::embedding : LayerKind::built_dense,
+                "VocabParallelEmbedding")
+          .modules.push_back(m);
+      break;
+    case ModuleKind::router:
+    case ModuleKind::conv:
+      layer_for(name, LayerKind::built_dense, "ReplicatedLinear").modules.push_back(m);
+      break;
+    case ModuleKind::linear: {
+      if (last == "lm_head") {
+        layer_for(name, LayerKind::lm_head, "ParallelLMHead").modules.push_back(m);
+        break;
+      }
+      const std::string_view fused = model.fused_for(last);
+      const std::string layer_name = fused.empty() ? name : parent_of(name) + std::string(fused);
+      layer_for(layer_name, LayerKind::linear, linear_class(last_component(layer_name)))
+          .modules.push_back(m);
+      break;
+    }
+    case ModuleKind::norm:
+    case ModuleKind::other:
+      break;
+    }
+  }
+  return layers;
+}
+
+}  // namespace qpatch::engine

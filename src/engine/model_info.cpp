@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+// Model classes as vLLM main (017e9f4, 2026-08-17) defines them. Qwen3.5/3.6 VLM classes inherit
+// Qwen3-VL's mapper (qwen3_vl.py); the text-only classes map model.language_model. -> model.
+// (qwen3_5.py). MTP names (mtp.*) are untouched by every Qwen mapper.
+#include <qpatch/engine/model_info.hpp>
+
+namespace qpatch::engine {
+
+std::string_view ModelInfo::fused_for(std::string_view shard) const {
+  for (const auto& [fused, shards] : packed) {
+    for (const std::string& name : shards) {
+      if (name == shard) {
+        return fused;
+      }
+    }
+  }
+  return "";
+}
+
+const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) const {
+  for (const auto& [name, shards] : packed) {
+    if (name == fused) {
+      return &shards;
+    }
+  }
+  return nullptr;
+}
+
+std::string ModelInfo::to_vllm(std::string_view name) const {
+  for (const auto& [from, to] : prefix_renames) {
+    if (name.substr(0, from.size()) == from) {
+      return to + std::string(name.substr(from.size()));
+    }
+  }
+  return std::string(name);
+}
+
+ModelInfo model_info_for(const std::string& architecture) {
+  ModelInfo info;
+  info.architecture = architecture;
+  info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                 {"gate_up_proj", {"gate_proj", "up_proj"}}};
+  const bool qwen35_vlm = architecture == "Qwen3_5ForConditionalGeneration" ||
+                          architecture == "Qwen3_5MoeForConditionalGeneration";
+  const bool qwen35_text =
+      architecture == "Qwen3_5ForCausalLM" || architecture == "Qwen3_5MoeForCausalLM";
+  const bool qwen3_next = architecture == "Qwen3NextForCausalLM";
+  if (qwen35_vlm || qwen35_text || qwen3_next) {
+    info.known = true;
+    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+  }
+  if (qwen35_vlm) {
+    info.prefix_renames = {{"model.visual.", "visual."},
+                           {"lm_head.", "language_model.lm_head."},
+                           {"model.language_model.", "language_model.model."}};
+  } else if (qwen35_text) {
+    info.prefix_renames = {{"model.language_model.", "model."}};
+  }
+  if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
+    info.known = true;
+    info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  }
+  return info;
+}
+
+}  // namespace qpatch::engine

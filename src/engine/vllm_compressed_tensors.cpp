@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+
+#include <algorithm>
+#include <cctype>
+
+namespace qpatch::engine {
+
+std::string_view to_string(DecidedBy by) {
+  switch (by) {
+  case DecidedBy::ignore_entry: return "ignore_entry";
+  case DecidedBy::target_name: return "target_name";
+  case DecidedBy::target_fused: return "target_fused";
+  case DecidedBy::target_class: return "target_class";
+  case DecidedBy::no_target: return "no_target";
+  case DecidedBy::built_dense: return "built_dense";
+  case DecidedBy::fused_disagree: return "fused_disagree";
+  case DecidedBy::experts_disagree: return "experts_disagree";
+  case DecidedBy::undecidable: return "undecidable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+std::string_view last_component(std::string_view name) {
+  const size_t dot = name.rfind('.');
+  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+}
+
+// Python str.replace: every occurrence (vLLM expands fused names this way).
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return text;
+}
+
+bool is_regex(const std::string& text) { return text.rfind("re:", 0) == 0; }
+
+}  // namespace
+
+VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string& text) const {
+  Entry entry;
+  entry.text = text;
+  if (is_regex(text)) {
+    auto pattern = Pattern::compile(text.substr(3), "quantization_config");
+    if (pattern) {
+      entry.pattern = *pattern;
+    }
+    entry.mapped = text;
+  } else {
+    // apply_vllm_mapper renames only entries that contain a dot.
+    entry.mapped = text.find('.') != std::string::npos ? m_model.to_vllm(text) : text;
+  }
+  return entry;
+}
+
+VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config, const ModelInfo& model)
+    : m_config(config), m_model(model) {
+  for (const std::string& entry : config.ignore) {
+    m_ignore.push_back(make_entry(entry));
+  }
+  bool has_linear = false;
+  bool has_routed = false;
+  for (const auto& group : config.groups) {
+    for (const std::string& target : group.targets) {
+      m_targets.push_back({group.name, make_entry(target)});
+      has_linear = has_linear || target == "Linear";
+      has_routed = has_routed || target == "RoutedExperts";
+    }
+  }
+  m_moe_targets = m_targets;
+  if (has_linear && !has_routed) {
+    for (const auto& target : m_targets) {
+      if (target.entry.text == "Linear") {
+        m_moe_targets.push_back({target.group, make_entry("RoutedExperts")});
+        break;
+      }
+    }
+  }
+}
+
+bool VllmCompressedTensors::matches(const Entry& entry,
+                                    const std::string& name,
+                                    bool& undecidable) const {
+  if (is_regex(entry.text)) {
+    if (!entry.pattern) {
+      return false;  // vLLM would raise re.error at load; the CLI reports the pattern
+    }
+    const auto matched = entry.pattern->matches(name, MatchMode::match);
+    if (!matched) {
+      undecidable = true;
+      return false;
+    }
+    return *matched;
+  }
+  return entry.mapped == name;
+}
+
+std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& prefix,
+                                                          bool& undecidable) const {
+  for (size_t i = 0; i < m_ignore.size(); ++i) {
+    if (matches(m_ignore[i], prefix, undecidable)) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+bool VllmCompressedTensors::entry_matches(size_t index, const std::string& prefix) const {
+  bool undecidable = false;
+  return matches(m_ignore.at(index), prefix, undecidable);
+}
+
+std::optional<VllmCompressedTensors::Target> VllmCompressedTensors::find_target(
+    const std::string& prefix,
+    const std::string& cls,
+    const std::vector<Target>& targets,
+    DecidedBy& by,
+    bool class_targets,
+    bool& undecidable) const {
+  for (const Target& target : targets) {
+    if (matches(target.entry, prefix, undecidable)) {
+      by = DecidedBy::target_name;
+      return target;
+    }
+  }
+  const std::string last(last_component(prefix));
+  if (const auto* shards = m_model.shards_of(last)) {
+    std::optional<Target> first;
+    bool all = true;
+    for (const std::string& shard : *shards) {
+      const std::string shard_name = replace_all(prefix, last, shard);
+      std::optional<Target> hit;
+      for (const Target& target : targets) {
+        if (matches(target.entry, shard_name, undecidable)) {
+          hit = target;
+          break;
+        }
+      }
+      all = all && hit.has_value();
+      if (!first) {
+        first = hit;
+      }
+    }
+    if (all && first) {
+      by = DecidedBy::target_fused;
+      return first;
+    }
+  }
+  if (class_targets) {
+    const std::string cls_lower = lower(cls);
+    for (const Target& target : targets) {
+      if (!is_regex(target.entry.text) &&
+          cls_lower.find(lower(target.entry.text)) != std::string::npos) {
+        by = DecidedBy::target_class;
+        return target;
+      }
+    }
+  }
+  by = DecidedBy::no_target;
+  return std::nullopt;
+}
+
+Decision VllmCompressedTensors::decide_ignore_and_targets(const Layer& layer,
+                                                          const std::string& prefix,
+                                                          const std::vector<Target>& targets) const {
+  Decision decision;
+  bool undecidable = false;
+  const std::string last(last_component(prefix));
+  const auto* shards = m_model.shards_of(last);
+  const bool listed = std::any_of(m_ignore.begin(), m_ignore.end(),
+                                  [&](const Entry& e) { return e.mapped == prefix; });
+  std::optional<size_t> ignored;
+  if (shards != nullptr && !listed) {
+    for (const std::string& shard : *shards) {
+      const std::string shard_name = replace_all(prefix, last, shard);
+      const auto hit = match_ignore(shard_name, undecidable);
+      decision.shards.push_back(shard_name);
+      decision.shard_ignored.push_back(hit.has_value());
+      if (hit && !ignored) {
+        ignored = hit;
+      }
+    }
+    const bool any = std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(),
+                               true) != decision.shard_ignored.end();
+    const bool all = std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(),
+                               false) == decision.shard_ignored.end();
+    if (any && !all) {
+      decision.verdict = Verdict::load_error;
+      decision.by = DecidedBy::fused_disagree;
+      decision.ignore_index = ignored;
+      std::string names;
+      for (const std::string& shard : *shards) {
+        names += std::string(names.empty() ? "" : "', '") + shard;
+      }
+      decision.error = "ValueError: Found a different quantization schemes for ['" + names +
+                       "'] in " + prefix + ". vLLM requires all to use the same scheme.";
+      return decision;
+    }
+  } else {
+    ignored = match_ignore(prefix, undecidable);
+  }
+  if (undecidable) {
+    decision.by = DecidedBy::undecidable;
+    return decision;
+  }
+  if (ignored) {
+    decision.verdict = Verdict::dense;
+    decision.by = DecidedBy::ignore_entry;
+    decision.ignore_index = ignored;
+    return decision;
+  }
+  if (m_config.groups.empty()) {
+    decision.by = DecidedBy::no_target;
+    return decision;
+  }
+  DecidedBy by = DecidedBy::no_target;
+  // lm_head is quantized only through a target naming it (a class target never reaches it).
+  const bool class_targets = layer.kind != LayerKind::lm_head;
+  const auto target = find_target(prefix, layer.cls, targets, by, class_targets, undecidable);
+  decision.by = undecidable && !target ? DecidedBy::undecidable : by;
+  if (target) {
+    decision.verdict = Verdict::quantized;
+    decision.group = target->group;
+    decision.target = target->entry.text;
+  }
+  return decision;
+}
+
+Decision VllmCompressedTensors::decide(const Layer& layer) const {
+  if (layer.kind == LayerKind::built_dense) {
+    Decision decision;
+    decision.by = DecidedBy::built_dense;
+    return decision;
+  }
+  if (layer.kind != LayerKind::experts) {
+    return decide_ignore_and_targets(layer, layer.prefix, m_targets);
+  }
+  // Expert 0's three projections stand for every expert of the layer.
+  Decision combined;
+  Layer expert = layer;
+  expert.kind = LayerKind::linear;
+  bool first = true;
+  for (const char* projection : {"gate_proj", "up_proj", "down_proj"}) {
+    const std::string name = layer.prefix + ".0." + projection;
+    Decision one = decide_ignore_and_targets(expert, name, m_moe_targets);
+    combined.shards.push_back(name);
+    combined.shard_ignored.push_back(one.by == DecidedBy::ignore_entry);
+    if (first) {
+      const auto shards = combined.shards;
+      const auto ignored = combined.shard_ignored;
+      combined = one;
+      combined.shards = shards;
+      combined.shard_ignored = ignored;
+      first = false;
+    } else if (one.verdict != combined.verdict || one.group != combined.group) {
+      combined.verdict = Verdict::load_error;
+      combined.by = DecidedBy::experts_disagree;
+      combined.error = "ValueError: All MoE projections need to have same quantization scheme "
+                       "but found multiple";
+    }
+  }
+  return combined;
+}
+
+}  // namespace qpatch::engine

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/checkpoint/index_file.hpp>
+#include <qpatch/jsonedit/array_edit.hpp>
+#include <qpatch/limits.hpp>
+#include <qpatch/plan/patch_plan.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace qpatch::plan {
+
+using diagnose::ArrayChange;
+using json::Json;
+
+namespace {
+
+Error internal(const std::string& file, const std::string& message) {
+  return make_error(ErrorCode::invalid_json, file, std::nullopt, "",
+                    "internal error: the planned edit " + message + "; nothing was written");
+}
+
+Json::json_pointer to_pointer(const std::vector<std::string>& tokens) {
+  Json::json_pointer pointer;
+  for (const std::string& token : tokens) {
+    pointer /= token;
+  }
+  return pointer;
+}
+
+// Apply `change` to `text` (creating the array first when the key is absent).
+Result<std::string> apply_change(const std::string& text, const ArrayChange& change) {
+  std::string current = text;
+  if (change.create) {
+    std::vector<std::string> parent(change.pointer.begin(), change.pointer.end() - 1);
+    QP_TRY_ASSIGN(current, jsonedit::append_member_raw(current, parent, change.pointer.back(),
+                                                       "[]", change.file));
+  }
+  jsonedit::ArrayEdit edit{change.pointer, change.remove, change.append};
+  return jsonedit::edit_array(current, edit, change.file);
+}
+
+// The document `change` should produce, computed on the parsed form.
+void apply_change(Json& doc, const ArrayChange& change) {
+  Json& array = doc[to_pointer(change.pointer)];
+  if (!array.is_array()) {
+    array = Json::array();
+  }
+  Json kept = Json::array();
+  for (size_t i = 0; i < array.size(); ++i) {
+    if (std::find(change.remove.begin(), change.remove.end(), i) == change.remove.end()) {
+      kept.push_back(array[i]);
+    }
+  }
+  for (const std::string& value : change.append) {
+    kept.push_back(value);
+  }
+  array = std::move(kept);
+}
+
+// Parse `after` and compare it with `intended`: anything else changed means a bug.
+Status verify(const std::string& file, const std::string& after, const Json& intended) {
+  auto parsed = json::parse_strict(after, file);
+  if (!parsed) {
+    return internal(file, "does not parse (" + parsed.error().message + ")");
+  }
+  if (*parsed != intended) {
+    return internal(file, "changed more than intended");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
+                             const quant::ConfigSet& configs,
+                             const checkpoint::Inventory& inventory,
+                             const diagnose::DiagnoseOptions& options) {
+  PatchPlan plan;
+  quant::ConfigSet patched = configs;
+  for (quant::ConfigFile& file : patched.files) {
+    std::string after = file.text;
+    Json intended = file.doc;
+    FileChange change;
+    change.file = file.name;
+    change.before = file.text;
+    change.is_symlink = file.is_symlink;
+    for (const ArrayChange& edit : diagnosis.array_changes) {
+      if (edit.file != file.name) {
+        continue;
+      }
+      QP_TRY_ASSIGN(after, apply_change(after, edit));
+      apply_change(intended, edit);
+      change.added.insert(change.added.end(), edit.append.begin(), edit.append.end());
+      change.removed.insert(change.removed.end(), edit.removed_values.begin(),
+                            edit.removed_values.end());
+    }
+    if (after == file.text) {
+      continue;
+    }
+    if (auto status = verify(file.name, after, intended); !status) {
+      return status.take_error();
+    }
+    QP_TRY_ASSIGN(file.doc, json::parse_strict(after, file.name));
+    file.text = after;
+    change.after = std::move(after);
+    plan.changes.push_back(std::move(change));
+  }
+  checkpoint::Inventory reindexed;
+  const checkpoint::Inventory* judged = &inventory;
+  if (!diagnosis.index_additions.empty()) {
+    const std::string name(checkpoint::k_index_file_name);
+    QP_TRY_ASSIGN(std::string text,
+                  json::read_file(inventory.dir / name, name, limits::k_max_index_size));
+    FileChange change;
+    change.file = name;
+    change.before = text;
+    std::error_code ec;
+    change.is_symlink = std::filesystem::is_symlink(inventory.dir / name, ec);
+    QP_TRY_ASSIGN(change.after, jsonedit::append_members(text, {"weight_map"},
+                                                         diagnosis.index_additions, name));
+    // Verify on the index's own parser (nlohmann's ordered_json would be quadratic on 200k
+    // entries): every old entry kept in order, the new ones appended.
+    QP_TRY_ASSIGN(const checkpoint::IndexFile old_index, checkpoint::parse_index(text, name));
+    auto new_index = checkpoint::parse_index(change.after, name);
+    if (!new_index) {
+      return internal(name, "does not parse (" + new_index.error().message + ")");
+    }
+    const size_t old_count = old_index.entries.size();
+    bool same = new_index->entries.size() == old_count + diagnosis.index_additions.size();
+    for (size_t i = 0; same && i < new_index->entries.size(); ++i) {
+      const auto& entry = new_index->entries[i];
+      const std::string& shard = new_index->shards[entry.shard];
+      if (i < old_count) {
+        same = entry.tensor == old_index.entries[i].tensor &&
+               shard == old_index.shards[old_index.entries[i].shard];
+      } else {
+        same = entry.tensor == diagnosis.index_additions[i - old_count].first &&
+               shard == diagnosis.index_additions[i - old_count].second;
+      }
+    }
+    if (!same) {
+      return internal(name, "changed more than intended");
+    }
+    for (const auto& [tensor, file] : diagnosis.index_additions) {
+      change.added.push_back(tensor);
+    }
+    // Judge the patched checkpoint as an engine will load it: the added file is indexed now.
+    reindexed = inventory;
+    std::set<std::string> added_files;
+    for (const auto& [tensor, file] : diagnosis.index_additions) {
+      added_files.insert(file);
+    }
+    for (auto& file : reindexed.files) {
+      file.indexed = file.indexed || added_files.count(file.name) > 0;
+    }
+    reindexed.problems.erase(
+        std::remove_if(reindexed.problems.begin(), reindexed.problems.end(),
+                       [&](const checkpoint::InventoryProblem& p) {
+                         return p.code == checkpoint::ProblemCode::unindexed_file &&
+                                added_files.count(p.path) > 0;
+                       }),
+        reindexed.problems.end());
+    judged = &reindexed;
+    plan.changes.push_back(std::move(change));
+  }
+  if (plan.empty()) {
+    return plan;
+  }
+  // Re-judge: every finding the patch claimed to fix must be gone.
+  const auto modules = checkpoint::build_modules(*judged);
+  QP_TRY_ASSIGN(const diagnose::Diagnosis again,
+                diagnose::diagnose(*judged, modules, patched, options));
+  for (const auto& finding : again.findings) {
+    if (finding.fixable) {
+      return internal(plan.changes.front().file,
+                      "leaves a finding it meant to fix: " + finding.detail);
+    }
+  }
+  return plan;
+}
+
+}  // namespace qpatch::plan

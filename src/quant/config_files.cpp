@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/limits.hpp>
+#include <qpatch/quant/config_files.hpp>
+
+namespace qpatch::quant {
+namespace fs = std::filesystem;
+
+bool ConfigFile::has_config() const {
+  const json::Json* node = &doc;
+  for (const std::string& token : pointer) {
+    if (!node->is_object() || !node->contains(token)) {
+      return false;
+    }
+    node = &(*node)[token];
+  }
+  return node->is_object();
+}
+
+const json::Json& ConfigFile::config() const {
+  const json::Json* node = &doc;
+  for (const std::string& token : pointer) {
+    node = &(*node)[token];
+  }
+  return *node;
+}
+
+const ConfigFile* ConfigSet::active() const {
+  for (const ConfigFile& file : files) {
+    if (file.name == "config.json" && file.has_config()) {
+      return &file;
+    }
+  }
+  return nullptr;
+}
+
+const ConfigFile* ConfigSet::find(const std::string& name) const {
+  for (const ConfigFile& file : files) {
+    if (file.name == name) {
+      return &file;
+    }
+  }
+  return nullptr;
+}
+
+std::string pointer_text(const std::vector<std::string>& pointer) {
+  std::string out;
+  for (const std::string& token : pointer) {
+    out += "/" + token;
+  }
+  return out;
+}
+
+namespace {
+
+Result<ConfigFile> read_config_file(const fs::path& dir, const std::string& name) {
+  ConfigFile file;
+  file.name = name;
+  std::error_code ec;
+  file.is_symlink = fs::is_symlink(dir / name, ec);
+  QP_TRY_ASSIGN(file.text, json::read_file(dir / name, name, limits::k_max_config_size));
+  QP_TRY_ASSIGN(file.doc, json::parse_strict(file.text, name));
+  if (!file.doc.is_object()) {
+    Error error = make_error(ErrorCode::invalid_json, name, std::nullopt, "",
+                             "expected a JSON object at the top level");
+    return error;
+  }
+  return file;
+}
+
+}  // namespace
+
+Result<ConfigSet> load_config_files(const fs::path& dir) {
+  ConfigSet set;
+  QP_TRY_ASSIGN(ConfigFile config, read_config_file(dir, "config.json"));
+  config.pointer = {"quantization_config"};
+  if (!config.has_config() && config.doc.contains("text_config") &&
+      config.doc["text_config"].is_object() &&
+      config.doc["text_config"].contains("quantization_config")) {
+    config.pointer = {"text_config", "quantization_config"};
+  }
+  const auto& architectures = config.doc.value("architectures", json::Json::array());
+  if (architectures.is_array() && !architectures.empty() && architectures[0].is_string()) {
+    set.architecture = architectures[0].get<std::string>();
+  }
+  set.files.push_back(std::move(config));
+  for (const std::string& name : sidecar_names()) {
+    std::error_code ec;
+    if (!fs::exists(dir / name, ec)) {
+      continue;
+    }
+    QP_TRY_ASSIGN(ConfigFile sidecar, read_config_file(dir, name));
+    set.files.push_back(std::move(sidecar));
+  }
+  return set;
+}
+
+}  // namespace qpatch::quant
