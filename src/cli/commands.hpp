@@ -31,4 +31,27 @@ struct InspectOptions {
 CLI::App* setup_inspect(CLI::App& app, InspectOptions& options);
 ExitCode run_inspect(const InspectOptions& options, Io& io);
 
+// The everyday action: `qpatch [options] DIR...` judges and patches.
+struct FixOptions {
+  std::vector<std::string> dirs;
+  bool dry_run = false;
+  bool check = false;
+  bool json = false;
+  bool no_backup = false;
+  bool quiet = false;
+  bool verbose = false;
+  std::string only;
+  std::string color = "auto";
+};
+
+void setup_fix(CLI::App& app, FixOptions& options);
+ExitCode run_fix(const FixOptions& options, Io& io);
+
+struct RestoreOptions {
+  std::string dir;
+};
+
+CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);
+ExitCode run_restore(const RestoreOptions& options, Io& io);
+
 }  // namespace qpatch::cli

@@ -25,13 +25,20 @@ int run(const std::vector<std::string>& args,
         std::ostream& err,
         const Terminal& terminal) {
   CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the "
-               "tensors it stores",
+               "tensors it stores.\n\n"
+               "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
+               "  qpatch inspect DIR        show how every module is stored\n"
+               "  qpatch restore DIR        put the original files back from the backups",
                "qpatch"};
   app.footer(k_exit_codes);
   app.set_version_flag("--version", "qpatch 0.1.0");
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  FixOptions fix_options;
+  setup_fix(app, fix_options);
   InspectOptions inspect_options;
   CLI::App* inspect = setup_inspect(app, inspect_options);
+  RestoreOptions restore_options;
+  CLI::App* restore = setup_restore(app, restore_options);
   Io io{out, err, terminal};
   try {
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 2.1 parses a reversed vector
@@ -46,7 +53,15 @@ int run(const std::vector<std::string>& args,
     if (inspect->parsed()) {
       return to_int(run_inspect(inspect_options, io));
     }
-    return to_int(ExitCode::usage);
+    if (restore->parsed()) {
+      return to_int(run_restore(restore_options, io));
+    }
+    if (fix_options.dirs.empty()) {
+      err << "qpatch: error: no checkpoint directory given\nRun with --help for more "
+             "information.\n";
+      return to_int(ExitCode::usage);
+    }
+    return to_int(run_fix(fix_options, io));
   } catch (const std::exception& e) {
     err << "qpatch: internal error: " << e.what() << "\n";
     return to_int(ExitCode::internal);

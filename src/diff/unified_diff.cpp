@@ -59,12 +59,12 @@ void align(const std::vector<std::string_view>& a, size_t a0, size_t a1,
     if (i < n && j < m && a[a0 + i] == b[b0 + j]) {
       ops.push_back({' ', a[a0 + i], a0 + i, b0 + j});
       ++i, ++j;
-    } else if (j < m && (i == n || at(i, j + 1) >= at(i + 1, j))) {
+    } else if (i < n && (j == m || at(i + 1, j) >= at(i, j + 1))) {
+      ops.push_back({'-', a[a0 + i], a0 + i, b0 + j});  // removals first, as diff -u prints
+      ++i;
+    } else {
       ops.push_back({'+', b[b0 + j], a0 + i, b0 + j});
       ++j;
-    } else {
-      ops.push_back({'-', a[a0 + i], a0 + i, b0 + j});
-      ++i;
     }
   }
 }

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// The outcome of judging (and maybe patching) each checkpoint named on the command line, and
+// its two renderings: a short human report and the --json document (schema_version 1,
+// documented in README.md). Renders only; never prints.
+#pragma once
+
+#include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/error.hpp>
+#include <qpatch/json/strict_json.hpp>
+#include <qpatch/report/text_style.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qpatch::report {
+
+inline constexpr int k_fix_schema_version = 1;
+
+enum class Status { clean, patched, needs_patch, unfixable, error };
+std::string_view to_string(Status status);
+
+enum class Mode { fix, check, dry_run };
+enum class Verbosity { quiet, normal, verbose };
+
+struct ChangeSummary {
+  std::string file;
+  std::vector<std::string> added;
+  std::vector<std::string> removed;
+};
+
+struct CheckpointOutcome {
+  std::string path;
+  std::string quant_method;  // "" when not quantized
+  std::string engine_rules;
+  Status status = Status::clean;
+  std::vector<diagnose::Finding> findings;
+  std::vector<ChangeSummary> changes;        // written, or that would be written
+  std::vector<std::string> backups;
+  std::vector<std::string> replaced_links;
+  std::vector<std::string> warnings;         // inventory warnings that are not findings
+  std::optional<Error> error;
+};
+
+std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
+                            Mode mode,
+                            Verbosity verbosity,
+                            const TextStyle& style);
+json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes);
+
+}  // namespace qpatch::report
