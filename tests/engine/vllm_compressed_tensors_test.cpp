@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// The matcher against vLLM's compressed-tensors rules (engines.md §3, §11, §13): a golden table
+// of ignore/targets cases, each with the verdict vLLM's own code reaches.
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::engine {
+namespace {
+
+struct Case {
+  std::string name;
+  std::vector<std::string> ignore;
+  std::vector<std::string> targets;
+  LayerKind kind;
+  std::string layer;  // checkpoint naming
+  std::string cls;
+  std::string expected;
+  std::string architecture = "Qwen3_5ForConditionalGeneration";
+};
+
+std::string verdict(const Case& c) {
+  quant::CtConfig config;
+  config.ignore = c.ignore;
+  config.groups.push_back({"group_0", c.targets, "pack-quantized"});
+  const ModelInfo model = model_info_for(c.architecture);
+  const VllmCompressedTensors judge(config, model);
+  Layer layer;
+  layer.kind = c.kind;
+  layer.name = c.layer;
+  layer.prefix = model.to_vllm(c.layer);
+  layer.cls = c.cls;
+  const Decision d = judge.decide(layer);
+  switch (d.verdict) {
+  case Verdict::quantized: return "quantized by " + d.target + " (" + std::string(to_string(d.by)) + ")";
+  case Verdict::load_error: return d.error;
+  case Verdict::dense:
+    return d.by == DecidedBy::ignore_entry ? "dense by ignore[" + std::to_string(*d.ignore_index) + "]"
+                                           : "dense (" + std::string(to_string(d.by)) + ")";
+  }
+  return "";
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+class VllmCompressedTensorsTable : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VllmCompressedTensorsTable, Verdict) { EXPECT_EQ(verdict(GetParam()), GetParam().expected); }
+
+const std::vector<std::string> k_linear{"Linear"};
+constexpr LayerKind k_lin = LayerKind::linear;
+
+INSTANTIATE_TEST_SUITE_P(
+    Engines,
+    VllmCompressedTensorsTable,
+    ::testing::Values(
+        Case{"LinearClassTargetHitsMtpFc", {"lm_head"}, k_linear, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "quantized by Linear (target_class)"},
+        Case{"ExactNameIgnores", {"mtp.fc"}, k_linear, k_lin, "mtp.fc", "ColumnParallelLinear",
+             "dense by ignore[0]"},
+        Case{"ReCaretMtpIgnoresFc", {"re:^mtp.*"}, k_linear, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "dense by ignore[0]"},
+        Case{"ReDotStarMtpIgnoresFused", {"re:.*mtp.*"}, k_linear, k_lin,
+             "mtp.layers.0.self_attn.qkv_proj", "QKVParallelLinear", "dense by ignore[0]"},
+        Case{"ReDotMtpDotIsDead", {"re:.mtp."}, k_linear, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "quantized by Linear (target_class)"},
+        Case{"ReMtpEscapedDotIgnores", {"re:mtp\\..*"}, k_linear, k_lin,
+             "mtp.layers.0.mlp.gate_up_proj", "MergedColumnParallelLinear", "dense by ignore[0]"},
+        Case{"PlainMtpIsNotASubstringMatch", {"mtp"}, k_linear, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "quantized by Linear (target_class)"},
+        Case{"GlobIsNotAGlob", {"mtp*"}, k_linear, k_lin, "mtp.fc", "ColumnParallelLinear",
+             "quantized by Linear (target_class)"},
+        Case{"ClassNameInIgnoreIsNeverConsulted", {"Linear"}, k_linear, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "quantized by Linear (target_class)"},
+        Case{"FusedShardsAllIgnored",
+             {"mtp.layers.0.self_attn.q_proj", "mtp.layers.0.self_attn.k_proj",
+              "mtp.layers.0.self_attn.v_proj"},
+             k_linear, k_lin, "mtp.layers.0.self_attn.qkv_proj", "QKVParallelLinear",
+             "dense by ignore[0]"},
+        Case{"FusedShardsDisagree", {"mtp.layers.0.self_attn.k_proj"}, k_linear, k_lin,
+             "mtp.layers.0.self_attn.qkv_proj", "QKVParallelLinear",
+             "ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', "
+             "'v_proj'] in mtp.layers.0.self_attn.qkv_proj. vLLM requires all to use the same "
+             "scheme."},
+        Case{"FusedNameListedVerbatimIsHonoured", {"mtp.layers.0.self_attn.qkv_proj"}, k_linear,
+             k_lin, "mtp.layers.0.self_attn.qkv_proj", "QKVParallelLinear", "dense by ignore[0]"},
+        Case{"FusedTargetByEveryShard", {},
+             {"re:.*\\.gate_proj$", "re:.*\\.up_proj$"}, k_lin, "mtp.layers.0.mlp.gate_up_proj",
+             "MergedColumnParallelLinear", "quantized by re:.*\\.gate_proj$ (target_fused)"},
+        Case{"RegexTargetMatchesTheFusedNameItself", {}, {"re:.*up_proj$"}, k_lin,
+             "mtp.layers.0.mlp.gate_up_proj", "MergedColumnParallelLinear",
+             "quantized by re:.*up_proj$ (target_name)"},
+        Case{"NameTargetBeforeClass", {}, {"Linear", "re:.*mtp\\..*proj$"}, k_lin,
+             "mtp.layers.0.self_attn.o_proj", "RowParallelLinear",
+             "quantized by re:.*mtp\\..*proj$ (target_name)"},
+        Case{"NoTargetIsDense", {}, {"re:.*mlp.*"}, k_lin, "mtp.layers.0.self_attn.o_proj",
+             "RowParallelLinear", "dense (no_target)"},
+        Case{"ClassTargetIsCaseInsensitiveSubstring", {}, {"linear"}, k_lin, "mtp.fc",
+             "ColumnParallelLinear", "quantized by linear (target_class)"},
+        Case{"LmHeadIsNotALinearByClass", {}, k_linear, LayerKind::lm_head, "lm_head",
+             "ParallelLMHead", "dense (no_target)"},
+        Case{"LmHeadByName", {}, {"Linear", "lm_head"}, LayerKind::lm_head, "lm_head",
+             "ParallelLMHead", "quantized by lm_head (target_name)", "Qwen3_5ForCausalLM"},
+        Case{"DottedEntriesAreRenamedLikeLayers",
+             {"model.language_model.layers.0.self_attn.o_proj"}, k_linear, k_lin,
+             "model.language_model.layers.0.self_attn.o_proj", "RowParallelLinear",
+             "dense by ignore[0]"},
+        Case{"RegexesAreNotRenamed", {"re:model\\.language_model\\.layers\\..*"}, k_linear, k_lin,
+             "model.language_model.layers.0.self_attn.o_proj", "RowParallelLinear",
+             "quantized by Linear (target_class)"},
+        Case{"ExpertsJudgedThroughExpertZero",
+             {"mtp.layers.0.mlp.experts.0.gate_proj", "mtp.layers.0.mlp.experts.0.up_proj",
+              "mtp.layers.0.mlp.experts.0.down_proj"},
+             k_linear, LayerKind::experts, "mtp.layers.0.mlp.experts", "RoutedExperts",
+             "dense by ignore[0]"},
+        Case{"ExpertsGetLinearCopiedToRoutedExperts", {}, k_linear, LayerKind::experts,
+             "mtp.layers.0.mlp.experts", "RoutedExperts",
+             "quantized by RoutedExperts (target_class)"},
+        Case{"ExpertsLowercaseLinearIsNotCopied", {}, {"linear"}, LayerKind::experts,
+             "mtp.layers.0.mlp.experts", "RoutedExperts", "dense (no_target)"},
+        Case{"ExpertProjectionsDisagree", {"mtp.layers.0.mlp.experts.0.down_proj"}, k_linear,
+             LayerKind::experts, "mtp.layers.0.mlp.experts", "RoutedExperts",
+             "ValueError: All MoE projections need to have same quantization scheme but found "
+             "multiple"},
+        Case{"BuiltDenseWhateverTheConfig", {}, k_linear, LayerKind::built_dense,
+             "model.language_model.layers.0.linear_attn.conv1d", "ColumnParallelLinear",
+             "dense (built_dense)"}),
+    [](const auto& case_info) { return case_info.param.name; });
+
+}  // namespace
+}  // namespace qpatch::engine

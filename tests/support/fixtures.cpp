@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/fixtures.hpp"
+
+#include "synth/synthetic_checkpoint.hpp"
+
+#include <gtest/gtest.h>
+
+namespace qpatch::test {
+namespace {
+
+using synth::TensorSpec;
+
+void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows,
+            uint64_t cols) {
+  out.push_back({module + ".weight_packed", "I32", {rows, cols / 8}});
+  out.push_back({module + ".weight_scale", "BF16", {rows, cols / 32}});
+  out.push_back({module + ".weight_shape", "I64", {2}});
+}
+
+void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<uint64_t> shape) {
+  out.push_back({name, "BF16", std::move(shape)});
+}
+
+void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
+  const auto linear = [&](const std::string& module, uint64_t rows, uint64_t cols) {
+    if (quantized) {
+      packed(out, module, rows, cols);
+    } else {
+      dense(out, module + ".weight", {rows, cols});
+    }
+  };
+  dense(out, p + ".input_layernorm.weight", {64});
+  linear(p + ".self_attn.q_proj", 128, 64);
+  linear(p + ".self_attn.k_proj", 32, 64);
+  linear(p + ".self_attn.v_proj", 32, 64);
+  linear(p + ".self_attn.o_proj", 64, 64);
+  dense(out, p + ".self_attn.q_norm.weight", {32});
+  linear(p + ".mlp.gate_proj", 128, 64);
+  linear(p + ".mlp.up_proj", 128, 64);
+  linear(p + ".mlp.down_proj", 64, 128);
+  dense(out, p + ".post_attention_layernorm.weight", {64});
+}
+
+}  // namespace
+
+void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint) {
+  synth::CheckpointSpec spec;
+  spec.config_json = checkpoint.config_json;
+  synth::ShardSpec main{"model-00001-of-00001.safetensors", {}, true};
+  dense(main.tensors, "model.language_model.embed_tokens.weight", {256, 64});
+  layer(main.tensors, "model.language_model.layers.0", true);
+  dense(main.tensors, "model.language_model.norm.weight", {64});
+  dense(main.tensors, "lm_head.weight", {256, 64});
+  spec.shards.push_back(std::move(main));
+  if (checkpoint.head != Head::absent) {
+    synth::ShardSpec head{"model_extra_tensors.safetensors", {},
+                          checkpoint.head_file == HeadFile::indexed_shard};
+    if (checkpoint.head == Head::dense) {
+      dense(head.tensors, "mtp.fc.weight", {64, 128});
+    } else if (checkpoint.head == Head::packed) {
+      packed(head.tensors, "mtp.fc", 64, 128);
+    } else {
+      dense(head.tensors, "mtp.fc.weight", {64, 128});
+    }
+    dense(head.tensors, "mtp.norm.weight", {64});
+    layer(head.tensors, "mtp.layers.0", checkpoint.head != Head::dense);
+    spec.shards.push_back(std::move(head));
+  }
+  ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
+}
+
+std::string ct_config_json(const std::string& ignore_array, const std::string& targets_array,
+                           const std::string& architecture) {
+  return "{\n  \"architectures\": [\n    \"" + architecture +
+         "\"\n  ],\n  \"model_type\": \"qwen3_5_text\",\n  \"mtp_num_hidden_layers\": 1,\n"
+         "  \"quantization_config\": {\n    \"config_groups\": {\n      \"group_0\": {\n"
+         "        \"format\": \"pack-quantized\",\n        \"targets\": " +
+         targets_array +
+         ",\n        \"weights\": {\n          \"group_size\": 32,\n          \"num_bits\": 4,\n"
+         "          \"strategy\": \"group\",\n          \"symmetric\": true,\n"
+         "          \"type\": \"int\"\n        }\n      }\n    },\n"
+         "    \"format\": \"pack-quantized\",\n    \"ignore\": " +
+         ignore_array +
+         ",\n    \"quant_method\": \"compressed-tensors\"\n  },\n"
+         "  \"tie_word_embeddings\": false\n}\n";
+}
+
+}  // namespace qpatch::test

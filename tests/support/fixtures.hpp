@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small Qwen3.5-style checkpoints for judge/patch tests: one full-attention decoder layer stored
+// compressed-tensors pack-quantized, and an MTP head stored dense, packed, or packed with a
+// dense mtp.fc (the real Qwen3.6-27B W4A16 layout). Shapes are small; data are sparse holes.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace qpatch::test {
+
+enum class Head { dense, packed, packed_fc_dense, absent };
+enum class HeadFile { indexed_shard, unindexed_sidecar };
+
+struct MiniCheckpoint {
+  Head head = Head::dense;
+  HeadFile head_file = HeadFile::indexed_shard;
+  std::string config_json;  // written as config.json
+};
+
+// Write `checkpoint` into `dir`.
+void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint);
+
+// A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
+// quantization_config whose ignore and group_0 targets are the given JSON arrays.
+std::string ct_config_json(const std::string& ignore_array, const std::string& targets_array,
+                           const std::string& architecture = "Qwen3_5ForCausalLM");
+
+}  // namespace qpatch::test
