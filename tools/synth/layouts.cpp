@@ -99,6 +99,32 @@ void qwen35_mtp_bf16(Tensors& out) {
   dense(out, "mtp.layers.0.mlp.down_proj.weight", {k_hidden, k_intermediate});
 }
 
+// The real packed head: projections W4A16 asymmetric group 32 (weight_zero_point), fc and norms
+// plain: 36 tensors.
+void qwen35_mtp_packed(Tensors& out) {
+  const auto packed_asym = [&](const std::string& module, uint64_t rows, uint64_t cols) {
+    out.push_back({module + ".weight_packed", "I32", {rows, cols / 8}});
+    out.push_back({module + ".weight_scale", "BF16", {rows, cols / 32}});
+    out.push_back({module + ".weight_shape", "I64", {2}});
+    out.push_back({module + ".weight_zero_point", "I32", {rows / 8, cols / 32}});
+  };
+  dense(out, "mtp.fc.weight", {k_hidden, 2 * k_hidden});
+  dense(out, "mtp.norm.weight", {k_hidden});
+  dense(out, "mtp.pre_fc_norm_embedding.weight", {k_hidden});
+  dense(out, "mtp.pre_fc_norm_hidden.weight", {k_hidden});
+  dense(out, "mtp.layers.0.input_layernorm.weight", {k_hidden});
+  dense(out, "mtp.layers.0.post_attention_layernorm.weight", {k_hidden});
+  packed_asym("mtp.layers.0.self_attn.q_proj", 12288, k_hidden);
+  packed_asym("mtp.layers.0.self_attn.k_proj", 1024, k_hidden);
+  packed_asym("mtp.layers.0.self_attn.v_proj", 1024, k_hidden);
+  packed_asym("mtp.layers.0.self_attn.o_proj", k_hidden, 6144);
+  dense(out, "mtp.layers.0.self_attn.q_norm.weight", {256});
+  dense(out, "mtp.layers.0.self_attn.k_norm.weight", {256});
+  packed_asym("mtp.layers.0.mlp.gate_proj", k_intermediate, k_hidden);
+  packed_asym("mtp.layers.0.mlp.up_proj", k_intermediate, k_hidden);
+  packed_asym("mtp.layers.0.mlp.down_proj", k_hidden, k_intermediate);
+}
+
 std::string shard_name(size_t index, size_t count) {
   char buffer[64];
   std::snprintf(buffer, sizeof buffer, "model-%05zu-of-%05zu.safetensors", index + 1, count);
@@ -107,7 +133,7 @@ std::string shard_name(size_t index, size_t count) {
 
 }  // namespace
 
-CheckpointSpec qwen35_27b_w4a16_mtp() {
+CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head) {
   CheckpointSpec spec;
   constexpr size_t k_shards = 4;
   for (size_t s = 0; s < k_shards; ++s) {
@@ -121,8 +147,13 @@ CheckpointSpec qwen35_27b_w4a16_mtp() {
   }
   dense(spec.shards[3].tensors, "model.language_model.norm.weight", {k_hidden});
   dense(spec.shards[3].tensors, "lm_head.weight", {k_vocab, k_hidden});
-  ShardSpec mtp{"model_extra_tensors.safetensors", {}, true};
-  qwen35_mtp_bf16(mtp.tensors);
+  ShardSpec mtp{packed_head ? "model-mtp.safetensors" : "model_extra_tensors.safetensors", {},
+                true};
+  if (packed_head) {
+    qwen35_mtp_packed(mtp.tensors);
+  } else {
+    qwen35_mtp_bf16(mtp.tensors);
+  }
   spec.shards.push_back(std::move(mtp));
   return spec;
 }

@@ -9,13 +9,15 @@
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 5) {
-    std::cerr << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|kimi-k2-w4a16 DIR [--config FILE]\n";
+    std::cerr << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|qwen3.6-27b-w4a16-packed-mtp|kimi-k2-w4a16 DIR [--config FILE]\n";
     return 2;
   }
   const std::string layout = argv[1];
   qpatch::synth::CheckpointSpec spec;
   if (layout == "qwen3.5-27b-w4a16-mtp") {
     spec = qpatch::synth::qwen35_27b_w4a16_mtp();
+  } else if (layout == "qwen3.6-27b-w4a16-packed-mtp") {
+    spec = qpatch::synth::qwen35_27b_w4a16_mtp(true);
   } else if (layout == "kimi-k2-w4a16") {
     spec = qpatch::synth::kimi_k2_w4a16();
   } else {

@@ -46,7 +46,9 @@ Status write_checkpoint(const std::filesystem::path& dir, const CheckpointSpec& 
 // Qwen3.5-27B W4A16 (compressed-tensors pack-quantized, group 128): 48 linear-attention and 16
 // full-attention layers, a 27-block vision tower, and the BF16 MTP head in
 // model_extra_tensors.safetensors (indexed).
-CheckpointSpec qwen35_27b_w4a16_mtp();
+// `packed_head`: the head's seven projections are packed (asymmetric, group 32) and mtp.fc stays
+// BF16, as in the real Qwen3.6-27B W4A16 checkpoint (quant-formats.md §2.1), in model-mtp.safetensors.
+CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head = false);
 // Kimi-K2-like 1T-parameter MoE: 61 layers x 384 experts x 3 int4 linears (weight_packed,
 // weight_scale, weight_shape) over `shard_count` shards, ~200k tensors and ~26 MB of headers.
 CheckpointSpec kimi_k2_w4a16(size_t shard_count = 64);
