@@ -335,18 +335,16 @@ std::string_view fused_layer_for(std::string_view last) {
 
 std::vector<Module> build_modules(const Inventory& inventory) {
   std::vector<Module> modules;
-  std::vector<Params> params;
   util::NameIndex by_name;
   by_name.reserve(inventory.tensors.size() / 2 + 1);
   modules.reserve(inventory.tensors.size() / 2 + 1);
-  params.reserve(inventory.tensors.size() / 2 + 1);
   const auto name_of = [&](uint32_t id) { return modules[id].name; };
   for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
     const Tensor& tensor = inventory.tensors[i];
     if (tensor.shadowed) {
       continue;
     }
-    const auto [owner, param] = split_tensor_name(tensor.name);
+    const std::string_view owner = split_tensor_name(tensor.name).first;
     // A module's tensors nearly always sit next to each other: skip the lookup then.
     const auto [id, inserted] =
         !modules.empty() && modules.back().name == owner
@@ -355,7 +353,6 @@ std::vector<Module> build_modules(const Inventory& inventory) {
     if (inserted) {
       modules.emplace_back();
       modules.back().name = owner;
-      params.emplace_back();
     }
     Module& module = modules[id];
     module.tensors.push_back(i);
@@ -363,14 +360,17 @@ std::vector<Module> build_modules(const Inventory& inventory) {
       module.files.push_back(tensor.file);
     }
     module.loaded = module.loaded && inventory.loaded(tensor.file);
-    params[id].items.push_back({param, i});
   }
-  for (size_t m = 0; m < modules.size(); ++m) {
-    Module& module = modules[m];
-    const Verdict verdict = classify(inventory, params[m]);
+  for (Module& module : modules) {
+    // The parameters, re-derived from the tensor names rather than kept for every module.
+    Params params;
+    for (const uint32_t t : module.tensors) {
+      params.items.push_back({split_tensor_name(inventory.tensors[t].name).second, t});
+    }
+    const Verdict verdict = classify(inventory, params);
     module.format = verdict.format;
     module.detail = verdict.detail;
-    for (const auto& [param, index] : params[m].items) {
+    for (const auto& [param, index] : params.items) {
       if (param == verdict.primary) {
         module.primary = index;
         break;

@@ -44,6 +44,10 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
   std::vector<Layer> layers;
   std::unordered_map<std::string, size_t> by_name;
   const auto layer_for = [&](const std::string& name, LayerKind kind, std::string cls) -> Layer& {
+    // Consecutive modules (a layer's shards, an MoE layer's experts) mostly share a layer.
+    if (!layers.empty() && layers.back().name == name) {
+      return layers.back();
+    }
     const auto [it, inserted] = by_name.emplace(name, layers.size());
     if (inserted) {
       Layer layer;
@@ -58,12 +62,16 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view last = last_component(module.name);
-    const std::string name(module.name);
     if (!module.experts_name.empty()) {
-      layer_for(std::string(module.experts_name), LayerKind::experts, "RoutedExperts")
-          .modules.push_back(m);
+      if (!layers.empty() && layers.back().name == module.experts_name) {
+        layers.back().modules.push_back(m);  // skip building a string per expert
+      } else {
+        layer_for(std::string(module.experts_name), LayerKind::experts, "RoutedExperts")
+            .modules.push_back(m);
+      }
       continue;
     }
+    const std::string name(module.name);
     switch (module.kind) {
     case ModuleKind::experts:
       layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);

@@ -17,8 +17,28 @@ namespace qpatch::util {
 
 struct HashedId {
   uint64_t hash = 0;
+  uint64_t check = 0;  // a second, independent hash: (hash, check) is a 128-bit fingerprint
   uint32_t id = 0;
+  uint32_t aux = 0;    // caller data carried along (a file or shard index), so a join over
+                       // sorted ids never has to chase the records
 };
+
+// A second hash, independent of hash_name (other constants, other word order), for fingerprints.
+inline uint64_t check_name(std::string_view text) {
+  uint64_t h = 0xD6E8FEB86659FD93ULL + text.size();
+  size_t i = text.size();
+  while (i >= 8) {
+    i -= 8;
+    uint64_t word = 0;
+    std::memcpy(&word, text.data() + i, 8);
+    h = (h + word) * 0x9FB21C651E98DF25ULL;
+    h ^= h >> 28;
+  }
+  uint64_t head = 0;
+  std::memcpy(&head, text.data(), i);
+  h = (h + head) * 0xC2B2AE3D27D4EB4FULL;
+  return h ^ (h >> 31);
+}
 
 // Sort by hash; stable, so equal hashes keep increasing ids.
 // Four passes of 16-bit digits: the counts (512 KB) stay in cache.
@@ -40,15 +60,22 @@ inline void radix_sort(std::vector<HashedId>& items) {
   }
 }
 
-// Return (hash, id) for ids [0, count), sorted by hash, then id.
-template <class NameOf>
-std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of) {
+// Return (hash, check, id) for ids [0, count), sorted by hash, then id; `aux_of(id)` fills aux.
+template <class NameOf, class AuxOf>
+std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_of) {
   std::vector<HashedId> items(count);
   for (size_t i = 0; i < count; ++i) {
-    items[i] = {hash_name(name_of(static_cast<uint32_t>(i))), static_cast<uint32_t>(i)};
+    const auto id = static_cast<uint32_t>(i);
+    const std::string_view name = name_of(id);
+    items[i] = {hash_name(name), check_name(name), id, aux_of(id)};
   }
   radix_sort(items);
   return items;
+}
+
+template <class NameOf>
+std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of) {
+  return sort_by_hash(count, name_of, [](uint32_t) { return 0U; });
 }
 
 // Return the first id in `sorted` whose name is `name`, if any.
