@@ -30,6 +30,7 @@ std::string_view to_string(ErrorCode code) {
   case ErrorCode::changed_on_disk: return "changed_on_disk";
   case ErrorCode::write_failed: return "write_failed";
   case ErrorCode::rollback_failed: return "rollback_failed";
+  case ErrorCode::internal: return "internal";
   }
   return "unknown";
 }

@@ -40,6 +40,7 @@ enum class ErrorCode {
   changed_on_disk,     // a file changed between reading and writing it
   write_failed,        // a write failed; every file is as it was
   rollback_failed,     // a write failed and so did restoring: files may be half-changed
+  internal,            // a planned edit failed its own verification: a bug, nothing written
 };
 
 // Return the stable spelling of `code` ("invalid_offset").

@@ -42,6 +42,7 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
     case ErrorCode::write_failed:
     case ErrorCode::changed_on_disk: return ExitCode::write_failed;
     case ErrorCode::rollback_failed: return ExitCode::rollback_failed;
+    case ErrorCode::internal: return ExitCode::internal;
     default: return ExitCode::invalid_input;
     }
   }

@@ -15,7 +15,7 @@ using json::Json;
 namespace {
 
 Error internal(const std::string& file, const std::string& message) {
-  return make_error(ErrorCode::invalid_json, file, std::nullopt, "",
+  return make_error(ErrorCode::internal, file, std::nullopt, "",
                     "internal error: the planned edit " + message + "; nothing was written");
 }
 
