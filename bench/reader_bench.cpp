@@ -53,6 +53,6 @@ void inventory_and_modules(benchmark::State& state) {
 }
 BENCHMARK(inventory_and_modules)->Unit(benchmark::kMillisecond)->Iterations(5);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  std::printf("%llu entries (checksum %llu)\n", static_cast<unsigned long long>(entries),
+  std::printf("%llu entries (checksum %llu)\n",
+              static_cast<unsigned long long>(entries),
               static_cast<unsigned long long>(checksum));
   return 0;
 }

@@ -6,31 +6,56 @@ namespace qpatch {
 
 std::string_view to_string(ErrorCode code) {
   switch (code) {
-  case ErrorCode::header_too_small: return "header_too_small";
-  case ErrorCode::header_too_large: return "header_too_large";
-  case ErrorCode::invalid_header_length: return "invalid_header_length";
-  case ErrorCode::invalid_header: return "invalid_header";
-  case ErrorCode::invalid_header_deserialization: return "invalid_header_deserialization";
-  case ErrorCode::invalid_offset: return "invalid_offset";
-  case ErrorCode::validation_overflow: return "validation_overflow";
-  case ErrorCode::misaligned_slice: return "misaligned_slice";
-  case ErrorCode::tensor_invalid_info: return "tensor_invalid_info";
-  case ErrorCode::metadata_incomplete_buffer: return "metadata_incomplete_buffer";
-  case ErrorCode::duplicate_key: return "duplicate_key";
-  case ErrorCode::io_error: return "io_error";
-  case ErrorCode::not_a_directory: return "not_a_directory";
-  case ErrorCode::missing_config: return "missing_config";
-  case ErrorCode::invalid_json: return "invalid_json";
-  case ErrorCode::invalid_index: return "invalid_index";
-  case ErrorCode::unsafe_path: return "unsafe_path";
-  case ErrorCode::limit_exceeded: return "limit_exceeded";
-  case ErrorCode::missing_file: return "missing_file";
-  case ErrorCode::duplicate_tensor: return "duplicate_tensor";
-  case ErrorCode::invalid_pattern: return "invalid_pattern";
-  case ErrorCode::changed_on_disk: return "changed_on_disk";
-  case ErrorCode::write_failed: return "write_failed";
-  case ErrorCode::rollback_failed: return "rollback_failed";
-  case ErrorCode::internal: return "internal";
+  case ErrorCode::header_too_small:
+    return "header_too_small";
+  case ErrorCode::header_too_large:
+    return "header_too_large";
+  case ErrorCode::invalid_header_length:
+    return "invalid_header_length";
+  case ErrorCode::invalid_header:
+    return "invalid_header";
+  case ErrorCode::invalid_header_deserialization:
+    return "invalid_header_deserialization";
+  case ErrorCode::invalid_offset:
+    return "invalid_offset";
+  case ErrorCode::validation_overflow:
+    return "validation_overflow";
+  case ErrorCode::misaligned_slice:
+    return "misaligned_slice";
+  case ErrorCode::tensor_invalid_info:
+    return "tensor_invalid_info";
+  case ErrorCode::metadata_incomplete_buffer:
+    return "metadata_incomplete_buffer";
+  case ErrorCode::duplicate_key:
+    return "duplicate_key";
+  case ErrorCode::io_error:
+    return "io_error";
+  case ErrorCode::not_a_directory:
+    return "not_a_directory";
+  case ErrorCode::missing_config:
+    return "missing_config";
+  case ErrorCode::invalid_json:
+    return "invalid_json";
+  case ErrorCode::invalid_index:
+    return "invalid_index";
+  case ErrorCode::unsafe_path:
+    return "unsafe_path";
+  case ErrorCode::limit_exceeded:
+    return "limit_exceeded";
+  case ErrorCode::missing_file:
+    return "missing_file";
+  case ErrorCode::duplicate_tensor:
+    return "duplicate_tensor";
+  case ErrorCode::invalid_pattern:
+    return "invalid_pattern";
+  case ErrorCode::changed_on_disk:
+    return "changed_on_disk";
+  case ErrorCode::write_failed:
+    return "write_failed";
+  case ErrorCode::rollback_failed:
+    return "rollback_failed";
+  case ErrorCode::internal:
+    return "internal";
   }
   return "unknown";
 }
@@ -68,4 +93,4 @@ Error make_error(ErrorCode code,
   return error;
 }
 
-}  // namespace qpatch
+} // namespace qpatch

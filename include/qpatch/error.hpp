@@ -26,21 +26,21 @@ enum class ErrorCode {
   misaligned_slice,
   tensor_invalid_info,
   metadata_incomplete_buffer,
-  duplicate_key,       // a key twice in one JSON object: stricter than the reference, on purpose
-  io_error,            // open/read/stat failed
-  not_a_directory,     // the checkpoint path is not a directory
-  missing_config,      // no config.json
-  invalid_json,        // a config or index file that is not strict JSON
-  invalid_index,       // model.safetensors.index.json has the wrong shape
-  unsafe_path,         // an index names a file outside the checkpoint directory
-  limit_exceeded,      // a size or count cap (limits.hpp)
-  missing_file,        // a file the index names does not exist
-  duplicate_tensor,    // one tensor name in two files
-  invalid_pattern,     // a regex qpatch cannot compile
-  changed_on_disk,     // a file changed between reading and writing it
-  write_failed,        // a write failed; every file is as it was
-  rollback_failed,     // a write failed and so did restoring: files may be half-changed
-  internal,            // a planned edit failed its own verification: a bug, nothing written
+  duplicate_key,    // a key twice in one JSON object: stricter than the reference, on purpose
+  io_error,         // open/read/stat failed
+  not_a_directory,  // the checkpoint path is not a directory
+  missing_config,   // no config.json
+  invalid_json,     // a config or index file that is not strict JSON
+  invalid_index,    // model.safetensors.index.json has the wrong shape
+  unsafe_path,      // an index names a file outside the checkpoint directory
+  limit_exceeded,   // a size or count cap (limits.hpp)
+  missing_file,     // a file the index names does not exist
+  duplicate_tensor, // one tensor name in two files
+  invalid_pattern,  // a regex qpatch cannot compile
+  changed_on_disk,  // a file changed between reading and writing it
+  write_failed,     // a write failed; every file is as it was
+  rollback_failed,  // a write failed and so did restoring: files may be half-changed
+  internal,         // a planned edit failed its own verification: a bug, nothing written
 };
 
 // Return the stable spelling of `code` ("invalid_offset").
@@ -48,10 +48,10 @@ std::string_view to_string(ErrorCode code);
 
 struct Error {
   ErrorCode code{};
-  std::string path;                // the file, as the user named it (relative to the checkpoint)
-  std::optional<uint64_t> offset;  // absolute byte offset in that file
-  std::string subject;             // tensor name, module name or JSON pointer; may be empty
-  std::string message;             // lowercase, no final period
+  std::string path;               // the file, as the user named it (relative to the checkpoint)
+  std::optional<uint64_t> offset; // absolute byte offset in that file
+  std::string subject;            // tensor name, module name or JSON pointer; may be empty
+  std::string message;            // lowercase, no final period
 
   // Return "<path>: byte <offset>: tensor '<subject>': <message>", leaving out absent parts.
   // `subject_kind` names what the subject is ("tensor", "module", "at").
@@ -59,11 +59,10 @@ struct Error {
   std::string subject_kind = "tensor";
 };
 
-template <class T>
-class [[nodiscard]] Result {
+template <class T> class [[nodiscard]] Result {
 public:
-  Result(T value) : m_value(std::move(value)) {}  // NOLINT: implicit by design, like std::expected
-  Result(Error error) : m_value(std::move(error)) {}  // NOLINT
+  Result(T value) : m_value(std::move(value)) {} // NOLINT: implicit by design, like std::expected
+  Result(Error error) : m_value(std::move(error)) {} // NOLINT
 
   explicit operator bool() const { return m_value.index() == 0; }
   bool ok() const { return m_value.index() == 0; }
@@ -80,7 +79,9 @@ private:
 };
 
 using Status = Result<std::monostate>;
-inline Status ok_status() { return Status(std::monostate{}); }
+inline Status ok_status() {
+  return Status(std::monostate{});
+}
 
 Error make_error(ErrorCode code,
                  std::string path,
@@ -88,14 +89,14 @@ Error make_error(ErrorCode code,
                  std::string subject,
                  std::string message);
 
-}  // namespace qpatch
+} // namespace qpatch
 
 #define QP_CONCAT_INNER(a, b) a##b
 #define QP_CONCAT(a, b) QP_CONCAT_INNER(a, b)
 // Bind `decl` to the value of `expr` (a Result), or return its error from the enclosing function.
-#define QP_TRY_ASSIGN(decl, expr)                                     \
-  auto QP_CONCAT(qp_result_, __LINE__) = (expr);                      \
-  if (!QP_CONCAT(qp_result_, __LINE__)) {                             \
-    return QP_CONCAT(qp_result_, __LINE__).take_error();              \
-  }                                                                   \
+#define QP_TRY_ASSIGN(decl, expr)                                                                  \
+  auto QP_CONCAT(qp_result_, __LINE__) = (expr);                                                   \
+  if (!QP_CONCAT(qp_result_, __LINE__)) {                                                          \
+    return QP_CONCAT(qp_result_, __LINE__).take_error();                                           \
+  }                                                                                                \
   decl = QP_CONCAT(qp_result_, __LINE__).take_value()

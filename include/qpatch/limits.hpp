@@ -28,4 +28,4 @@ inline constexpr uint32_t k_pattern_depth_limit = 10'000;
 // *.safetensors files scanned in one checkpoint directory.
 inline constexpr size_t k_max_safetensors_files = 100'000;
 
-}  // namespace qpatch::limits
+} // namespace qpatch::limits

@@ -31,7 +31,7 @@ Error index_error(ErrorCode code,
   return error;
 }
 
-}  // namespace
+} // namespace
 
 std::string unsafe_shard_name_reason(std::string_view name) {
   if (name.empty()) {
@@ -67,7 +67,10 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   using simdjson::dom::element;
   const std::string_view text(padded.data(), padded.length());
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
-    return index_error(ErrorCode::invalid_json, path, 0, "",
+    return index_error(ErrorCode::invalid_json,
+                       path,
+                       0,
+                       "",
                        "file starts with a UTF-8 byte-order mark, which Python's json rejects");
   }
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
@@ -82,11 +85,14 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
     if (auto located = json::locate_syntax_error(text)) {
       return index_error(ErrorCode::invalid_json, path, located->pos, "", located->message);
     }
-    return index_error(ErrorCode::invalid_json, path, std::nullopt, "",
-                       simdjson::error_message(code));
+    return index_error(
+        ErrorCode::invalid_json, path, std::nullopt, "", simdjson::error_message(code));
   }
   if (!root.is_object()) {
-    return index_error(ErrorCode::invalid_index, path, std::nullopt, "",
+    return index_error(ErrorCode::invalid_index,
+                       path,
+                       std::nullopt,
+                       "",
                        "the index is " + json::type_name(root.type()) + ", expected an object");
   }
   element weight_map;
@@ -94,7 +100,10 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   std::vector<std::string_view> root_keys;
   for (auto field : root.get_object()) {
     if (std::find(root_keys.begin(), root_keys.end(), field.key) != root_keys.end()) {
-      return index_error(ErrorCode::duplicate_key, path, std::nullopt, "",
+      return index_error(ErrorCode::duplicate_key,
+                         path,
+                         std::nullopt,
+                         "",
                          "key \"" + std::string(field.key) + "\" appears twice in one object");
     }
     root_keys.push_back(field.key);
@@ -103,28 +112,40 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
       has_weight_map = true;
     } else if (auto key = json::find_duplicate_key(field.value)) {
       // Everything but weight_map is small: check it the simple way.
-      return index_error(ErrorCode::duplicate_key, path, std::nullopt, "",
+      return index_error(ErrorCode::duplicate_key,
+                         path,
+                         std::nullopt,
+                         "",
                          "key \"" + *key + "\" appears twice in one object");
     }
   }
   if (!has_weight_map) {
-    return index_error(ErrorCode::invalid_index, path, std::nullopt, "",
-                       "no \"weight_map\" object");
+    return index_error(
+        ErrorCode::invalid_index, path, std::nullopt, "", "no \"weight_map\" object");
   }
   if (!weight_map.is_object()) {
-    return index_error(ErrorCode::invalid_index, path, std::nullopt, "/weight_map",
+    return index_error(ErrorCode::invalid_index,
+                       path,
+                       std::nullopt,
+                       "/weight_map",
                        "weight_map is " + json::type_name(weight_map.type()) +
                            ", expected an object of tensor name to file name");
   }
   element metadata;
   if (root["metadata"].get(metadata) == simdjson::SUCCESS && !metadata.is_object() &&
       !metadata.is_null()) {
-    return index_error(ErrorCode::invalid_index, path, std::nullopt, "/metadata",
+    return index_error(ErrorCode::invalid_index,
+                       path,
+                       std::nullopt,
+                       "/metadata",
                        "metadata is " + json::type_name(metadata.type()) + ", expected an object");
   }
   const auto map = weight_map.get_object().value_unsafe();
   if (map.size() > limits::k_max_index_entries) {
-    return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "/weight_map",
+    return index_error(ErrorCode::limit_exceeded,
+                       path,
+                       std::nullopt,
+                       "/weight_map",
                        std::to_string(map.size()) + " entries, over the limit of " +
                            std::to_string(limits::k_max_index_entries));
   }
@@ -136,7 +157,9 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   uint32_t last_shard_id = 0;
   for (auto field : map) {
     if (!field.value.is_string()) {
-      return index_error(ErrorCode::invalid_index, path, std::nullopt,
+      return index_error(ErrorCode::invalid_index,
+                         path,
+                         std::nullopt,
                          "/weight_map/" + std::string(field.key),
                          "value is " + json::type_name(field.value.type()) +
                              ", expected a file name");
@@ -146,18 +169,24 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
     const auto [shard_id, new_shard] =
         !index.shards.empty() && shard == last_shard
             ? std::pair(last_shard_id, false)
-            : shard_ids.insert(shard, static_cast<uint32_t>(index.shards.size()),
-                               [&](uint32_t id) { return std::string_view(index.shards[id]); });
+            : shard_ids.insert(shard, static_cast<uint32_t>(index.shards.size()), [&](uint32_t id) {
+                return std::string_view(index.shards[id]);
+              });
     last_shard = shard;
     last_shard_id = shard_id;
     if (new_shard) {
       if (const std::string reason = unsafe_shard_name_reason(shard); !reason.empty()) {
-        return index_error(ErrorCode::unsafe_path, path, std::nullopt,
+        return index_error(ErrorCode::unsafe_path,
+                           path,
+                           std::nullopt,
                            "/weight_map/" + std::string(field.key),
                            "file name \"" + std::string(shard) + "\" " + reason);
       }
       if (index.shards.size() >= limits::k_max_shards) {
-        return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "/weight_map",
+        return index_error(ErrorCode::limit_exceeded,
+                           path,
+                           std::nullopt,
+                           "/weight_map",
                            "more than " + std::to_string(limits::k_max_shards) + " shard files");
       }
       index.shards.emplace_back(shard);
@@ -166,14 +195,17 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
     names_size += field.key.size();
   }
   const auto name_of = [&](uint32_t id) { return index.entries[id].tensor; };
-  index.by_hash = util::sort_by_hash(index.entries.size(), name_of,
-                                     [&](uint32_t id) { return index.entries[id].shard; });
+  index.by_hash = util::sort_by_hash(
+      index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
   for (size_t i = 1; i < index.by_hash.size(); ++i) {
     if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
       // Equal hashes are rare: compare every earlier name of the run.
       for (size_t j = i; j-- > 0 && index.by_hash[j].hash == index.by_hash[i].hash;) {
         if (name_of(index.by_hash[j].id) == name_of(index.by_hash[i].id)) {
-          return index_error(ErrorCode::duplicate_key, path, std::nullopt, "/weight_map",
+          return index_error(ErrorCode::duplicate_key,
+                             path,
+                             std::nullopt,
+                             "/weight_map",
                              "key \"" + std::string(name_of(index.by_hash[i].id)) +
                                  "\" appears twice in one object");
         }
@@ -191,7 +223,7 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   return index;
 }
 
-}  // namespace
+} // namespace
 
 Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
   const simdjson::padded_string padded(text);
@@ -205,7 +237,10 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
     return index_error(ErrorCode::io_error, path, std::nullopt, "", "cannot read: " + ec.message());
   }
   if (size > limits::k_max_index_size) {
-    return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "",
+    return index_error(ErrorCode::limit_exceeded,
+                       path,
+                       std::nullopt,
+                       "",
                        "file is " + std::to_string(size) + " bytes, over the " +
                            std::to_string(limits::k_max_index_size) + "-byte limit");
   }
@@ -214,7 +249,10 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   // only when the last page has that much slack (zeros past EOF); otherwise the file is copied.
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    return index_error(ErrorCode::io_error, path, std::nullopt, "",
+    return index_error(ErrorCode::io_error,
+                       path,
+                       std::nullopt,
+                       "",
                        std::string("cannot open: ") + std::strerror(errno));
   }
   const auto length = static_cast<size_t>(size);
@@ -223,10 +261,10 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   void* mapped = slack ? ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
   ::close(fd);
   if (mapped != MAP_FAILED) {
-    auto result = parse_padded(
-        simdjson::padded_string_view(static_cast<const char*>(mapped), length,
-                                     length + simdjson::SIMDJSON_PADDING),
-        path);
+    auto result = parse_padded(simdjson::padded_string_view(static_cast<const char*>(mapped),
+                                                            length,
+                                                            length + simdjson::SIMDJSON_PADDING),
+                               path);
     ::munmap(mapped, length);
     return result;
   }
@@ -237,4 +275,4 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   return parse_padded(text, path);
 }
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

@@ -2,30 +2,42 @@
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <map>
 
 namespace qpatch::checkpoint {
+
+using util::ends_with;
 namespace fs = std::filesystem;
 
 std::string_view to_string(ProblemCode code) {
   switch (code) {
-  case ProblemCode::missing_file: return "missing_file";
-  case ProblemCode::unindexed_file: return "unindexed_file";
-  case ProblemCode::duplicate_tensor: return "duplicate_tensor";
-  case ProblemCode::unlisted_tensor: return "unlisted_tensor";
-  case ProblemCode::orphan_entry: return "orphan_entry";
-  case ProblemCode::wrong_file: return "wrong_file";
+  case ProblemCode::missing_file:
+    return "missing_file";
+  case ProblemCode::unindexed_file:
+    return "unindexed_file";
+  case ProblemCode::duplicate_tensor:
+    return "duplicate_tensor";
+  case ProblemCode::unlisted_tensor:
+    return "unlisted_tensor";
+  case ProblemCode::orphan_entry:
+    return "orphan_entry";
+  case ProblemCode::wrong_file:
+    return "wrong_file";
   }
   return "unknown";
 }
 
 std::string_view to_string(Severity severity) {
   switch (severity) {
-  case Severity::error: return "error";
-  case Severity::warning: return "warning";
-  case Severity::info: return "info";
+  case Severity::error:
+    return "error";
+  case Severity::warning:
+    return "warning";
+  case Severity::info:
+    return "info";
   }
   return "unknown";
 }
@@ -39,10 +51,6 @@ bool Inventory::has_errors() const {
 
 namespace {
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 // *.safetensors entries of `dir` (regular files or links to them), sorted by name.
 Result<std::vector<std::string>> list_safetensors(const fs::path& dir,
                                                   const std::string& display_dir) {
@@ -53,14 +61,20 @@ Result<std::vector<std::string>> list_safetensors(const fs::path& dir,
     if (ends_with(name, ".safetensors") && it->is_regular_file(ec)) {
       names.push_back(name);
       if (names.size() > limits::k_max_safetensors_files) {
-        return make_error(ErrorCode::limit_exceeded, display_dir, std::nullopt, "",
+        return make_error(ErrorCode::limit_exceeded,
+                          display_dir,
+                          std::nullopt,
+                          "",
                           "more than " + std::to_string(limits::k_max_safetensors_files) +
                               " .safetensors files");
       }
     }
   }
   if (ec) {
-    return make_error(ErrorCode::io_error, display_dir, std::nullopt, "",
+    return make_error(ErrorCode::io_error,
+                      display_dir,
+                      std::nullopt,
+                      "",
                       "cannot list the directory: " + ec.message());
   }
   std::sort(names.begin(), names.end());
@@ -84,8 +98,8 @@ constexpr uint32_t k_shadowed_bit = 0x80000000U;
 // Mark every later copy of a name as shadowed. Ids follow Inventory::files, which lists the
 // files an engine loads first, so the first copy of a name is the one an engine uses.
 void mark_duplicates(Inventory& inventory) {
-  const auto& sorted = inventory.by_hash;  // read only; the aux update goes through inventory
-  std::vector<std::pair<uint32_t, uint32_t>> duplicates;  // (copy, owner), reported in file order
+  const auto& sorted = inventory.by_hash; // read only; the aux update goes through inventory
+  std::vector<std::pair<uint32_t, uint32_t>> duplicates; // (copy, owner), reported in file order
   for (size_t i = 1; i < sorted.size(); ++i) {
     for (size_t j = i; j-- > 0 && sorted[j].hash == sorted[i].hash;) {
       const Tensor& earlier = inventory.tensors[sorted[j].id];
@@ -103,7 +117,10 @@ void mark_duplicates(Inventory& inventory) {
     ShardFile& file = inventory.files[tensor.file];
     ++file.duplicate_count;
     if (inventory.loaded(tensor.file)) {
-      add_problem(inventory, ProblemCode::duplicate_tensor, Severity::error, file.name,
+      add_problem(inventory,
+                  ProblemCode::duplicate_tensor,
+                  Severity::error,
+                  file.name,
                   std::string(tensor.name),
                   "tensor is also in " + inventory.files[inventory.tensors[owner].file].name +
                       ": which copy an engine uses depends on the loader");
@@ -123,8 +140,13 @@ void report_unindexed_files(Inventory& inventory) {
       message += " (" + std::to_string(file.duplicate_count) +
                  " of them duplicate tensors in indexed files)";
     }
-    add_problem(inventory, ProblemCode::unindexed_file, Severity::warning, file.name, "",
-                message, file.tensor_count);
+    add_problem(inventory,
+                ProblemCode::unindexed_file,
+                Severity::warning,
+                file.name,
+                "",
+                message,
+                file.tensor_count);
   }
 }
 
@@ -146,9 +168,9 @@ struct Tally {
 void check_index(Inventory& inventory, const IndexFile& index) {
   const auto& tensors = inventory.by_hash;
   const auto& entries = index.by_hash;
-  std::map<uint32_t, Tally> unlisted;  // by file
-  std::map<uint32_t, Tally> orphans;   // by shard
-  std::vector<std::pair<uint32_t, uint32_t>> misplaced;  // (entry, tensor)
+  std::map<uint32_t, Tally> unlisted;                   // by file
+  std::map<uint32_t, Tally> orphans;                    // by shard
+  std::vector<std::pair<uint32_t, uint32_t>> misplaced; // (entry, tensor)
   const auto unmatched_tensor = [&](const util::HashedId& tensor) {
     if ((tensor.aux & k_shadowed_bit) == 0 && inventory.files[tensor.aux].indexed) {
       unlisted[tensor.aux].add(tensor.id);
@@ -199,8 +221,11 @@ void check_index(Inventory& inventory, const IndexFile& index) {
   std::sort(misplaced.begin(), misplaced.end());
   for (const auto& [entry, id] : misplaced) {
     const ShardFile& file = inventory.files[inventory.tensors[id].file];
-    add_problem(inventory, ProblemCode::wrong_file, Severity::warning,
-                std::string(k_index_file_name), std::string(index.entries[entry].tensor),
+    add_problem(inventory,
+                ProblemCode::wrong_file,
+                Severity::warning,
+                std::string(k_index_file_name),
+                std::string(index.entries[entry].tensor),
                 "the index maps it to " + index.shards[index.entries[entry].shard] +
                     " but it is in " + file.name +
                     (file.indexed ? "" : ", which the index does not name"));
@@ -208,18 +233,24 @@ void check_index(Inventory& inventory, const IndexFile& index) {
   for (const auto& [shard, tally] : orphans) {
     const ShardFile& file = inventory.files[shard];
     if (!file.exists || !file.readable) {
-      continue;  // already reported as missing or unreadable
+      continue; // already reported as missing or unreadable
     }
     const size_t count = tally.count;
-    add_problem(inventory, ProblemCode::orphan_entry, Severity::warning,
-                std::string(k_index_file_name), std::string(index.entries[tally.first].tensor),
+    add_problem(inventory,
+                ProblemCode::orphan_entry,
+                Severity::warning,
+                std::string(k_index_file_name),
+                std::string(index.entries[tally.first].tensor),
                 std::to_string(count) + " weight_map entr" + (count == 1 ? "y maps" : "ies map") +
                     " to " + file.name + " but no file holds " + (count == 1 ? "it" : "them"),
                 count);
   }
   for (const auto& [file, tally] : unlisted) {
-    add_problem(inventory, ProblemCode::unlisted_tensor, Severity::info,
-                inventory.files[file].name, std::string(inventory.tensors[tally.first].name),
+    add_problem(inventory,
+                ProblemCode::unlisted_tensor,
+                Severity::info,
+                inventory.files[file].name,
+                std::string(inventory.tensors[tally.first].name),
                 std::to_string(tally.count) +
                     " tensor(s) in this file are not in the index's weight_map (vLLM loads "
                     "them anyway)",
@@ -229,7 +260,8 @@ void check_index(Inventory& inventory, const IndexFile& index) {
 
 void cross_check(Inventory& inventory, const IndexFile* index) {
   inventory.by_hash = util::sort_by_hash(
-      inventory.tensors.size(), [&](uint32_t id) { return inventory.tensors[id].name; },
+      inventory.tensors.size(),
+      [&](uint32_t id) { return inventory.tensors[id].name; },
       [&](uint32_t id) { return inventory.tensors[id].file; });
   mark_duplicates(inventory);
   report_unindexed_files(inventory);
@@ -238,19 +270,23 @@ void cross_check(Inventory& inventory, const IndexFile* index) {
   }
 }
 
-}  // namespace
+} // namespace
 
-Result<Inventory> read_inventory(const fs::path& dir,
-                                 std::string display_dir,
-                                 const InventoryOptions& options) {
+Result<Inventory>
+read_inventory(const fs::path& dir, std::string display_dir, const InventoryOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     return make_error(fs::exists(dir, ec) ? ErrorCode::not_a_directory : ErrorCode::io_error,
-                      display_dir, std::nullopt, "",
+                      display_dir,
+                      std::nullopt,
+                      "",
                       fs::exists(dir, ec) ? "not a directory" : "no such directory");
   }
   if (!fs::exists(dir / "config.json", ec)) {
-    return make_error(ErrorCode::missing_config, display_dir, std::nullopt, "",
+    return make_error(ErrorCode::missing_config,
+                      display_dir,
+                      std::nullopt,
+                      "",
                       "no config.json: not a Hugging Face checkpoint directory");
   }
   Inventory inventory;
@@ -273,21 +309,25 @@ Result<Inventory> read_inventory(const fs::path& dir,
     }
   }
   for (const std::string& name : present) {
-    if (!index || std::find(index->shards.begin(), index->shards.end(), name) ==
-                      index->shards.end()) {
+    if (!index ||
+        std::find(index->shards.begin(), index->shards.end(), name) == index->shards.end()) {
       ShardFile file;
       file.name = name;
       inventory.files.push_back(std::move(file));
     }
   }
   if (index) {
-    inventory.tensors.reserve(index->entries.size());  // a close guess; spares regrowth
+    inventory.tensors.reserve(index->entries.size()); // a close guess; spares regrowth
   }
   safetensors::HeaderParser parser;
   for (uint32_t f = 0; f < inventory.files.size(); ++f) {
     ShardFile& file = inventory.files[f];
     if (!file.exists) {
-      add_problem(inventory, ProblemCode::missing_file, Severity::error, file.name, "",
+      add_problem(inventory,
+                  ProblemCode::missing_file,
+                  Severity::error,
+                  file.name,
+                  "",
                   "the index names this file but it does not exist (vLLM: \"Weight files "
                   "referenced in index but missing\")");
       continue;
@@ -303,8 +343,8 @@ Result<Inventory> read_inventory(const fs::path& dir,
     file.tensor_count = header->tensors.size();
     file.metadata = std::move(header->metadata);
     for (auto& entry : header->tensors) {
-      inventory.tensors.push_back(
-          Tensor{entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
+      inventory.tensors.push_back(Tensor{
+          entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
     }
     inventory.name_storage.push_back(std::move(header->name_storage));
   }
@@ -312,4 +352,4 @@ Result<Inventory> read_inventory(const fs::path& dir,
   return inventory;
 }
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

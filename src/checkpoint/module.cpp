@@ -1,72 +1,106 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/util/name_index.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <array>
-#include <qpatch/util/name_index.hpp>
 
 namespace qpatch::checkpoint {
+
+using util::ends_with;
+using util::last_component;
 
 using safetensors::Dtype;
 
 std::string_view to_string(ModuleKind kind) {
   switch (kind) {
-  case ModuleKind::linear: return "linear";
-  case ModuleKind::embedding: return "embedding";
-  case ModuleKind::norm: return "norm";
-  case ModuleKind::conv: return "conv";
-  case ModuleKind::router: return "router";
-  case ModuleKind::experts: return "experts";
-  case ModuleKind::other: return "other";
+  case ModuleKind::linear:
+    return "linear";
+  case ModuleKind::embedding:
+    return "embedding";
+  case ModuleKind::norm:
+    return "norm";
+  case ModuleKind::conv:
+    return "conv";
+  case ModuleKind::router:
+    return "router";
+  case ModuleKind::experts:
+    return "experts";
+  case ModuleKind::other:
+    return "other";
   }
   return "other";
 }
 
 std::string_view to_string(StorageFormat format) {
   switch (format) {
-  case StorageFormat::dense: return "dense";
-  case StorageFormat::ct_pack_quantized: return "ct-pack-quantized";
-  case StorageFormat::ct_int8: return "ct-int8";
-  case StorageFormat::fp8: return "fp8";
-  case StorageFormat::ct_nvfp4: return "ct-nvfp4";
-  case StorageFormat::ct_mxfp4: return "ct-mxfp4";
-  case StorageFormat::ct_mxfp8: return "ct-mxfp8";
-  case StorageFormat::gptq: return "gptq";
-  case StorageFormat::awq: return "awq";
-  case StorageFormat::fp8_block: return "fp8-block";
-  case StorageFormat::modelopt_nvfp4: return "modelopt-nvfp4";
-  case StorageFormat::mxfp4: return "mxfp4";
-  case StorageFormat::bnb_4bit: return "bnb-4bit";
-  case StorageFormat::bnb_int8: return "bnb-int8";
-  case StorageFormat::inconsistent: return "inconsistent";
+  case StorageFormat::dense:
+    return "dense";
+  case StorageFormat::ct_pack_quantized:
+    return "ct-pack-quantized";
+  case StorageFormat::ct_int8:
+    return "ct-int8";
+  case StorageFormat::fp8:
+    return "fp8";
+  case StorageFormat::ct_nvfp4:
+    return "ct-nvfp4";
+  case StorageFormat::ct_mxfp4:
+    return "ct-mxfp4";
+  case StorageFormat::ct_mxfp8:
+    return "ct-mxfp8";
+  case StorageFormat::gptq:
+    return "gptq";
+  case StorageFormat::awq:
+    return "awq";
+  case StorageFormat::fp8_block:
+    return "fp8-block";
+  case StorageFormat::modelopt_nvfp4:
+    return "modelopt-nvfp4";
+  case StorageFormat::mxfp4:
+    return "mxfp4";
+  case StorageFormat::bnb_4bit:
+    return "bnb-4bit";
+  case StorageFormat::bnb_int8:
+    return "bnb-int8";
+  case StorageFormat::inconsistent:
+    return "inconsistent";
   }
   return "inconsistent";
 }
 
 namespace {
 
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-std::string_view last_component(std::string_view name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
-}
-
 // bitsandbytes 4-bit quant state hangs below `weight` (quant-formats.md §1.2).
-constexpr std::array<std::string_view, 6> k_bnb_state = {
-    ".weight.absmax", ".weight.quant_map", ".weight.nested_absmax", ".weight.nested_quant_map",
-    ".weight.quant_state.bitsandbytes__nf4", ".weight.quant_state.bitsandbytes__fp4"};
+constexpr std::array<std::string_view, 6> k_bnb_state = {".weight.absmax",
+                                                         ".weight.quant_map",
+                                                         ".weight.nested_absmax",
+                                                         ".weight.nested_quant_map",
+                                                         ".weight.quant_state.bitsandbytes__nf4",
+                                                         ".weight.quant_state.bitsandbytes__fp4"};
 
 // Parameters that, next to or instead of `weight`, mean "stored quantized" (§1.4). bias,
 // k_scale and v_scale are not evidence: the last two belong to the KV-cache scheme.
-constexpr std::array<std::string_view, 20> k_companions = {
-    "weight_packed", "weight_scale", "weight_scale_inv", "weight_scale_2",
-    "weight_global_scale", "weight_zero_point", "weight_g_idx", "weight_shape",
-    "input_scale", "input_global_scale", "input_zero_point", "activation_scale",
-    "qweight", "qzeros", "scales", "g_idx", "pre_quant_scale", "svdquant_lora_a",
-    "svdquant_lora_b", "SCB"};
+constexpr std::array<std::string_view, 20> k_companions = {"weight_packed",
+                                                           "weight_scale",
+                                                           "weight_scale_inv",
+                                                           "weight_scale_2",
+                                                           "weight_global_scale",
+                                                           "weight_zero_point",
+                                                           "weight_g_idx",
+                                                           "weight_shape",
+                                                           "input_scale",
+                                                           "input_global_scale",
+                                                           "input_zero_point",
+                                                           "activation_scale",
+                                                           "qweight",
+                                                           "qzeros",
+                                                           "scales",
+                                                           "g_idx",
+                                                           "pre_quant_scale",
+                                                           "svdquant_lora_a",
+                                                           "svdquant_lora_b",
+                                                           "SCB"};
 
 bool is_companion(std::string_view param) {
   return std::find(k_companions.begin(), k_companions.end(), param) != k_companions.end() ||
@@ -105,7 +139,7 @@ bool is_e8m0_scale(const Tensor* t) {
 struct Verdict {
   StorageFormat format = StorageFormat::dense;
   std::string detail;
-  std::string_view primary;  // parameter name of the deciding weight
+  std::string_view primary; // parameter name of the deciding weight
 };
 
 Verdict inconsistent(std::string detail, std::string_view primary) {
@@ -247,7 +281,9 @@ bool is_embedding_name(std::string_view last) {
          last == "token_embedding";
 }
 
-ModuleKind kind_of(std::string_view name, const Tensor& primary, std::string_view param,
+ModuleKind kind_of(std::string_view name,
+                   const Tensor& primary,
+                   std::string_view param,
                    StorageFormat format) {
   const std::string_view last = last_component(name);
   if (last == "experts") {
@@ -289,16 +325,16 @@ void set_expert(Module& module) {
   }
   const std::string_view index = head.substr(dot_index + 1);
   const std::string_view parent = head.substr(0, dot_index);
-  if (index.empty() || !std::all_of(index.begin(), index.end(), [](char c) {
-        return c >= '0' && c <= '9';
-      }) || last_component(parent) != "experts" || index.size() > 9) {
+  if (index.empty() ||
+      !std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      last_component(parent) != "experts" || index.size() > 9) {
     return;
   }
   module.experts_name = parent;
   module.expert_index = std::stoull(std::string(index));
 }
 
-}  // namespace
+} // namespace
 
 std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view tensor) {
   for (const std::string_view suffix : k_bnb_state) {
@@ -391,4 +427,4 @@ std::vector<Module> build_modules(const Inventory& inventory) {
   return modules;
 }
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

@@ -20,12 +20,14 @@ using report::Status;
 
 void setup_fix(CLI::App& app, FixOptions& options) {
   app.add_option("DIR", options.dirs, "Checkpoint directories (each holds config.json)");
-  app.add_flag("-n,--dry-run", options.dry_run,
+  app.add_flag("-n,--dry-run",
+               options.dry_run,
                "Print a unified diff of what would change (a/ and b/ paths relative to DIR); "
                "write nothing");
   app.add_flag("--check", options.check, "Write nothing; report and exit 1 if a patch is needed");
   app.add_flag("--json", options.json, "Print one JSON document on stdout; human text on stderr");
-  app.add_option("--only", options.only,
+  app.add_option("--only",
+                 options.only,
                  "Consider only modules whose checkpoint name matches REGEX (Python re.search)");
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
@@ -40,22 +42,30 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
   if (outcome.error) {
     switch (outcome.error->code) {
     case ErrorCode::write_failed:
-    case ErrorCode::changed_on_disk: return ExitCode::write_failed;
-    case ErrorCode::rollback_failed: return ExitCode::rollback_failed;
-    case ErrorCode::internal: return ExitCode::internal;
-    default: return ExitCode::invalid_input;
+    case ErrorCode::changed_on_disk:
+      return ExitCode::write_failed;
+    case ErrorCode::rollback_failed:
+      return ExitCode::rollback_failed;
+    case ErrorCode::internal:
+      return ExitCode::internal;
+    default:
+      return ExitCode::invalid_input;
     }
   }
   switch (outcome.status) {
   case Status::clean:
-  case Status::patched: return ExitCode::ok;
-  default: return ExitCode::findings;
+  case Status::patched:
+    return ExitCode::ok;
+  default:
+    return ExitCode::findings;
   }
 }
 
 // Judge one checkpoint and, unless only asked, patch it. `diff` collects --dry-run output.
-CheckpointOutcome process(const std::string& dir, const FixOptions& options,
-                          const diagnose::DiagnoseOptions& diagnose_options, std::string& diff) {
+CheckpointOutcome process(const std::string& dir,
+                          const FixOptions& options,
+                          const diagnose::DiagnoseOptions& diagnose_options,
+                          std::string& diff) {
   CheckpointOutcome outcome;
   outcome.path = dir;
   const auto fail = [&](Error error) {
@@ -116,8 +126,8 @@ CheckpointOutcome process(const std::string& dir, const FixOptions& options,
   for (const auto& change : plan->changes) {
     requests.push_back({change.file, change.before, change.after});
   }
-  auto committed = commit::commit(dir, requests,
-                                  options.no_backup ? commit::Backup::no : commit::Backup::yes);
+  auto committed =
+      commit::commit(dir, requests, options.no_backup ? commit::Backup::no : commit::Backup::yes);
   if (!committed) {
     return fail(committed.take_error());
   }
@@ -127,7 +137,7 @@ CheckpointOutcome process(const std::string& dir, const FixOptions& options,
   return outcome;
 }
 
-}  // namespace
+} // namespace
 
 ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
@@ -168,4 +178,4 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   return code;
 }
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

@@ -15,8 +15,8 @@ CLI::App* setup_inspect(CLI::App& app, InspectOptions& options) {
   cmd->add_option("DIR", options.dir, "Checkpoint directory (holds config.json)")->required();
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   cmd->add_flag("--summary", options.summary_only, "Print the summary only, no module rows");
-  cmd->add_option("--only", options.only,
-                  "Show only modules whose name matches REGEX (Python re.search)");
+  cmd->add_option(
+      "--only", options.only, "Show only modules whose name matches REGEX (Python re.search)");
   cmd->add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   return cmd;
@@ -41,8 +41,8 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     return ExitCode::invalid_input;
   }
   const auto modules = checkpoint::build_modules(*inventory);
-  report::InspectView view{*inventory, modules, {},
-                           options.summary_only ? report::Rows::none : report::Rows::all};
+  report::InspectView view{
+      *inventory, modules, {}, options.summary_only ? report::Rows::none : report::Rows::all};
   view.shown.reserve(modules.size());
   for (size_t m = 0; m < modules.size(); ++m) {
     if (only) {
@@ -67,4 +67,4 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
   return inventory->has_errors() ? ExitCode::invalid_input : ExitCode::ok;
 }
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

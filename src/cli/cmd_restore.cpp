@@ -42,8 +42,8 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     auto original = json::read_file(dir / found.front(), found.front(), limits::k_max_index_size);
     auto current = json::read_file(dir / file, file, limits::k_max_index_size);
     if (!original || !current) {
-      io.err << "qpatch: error: "
-             << (!original ? original.error() : current.error()).to_string() << "\n";
+      io.err << "qpatch: error: " << (!original ? original.error() : current.error()).to_string()
+             << "\n";
       return ExitCode::invalid_input;
     }
     if (*original != *current) {
@@ -71,4 +71,4 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
   return ExitCode::ok;
 }
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

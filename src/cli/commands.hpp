@@ -54,4 +54,4 @@ struct RestoreOptions {
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);
 ExitCode run_restore(const RestoreOptions& options, Io& io);
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

@@ -18,7 +18,7 @@ constexpr const char* k_exit_codes = R"(Exit status:
   5  a write failed and restoring failed too (the report lists every file and backup)
   70 internal error (a bug: please report it))";
 
-}  // namespace
+} // namespace
 
 int run(const std::vector<std::string>& args,
         std::ostream& out,
@@ -41,7 +41,8 @@ int run(const std::vector<std::string>& args,
   CLI::App* restore = setup_restore(app, restore_options);
   Io io{out, err, terminal};
   try {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 2.1 parses a reversed vector
+    std::vector<std::string> reversed(args.rbegin(),
+                                      args.rend()); // CLI11 2.1 parses a reversed vector
     try {
       app.parse(reversed);
     } catch (const CLI::Success& e) {
@@ -68,4 +69,4 @@ int run(const std::vector<std::string>& args,
   }
 }
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

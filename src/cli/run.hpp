@@ -17,4 +17,4 @@ int run(const std::vector<std::string>& args,
         std::ostream& err,
         const Terminal& terminal = {});
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

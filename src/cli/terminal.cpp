@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "terminal.hpp"
 
-#include <cstdlib>
-
 #include <unistd.h>
+
+#include <cstdlib>
 
 namespace qpatch::cli {
 
@@ -31,11 +31,14 @@ std::optional<ColorWhen> parse_color_when(const std::string& text) {
 
 bool use_color(ColorWhen when, bool stream_is_tty, const Terminal& terminal) {
   switch (when) {
-  case ColorWhen::always: return true;
-  case ColorWhen::never: return false;
-  case ColorWhen::automatic: return stream_is_tty && !terminal.no_color;
+  case ColorWhen::always:
+    return true;
+  case ColorWhen::never:
+    return false;
+  case ColorWhen::automatic:
+    return stream_is_tty && !terminal.no_color;
   }
   return false;
 }
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

@@ -12,7 +12,7 @@ namespace qpatch::cli {
 struct Terminal {
   bool stdout_is_tty = false;
   bool stderr_is_tty = false;
-  bool no_color = false;  // NO_COLOR is set and non-empty
+  bool no_color = false; // NO_COLOR is set and non-empty
 
   static Terminal detect();
 };
@@ -24,4 +24,4 @@ std::optional<ColorWhen> parse_color_when(const std::string& text);
 // Return whether a stream that is (or is not) a TTY gets colour.
 bool use_color(ColorWhen when, bool stream_is_tty, const Terminal& terminal);
 
-}  // namespace qpatch::cli
+} // namespace qpatch::cli

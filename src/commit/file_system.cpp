@@ -9,20 +9,34 @@
 
 namespace qpatch::commit {
 
-int FileSystem::open(const char* path, int flags, mode_t mode) { return ::open(path, flags, mode); }
-int FileSystem::mkstemp(char* path_template) { return ::mkstemp(path_template); }
+int FileSystem::open(const char* path, int flags, mode_t mode) {
+  return ::open(path, flags, mode);
+}
+int FileSystem::mkstemp(char* path_template) {
+  return ::mkstemp(path_template);
+}
 ssize_t FileSystem::write(int fd, const void* data, size_t size) {
   return ::write(fd, data, size);
 }
-int FileSystem::fchmod(int fd, mode_t mode) { return ::fchmod(fd, mode); }
-int FileSystem::fsync(int fd) { return ::fsync(fd); }
-int FileSystem::close(int fd) { return ::close(fd); }
-int FileSystem::rename(const char* from, const char* to) { return std::rename(from, to); }
-int FileSystem::unlink(const char* path) { return ::unlink(path); }
+int FileSystem::fchmod(int fd, mode_t mode) {
+  return ::fchmod(fd, mode);
+}
+int FileSystem::fsync(int fd) {
+  return ::fsync(fd);
+}
+int FileSystem::close(int fd) {
+  return ::close(fd);
+}
+int FileSystem::rename(const char* from, const char* to) {
+  return std::rename(from, to);
+}
+int FileSystem::unlink(const char* path) {
+  return ::unlink(path);
+}
 
 FileSystem& posix_file_system() {
   static FileSystem file_system;
   return file_system;
 }
 
-}  // namespace qpatch::commit
+} // namespace qpatch::commit

@@ -18,7 +18,9 @@ Error failure(ErrorCode code, const std::string& file, const std::string& messag
   return make_error(code, file, std::nullopt, "", message);
 }
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 // Write all of `data` to `fd`, retrying short writes.
 bool write_all(FileSystem& fs, int fd, const std::string& data) {
@@ -107,8 +109,12 @@ std::string backup_name(const std::string& file, int n) {
 }
 
 // Create the first free name.bak[.N] with O_EXCL and write `data`; return its name or "".
-std::string write_backup(FileSystem& fs, const fs::path& dir, const std::string& file,
-                         const std::string& data, mode_t mode, std::string& error) {
+std::string write_backup(FileSystem& fs,
+                         const fs::path& dir,
+                         const std::string& file,
+                         const std::string& data,
+                         mode_t mode,
+                         std::string& error) {
   for (int n = 0; n < 1000; ++n) {
     const std::string name = backup_name(file, n);
     const int fd = fs.open((dir / name).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
@@ -160,7 +166,7 @@ std::string restore(FileSystem& fs, const fs::path& dir, const Target& target) {
   return temp.rename_to(path);
 }
 
-}  // namespace
+} // namespace
 
 std::vector<std::string> backups_of(const fs::path& dir, const std::string& file) {
   std::vector<std::string> out;
@@ -187,7 +193,8 @@ Result<CommitResult> commit(const fs::path& dir,
     const fs::path path = dir / requests[i].file;
     auto current = json::read_file(path, requests[i].file, limits::k_max_index_size);
     if (!current || *current != requests[i].before) {
-      return failure(ErrorCode::changed_on_disk, requests[i].file,
+      return failure(ErrorCode::changed_on_disk,
+                     requests[i].file,
                      "changed since qpatch read it; nothing was written (run qpatch again)");
     }
     struct stat info {};
@@ -205,8 +212,8 @@ Result<CommitResult> commit(const fs::path& dir,
     target.temp = std::make_unique<TempFile>(fs, dir, target.request->file);
     if (std::string error = target.temp->stage(target.request->after, target.mode);
         !error.empty()) {
-      return failure(ErrorCode::write_failed, target.request->file,
-                     error + "; nothing was changed");
+      return failure(
+          ErrorCode::write_failed, target.request->file, error + "; nothing was changed");
     }
   }
   // 3. Back up the originals.
@@ -220,8 +227,8 @@ Result<CommitResult> commit(const fs::path& dir,
         for (const std::string& made : result.backups) {
           fs.unlink((dir / made).c_str());
         }
-        return failure(ErrorCode::write_failed, target.request->file,
-                       error + "; nothing was changed");
+        return failure(
+            ErrorCode::write_failed, target.request->file, error + "; nothing was changed");
       }
       result.backups.push_back(name);
     }
@@ -238,8 +245,8 @@ Result<CommitResult> commit(const fs::path& dir,
     std::string failed_restores;
     for (size_t j = 0; j < k; ++j) {
       if (std::string undo = restore(fs, dir, targets[j]); !undo.empty()) {
-        failed_restores += "; " + targets[j].request->file + " could not be restored (" + undo +
-                           ")";
+        failed_restores +=
+            "; " + targets[j].request->file + " could not be restored (" + undo + ")";
       }
     }
     for (const std::string& made : result.backups) {
@@ -252,14 +259,16 @@ Result<CommitResult> commit(const fs::path& dir,
       for (const std::string& made : result.backups) {
         kept += (kept.empty() ? "" : ", ") + made;
       }
-      return failure(ErrorCode::rollback_failed, targets[k].request->file,
+      return failure(ErrorCode::rollback_failed,
+                     targets[k].request->file,
                      error + failed_restores + "; the originals are in " + kept);
     }
-    return failure(ErrorCode::write_failed, targets[k].request->file,
+    return failure(ErrorCode::write_failed,
+                   targets[k].request->file,
                    error + "; every file was put back as it was");
   }
   fsync_directory(fs, dir);
   return result;
 }
 
-}  // namespace qpatch::commit
+} // namespace qpatch::commit

@@ -30,19 +30,32 @@ using engine::Verdict;
 
 std::string_view to_string(FindingKind kind) {
   switch (kind) {
-  case FindingKind::dense_quantized_by_config: return "dense_quantized_by_config";
-  case FindingKind::quantized_made_dense: return "quantized_made_dense";
-  case FindingKind::fused_shards_disagree: return "fused_shards_disagree";
-  case FindingKind::quantized_untargeted: return "quantized_untargeted";
-  case FindingKind::engine_builds_dense: return "engine_builds_dense";
-  case FindingKind::disk_shards_disagree: return "disk_shards_disagree";
-  case FindingKind::inconsistent_storage: return "inconsistent_storage";
-  case FindingKind::configs_disagree: return "configs_disagree";
-  case FindingKind::unindexed_tensors: return "unindexed_tensors";
-  case FindingKind::missing_file: return "missing_file";
-  case FindingKind::duplicate_tensor: return "duplicate_tensor";
-  case FindingKind::undecidable: return "undecidable";
-  case FindingKind::unsupported_method: return "unsupported_method";
+  case FindingKind::dense_quantized_by_config:
+    return "dense_quantized_by_config";
+  case FindingKind::quantized_made_dense:
+    return "quantized_made_dense";
+  case FindingKind::fused_shards_disagree:
+    return "fused_shards_disagree";
+  case FindingKind::quantized_untargeted:
+    return "quantized_untargeted";
+  case FindingKind::engine_builds_dense:
+    return "engine_builds_dense";
+  case FindingKind::disk_shards_disagree:
+    return "disk_shards_disagree";
+  case FindingKind::inconsistent_storage:
+    return "inconsistent_storage";
+  case FindingKind::configs_disagree:
+    return "configs_disagree";
+  case FindingKind::unindexed_tensors:
+    return "unindexed_tensors";
+  case FindingKind::missing_file:
+    return "missing_file";
+  case FindingKind::duplicate_tensor:
+    return "duplicate_tensor";
+  case FindingKind::undecidable:
+    return "undecidable";
+  case FindingKind::unsupported_method:
+    return "unsupported_method";
   }
   return "unknown";
 }
@@ -64,8 +77,8 @@ enum class Disk { dense, quantized, mixed, inconsistent };
 struct LayerView {
   const Layer* layer = nullptr;
   Disk disk = Disk::dense;
-  std::string stored;  // "BF16" for dense, the format name for quantized
-  size_t order = 0;    // checkpoint order of its first module
+  std::string stored; // "BF16" for dense, the format name for quantized
+  size_t order = 0;   // checkpoint order of its first module
 };
 
 Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
@@ -82,8 +95,8 @@ Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
   return quantized == layer.modules.size() ? Disk::quantized : Disk::mixed;
 }
 
-std::string stored_as(const Layer& layer, const std::vector<Module>& modules,
-                      const Inventory& inventory) {
+std::string
+stored_as(const Layer& layer, const std::vector<Module>& modules, const Inventory& inventory) {
   const Module& first = modules[layer.modules.front()];
   if (checkpoint::is_quantized(first.format)) {
     return std::string(to_string(first.format));
@@ -134,7 +147,9 @@ std::string common_label(const std::vector<std::string>& names) {
   return dot == std::string::npos ? prefix : prefix.substr(0, dot);
 }
 
-std::string quoted(const std::string& text) { return "\"" + text + "\""; }
+std::string quoted(const std::string& text) {
+  return "\"" + text + "\"";
+}
 
 std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
   switch (decision.by) {
@@ -147,28 +162,31 @@ std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
   case DecidedBy::ignore_entry:
     return "ignore entry " + quoted(config.ignore.at(*decision.ignore_index)) + " (ignore[" +
            std::to_string(*decision.ignore_index) + "])";
-  default: return std::string(engine::to_string(decision.by));
+  default:
+    return std::string(engine::to_string(decision.by));
   }
 }
 
 // One problem of one layer, before grouping.
 struct LayerProblem {
   FindingKind kind{};
-  std::string key;  // what the grouped line says after the count
+  std::string key; // what the grouped line says after the count
   std::vector<std::string> names;
   size_t order = 0;
 };
 
 // Group problems by (kind, key) in checkpoint order and word them.
-void add_grouped(std::vector<LayerProblem>& problems, std::vector<Finding>& findings,
+void add_grouped(std::vector<LayerProblem>& problems,
+                 std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds) {
-  std::stable_sort(problems.begin(), problems.end(),
+  std::stable_sort(problems.begin(),
+                   problems.end(),
                    [](const LayerProblem& a, const LayerProblem& b) { return a.order < b.order; });
   std::vector<std::pair<std::pair<FindingKind, std::string>, Finding>> groups;
   for (const LayerProblem& problem : problems) {
     const auto key = std::pair(problem.kind, problem.key);
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& group) { return group.first == key; });
+    auto it = std::find_if(
+        groups.begin(), groups.end(), [&](const auto& group) { return group.first == key; });
     if (it == groups.end()) {
       Finding finding;
       finding.kind = problem.kind;
@@ -191,13 +209,15 @@ void add_grouped(std::vector<LayerProblem>& problems, std::vector<Finding>& find
 
 struct IgnoreItem {
   std::string text;
-  std::optional<size_t> original;  // index in the file's list; nothing for appended names
+  std::optional<size_t> original; // index in the file's list; nothing for appended names
 };
 
 class Fixer {
 public:
-  Fixer(const quant::CtConfig& config, const engine::ModelInfo& model,
-        const std::vector<LayerView>& layers, const std::vector<Module>& modules)
+  Fixer(const quant::CtConfig& config,
+        const engine::ModelInfo& model,
+        const std::vector<LayerView>& layers,
+        const std::vector<Module>& modules)
       : m_config(config), m_model(model), m_layers(layers), m_modules(modules) {}
 
   // Iterate to the fixpoint; return the final judge.
@@ -232,8 +252,9 @@ public:
   // Appended names in checkpoint order.
   std::vector<std::string> appended() const {
     std::vector<std::pair<std::string, size_t>> sorted = m_appended;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
     std::vector<std::string> out;
     for (const auto& [name, order] : sorted) {
       out.push_back(name);
@@ -308,8 +329,10 @@ bool consistent(const LayerView& view, const Decision& decision) {
   return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
 }
 
-std::string disagreement(const std::vector<std::string>& mine, const std::vector<std::string>& theirs,
-                         const std::string& what, const std::string& other) {
+std::string disagreement(const std::vector<std::string>& mine,
+                         const std::vector<std::string>& theirs,
+                         const std::string& what,
+                         const std::string& other) {
   const std::set<std::string> a(mine.begin(), mine.end());
   const std::set<std::string> b(theirs.begin(), theirs.end());
   size_t only_a = 0;
@@ -323,14 +346,16 @@ std::string disagreement(const std::vector<std::string>& mine, const std::vector
   if (only_a == 0 && only_b == 0) {
     return "";
   }
-  return what + " differs from config.json's (vLLM reads config.json): " +
-         std::to_string(only_b) + " entr" + (only_b == 1 ? "y" : "ies") + " only in config.json, " +
-         std::to_string(only_a) + " only in " + other;
+  return what + " differs from config.json's (vLLM reads config.json): " + std::to_string(only_b) +
+         " entr" + (only_b == 1 ? "y" : "ies") + " only in config.json, " + std::to_string(only_a) +
+         " only in " + other;
 }
 
 // Keep a sidecar's list equal (as a set, in config.json's order for additions) to `wanted`.
-std::optional<ArrayChange> sync_list(const std::string& file, std::vector<std::string> pointer,
-                                     const std::vector<std::string>& present, bool exists,
+std::optional<ArrayChange> sync_list(const std::string& file,
+                                     std::vector<std::string> pointer,
+                                     const std::vector<std::string>& present,
+                                     bool exists,
                                      const std::vector<std::string>& wanted) {
   ArrayChange change;
   change.file = file;
@@ -355,9 +380,12 @@ std::optional<ArrayChange> sync_list(const std::string& file, std::vector<std::s
   return change;
 }
 
-void judge_compressed_tensors(const Inventory& inventory, const std::vector<Module>& modules,
-                              const quant::ConfigSet& configs, const quant::ConfigFile& active,
-                              const quant::CtConfig& config, const DiagnoseOptions& options,
+void judge_compressed_tensors(const Inventory& inventory,
+                              const std::vector<Module>& modules,
+                              const quant::ConfigSet& configs,
+                              const quant::ConfigFile& active,
+                              const quant::CtConfig& config,
+                              const DiagnoseOptions& options,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model = engine::model_info_for(configs.architecture);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
@@ -372,7 +400,9 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
         continue;
       }
     }
-    views.push_back({&layer, disk_of(layer, modules), stored_as(layer, modules, inventory),
+    views.push_back({&layer,
+                     disk_of(layer, modules),
+                     stored_as(layer, modules, inventory),
                      layer.modules.front()});
   }
   Fixer fixer(config, model, views, modules);
@@ -391,7 +421,8 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
         problems.push_back({FindingKind::undecidable,
                             "ignore entry " + quoted(entry) + " is not a valid regex (" +
                                 pattern.error().message + "): vLLM raises re.error",
-                            {entry}, 0});
+                            {entry},
+                            0});
         unfixed.insert(FindingKind::undecidable);
       }
     }
@@ -411,7 +442,8 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
           problems.push_back({FindingKind::inconsistent_storage,
                               "stored inconsistently (" + modules[m].detail +
                                   "): no config can load it; re-export the module",
-                              {std::string(modules[m].name)}, view.order});
+                              {std::string(modules[m].name)},
+                              view.order});
         }
       }
       continue;
@@ -421,7 +453,8 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
                           "are shards of " + layer.name +
                               " but stored partly quantized, partly dense: vLLM builds one "
                               "layer for them, so no config can load it",
-                          names, view.order});
+                          names,
+                          view.order});
       continue;
     }
     const Decision decision = before.decide(layer);
@@ -438,7 +471,7 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
       kind = FindingKind::fused_shards_disagree;
       key = "are judged as one layer (" + layer.name + ") but " +
             (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
-                                                         : std::string("its shards")) +
+                                                        : std::string("its shards")) +
             " disagree in the config; vLLM: " + decision.error;
     } else if (view.disk == Disk::dense) {
       kind = FindingKind::dense_quantized_by_config;
@@ -497,10 +530,9 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
     }
     std::vector<std::string> side_pointer = file.pointer;
     side_pointer.push_back("ignore");
-    const std::string differs =
-        disagreement(side->ignore, config.ignore, "ignore", file.name);
-    if (auto change = sync_list(file.name, side_pointer, side->ignore, side->has_ignore,
-                                patched.ignore)) {
+    const std::string differs = disagreement(side->ignore, config.ignore, "ignore", file.name);
+    if (auto change =
+            sync_list(file.name, side_pointer, side->ignore, side->has_ignore, patched.ignore)) {
       diagnosis.array_changes.push_back(std::move(*change));
     }
     std::string target_differs;
@@ -509,8 +541,8 @@ void judge_compressed_tensors(const Inventory& inventory, const std::vector<Modu
         if (other.name != group.name) {
           continue;
         }
-        const std::string d = disagreement(other.targets, group.targets,
-                                           group.name + " targets", file.name);
+        const std::string d =
+            disagreement(other.targets, group.targets, group.name + " targets", file.name);
         if (!d.empty()) {
           target_differs = d;
           std::vector<std::string> pointer = file.pointer;
@@ -546,7 +578,8 @@ void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
       finding.modules = {problem.subject};
       finding.detail = problem.path + ": tensor '" + problem.subject + "': " + problem.message;
     } else if (problem.code == checkpoint::ProblemCode::unindexed_file) {
-      const auto file = std::find_if(inventory.files.begin(), inventory.files.end(),
+      const auto file = std::find_if(inventory.files.begin(),
+                                     inventory.files.end(),
                                      [&](const auto& f) { return f.name == problem.path; });
       const auto f = static_cast<uint32_t>(file - inventory.files.begin());
       finding.kind = FindingKind::unindexed_tensors;
@@ -558,8 +591,8 @@ void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
         }
       }
       finding.modules = tensors;
-      finding.detail = problem.path + ": " + std::to_string(file->tensor_count) +
-                       " tensors (" + common_label(tensors) +
+      finding.detail = problem.path + ": " + std::to_string(file->tensor_count) + " tensors (" +
+                       common_label(tensors) +
                        ") that the index does not list: vLLM and transformers never load them";
       if (finding.fixable) {
         for (const std::string& tensor : tensors) {
@@ -577,7 +610,7 @@ void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
   }
 }
 
-}  // namespace
+} // namespace
 
 Result<Diagnosis> diagnose(const Inventory& inventory,
                            const std::vector<Module>& modules,
@@ -588,7 +621,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   inventory_findings(inventory, diagnosis);
   const quant::ConfigFile* active = configs.active();
   if (active == nullptr) {
-    return diagnosis;  // not quantized
+    return diagnosis; // not quantized
   }
   diagnosis.quantized = true;
   diagnosis.quant_method = quant::quant_method(active->config());
@@ -598,8 +631,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
     judge_compressed_tensors(inventory, modules, configs, *active, config, options, diagnosis);
-    diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(),
-                              inventory_part.end());
+    diagnosis.findings.insert(
+        diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return diagnosis;
   }
   Finding finding;
@@ -611,4 +644,4 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   return diagnosis;
 }
 
-}  // namespace qpatch::diagnose
+} // namespace qpatch::diagnose

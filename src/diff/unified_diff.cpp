@@ -26,14 +26,19 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 }
 
 struct Op {
-  char kind;  // ' ', '-', '+'
+  char kind; // ' ', '-', '+'
   std::string_view line;
-  size_t old_line;  // 0-based positions before this op
+  size_t old_line; // 0-based positions before this op
   size_t new_line;
 };
 
-void align(const std::vector<std::string_view>& a, size_t a0, size_t a1,
-           const std::vector<std::string_view>& b, size_t b0, size_t b1, std::vector<Op>& ops) {
+void align(const std::vector<std::string_view>& a,
+           size_t a0,
+           size_t a1,
+           const std::vector<std::string_view>& b,
+           size_t b0,
+           size_t b1,
+           std::vector<Op>& ops) {
   const size_t n = a1 - a0;
   const size_t m = b1 - b0;
   if (n * m > k_max_table_cells) {
@@ -49,8 +54,8 @@ void align(const std::vector<std::string_view>& a, size_t a0, size_t a1,
   const auto at = [&](size_t i, size_t j) -> uint32_t& { return table[i * (m + 1) + j]; };
   for (size_t i = n; i-- > 0;) {
     for (size_t j = m; j-- > 0;) {
-      at(i, j) = a[a0 + i] == b[b0 + j] ? at(i + 1, j + 1) + 1
-                                        : std::max(at(i + 1, j), at(i, j + 1));
+      at(i, j) =
+          a[a0 + i] == b[b0 + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
     }
   }
   size_t i = 0;
@@ -60,7 +65,7 @@ void align(const std::vector<std::string_view>& a, size_t a0, size_t a1,
       ops.push_back({' ', a[a0 + i], a0 + i, b0 + j});
       ++i, ++j;
     } else if (i < n && (j == m || at(i + 1, j) >= at(i, j + 1))) {
-      ops.push_back({'-', a[a0 + i], a0 + i, b0 + j});  // removals first, as diff -u prints
+      ops.push_back({'-', a[a0 + i], a0 + i, b0 + j}); // removals first, as diff -u prints
       ++i;
     } else {
       ops.push_back({'+', b[b0 + j], a0 + i, b0 + j});
@@ -77,9 +82,10 @@ void emit_line(std::string& out, char kind, std::string_view line) {
   }
 }
 
-}  // namespace
+} // namespace
 
-std::string unified_diff(std::string_view before, std::string_view after, const std::string& label) {
+std::string
+unified_diff(std::string_view before, std::string_view after, const std::string& label) {
   if (before == after) {
     return "";
   }
@@ -132,9 +138,10 @@ std::string unified_diff(std::string_view before, std::string_view after, const 
     }
     const size_t old_start = ops[start].old_line + (old_count ? 1 : 0);
     const size_t new_start = ops[start].new_line + (new_count ? 1 : 0);
-    out += "@@ -" + std::to_string(old_start) + (old_count == 1 ? "" : "," + std::to_string(old_count)) +
-           " +" + std::to_string(new_start) +
-           (new_count == 1 ? "" : "," + std::to_string(new_count)) + " @@\n";
+    out += "@@ -" + std::to_string(old_start) +
+           (old_count == 1 ? "" : "," + std::to_string(old_count)) + " +" +
+           std::to_string(new_start) + (new_count == 1 ? "" : "," + std::to_string(new_count)) +
+           " @@\n";
     for (size_t i = start; i < end; ++i) {
       emit_line(out, ops[i].kind, ops[i].line);
     }
@@ -143,4 +150,4 @@ std::string unified_diff(std::string_view before, std::string_view after, const 
   return out;
 }
 
-}  // namespace qpatch::diff
+} // namespace qpatch::diff

@@ -1,25 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/util/name_index.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <unordered_map>
 
 namespace qpatch::engine {
 
+using util::last_component;
+using util::parent_of;
+
 using checkpoint::Module;
 using checkpoint::ModuleKind;
 
 namespace {
-
-std::string_view last_component(std::string_view name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
-}
-
-std::string parent_of(std::string_view name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? std::string() : std::string(name.substr(0, dot + 1));
-}
 
 // vLLM's layer classes for a Linear, by the (fused) layer's last name component. Only the
 // class-name target rule reads this, as a case-insensitive substring test.
@@ -38,7 +32,7 @@ std::string linear_class(std::string_view last) {
   return "ColumnParallelLinear";
 }
 
-}  // namespace
+} // namespace
 
 std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelInfo& model) {
   std::vector<Layer> layers;
@@ -64,7 +58,7 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
     const std::string_view last = last_component(module.name);
     if (!module.experts_name.empty()) {
       if (!layers.empty() && layers.back().name == module.experts_name) {
-        layers.back().modules.push_back(m);  // skip building a string per expert
+        layers.back().modules.push_back(m); // skip building a string per expert
       } else {
         layer_for(std::string(module.experts_name), LayerKind::experts, "RoutedExperts")
             .modules.push_back(m);
@@ -77,7 +71,8 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
       layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
       break;
     case ModuleKind::embedding:
-      layer_for(name, last == "embed_tokens" ? LayerKind::embedding : LayerKind::built_dense,
+      layer_for(name,
+                last == "embed_tokens" ? LayerKind::embedding : LayerKind::built_dense,
                 "VocabParallelEmbedding")
           .modules.push_back(m);
       break;
@@ -104,4 +99,4 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
   return layers;
 }
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

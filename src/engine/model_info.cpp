@@ -64,4 +64,4 @@ ModelInfo model_info_for(const std::string& architecture) {
   return info;
 }
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

@@ -36,11 +36,13 @@ std::string translate(std::string_view pattern) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view source) {
   if (pattern.size() > limits::k_max_pattern_size) {
-    return make_error(ErrorCode::limit_exceeded, std::string(source), std::nullopt,
+    return make_error(ErrorCode::limit_exceeded,
+                      std::string(source),
+                      std::nullopt,
                       std::string(pattern.substr(0, 40)) + "...",
                       "pattern is " + std::to_string(pattern.size()) + " characters, over the " +
                           std::to_string(limits::k_max_pattern_size) + "-character limit");
@@ -57,10 +59,12 @@ Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view sour
   if (code == nullptr) {
     PCRE2_UCHAR buffer[256];
     pcre2_get_error_message(error_code, buffer, sizeof buffer);
-    Error error = make_error(ErrorCode::invalid_pattern, std::string(source), std::nullopt,
+    Error error = make_error(ErrorCode::invalid_pattern,
+                             std::string(source),
+                             std::nullopt,
                              std::string(pattern),
-                             "cannot compile at character " + std::to_string(error_offset) +
-                                 ": " + reinterpret_cast<const char*>(buffer));
+                             "cannot compile at character " + std::to_string(error_offset) + ": " +
+                                 reinterpret_cast<const char*>(buffer));
     error.subject_kind = "pattern";
     return error;
   }
@@ -100,4 +104,4 @@ std::optional<bool> Pattern::matches(std::string_view subject, MatchMode mode) c
   return std::nullopt;
 }
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

@@ -1,22 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <cctype>
 
 namespace qpatch::engine {
 
+using util::last_component;
+using util::replace_all;
+
 std::string_view to_string(DecidedBy by) {
   switch (by) {
-  case DecidedBy::ignore_entry: return "ignore_entry";
-  case DecidedBy::target_name: return "target_name";
-  case DecidedBy::target_fused: return "target_fused";
-  case DecidedBy::target_class: return "target_class";
-  case DecidedBy::no_target: return "no_target";
-  case DecidedBy::built_dense: return "built_dense";
-  case DecidedBy::fused_disagree: return "fused_disagree";
-  case DecidedBy::experts_disagree: return "experts_disagree";
-  case DecidedBy::undecidable: return "undecidable";
+  case DecidedBy::ignore_entry:
+    return "ignore_entry";
+  case DecidedBy::target_name:
+    return "target_name";
+  case DecidedBy::target_fused:
+    return "target_fused";
+  case DecidedBy::target_class:
+    return "target_class";
+  case DecidedBy::no_target:
+    return "no_target";
+  case DecidedBy::built_dense:
+    return "built_dense";
+  case DecidedBy::fused_disagree:
+    return "fused_disagree";
+  case DecidedBy::experts_disagree:
+    return "experts_disagree";
+  case DecidedBy::undecidable:
+    return "undecidable";
   }
   return "unknown";
 }
@@ -24,28 +37,17 @@ std::string_view to_string(DecidedBy by) {
 namespace {
 
 std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+    return static_cast<char>(std::tolower(c));
+  });
   return text;
 }
 
-std::string_view last_component(std::string_view name) {
-  const size_t dot = name.rfind('.');
-  return dot == std::string_view::npos ? name : name.substr(dot + 1);
+bool is_regex(const std::string& text) {
+  return text.rfind("re:", 0) == 0;
 }
 
-// Python str.replace: every occurrence (vLLM expands fused names this way).
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
-    text.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return text;
-}
-
-bool is_regex(const std::string& text) { return text.rfind("re:", 0) == 0; }
-
-}  // namespace
+} // namespace
 
 VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string& text) const {
   Entry entry;
@@ -93,7 +95,7 @@ bool VllmCompressedTensors::matches(const Entry& entry,
                                     bool& undecidable) const {
   if (is_regex(entry.text)) {
     if (!entry.pattern) {
-      return false;  // vLLM would raise re.error at load; the CLI reports the pattern
+      return false; // vLLM would raise re.error at load; the CLI reports the pattern
     }
     const auto matched = entry.pattern->matches(name, MatchMode::match);
     if (!matched) {
@@ -120,13 +122,13 @@ bool VllmCompressedTensors::entry_matches(size_t index, const std::string& prefi
   return matches(m_ignore.at(index), prefix, undecidable);
 }
 
-std::optional<VllmCompressedTensors::Target> VllmCompressedTensors::find_target(
-    const std::string& prefix,
-    const std::string& cls,
-    const std::vector<Target>& targets,
-    DecidedBy& by,
-    bool class_targets,
-    bool& undecidable) const {
+std::optional<VllmCompressedTensors::Target>
+VllmCompressedTensors::find_target(const std::string& prefix,
+                                   const std::string& cls,
+                                   const std::vector<Target>& targets,
+                                   DecidedBy& by,
+                                   bool class_targets,
+                                   bool& undecidable) const {
   for (const Target& target : targets) {
     if (matches(target.entry, prefix, undecidable)) {
       by = DecidedBy::target_name;
@@ -170,15 +172,14 @@ std::optional<VllmCompressedTensors::Target> VllmCompressedTensors::find_target(
   return std::nullopt;
 }
 
-Decision VllmCompressedTensors::decide_ignore_and_targets(const Layer& layer,
-                                                          const std::string& prefix,
-                                                          const std::vector<Target>& targets) const {
+Decision VllmCompressedTensors::decide_ignore_and_targets(
+    const Layer& layer, const std::string& prefix, const std::vector<Target>& targets) const {
   Decision decision;
   bool undecidable = false;
   const std::string last(last_component(prefix));
   const auto* shards = m_model.shards_of(last);
-  const bool listed = std::any_of(m_ignore.begin(), m_ignore.end(),
-                                  [&](const Entry& e) { return e.mapped == prefix; });
+  const bool listed = std::any_of(
+      m_ignore.begin(), m_ignore.end(), [&](const Entry& e) { return e.mapped == prefix; });
   std::optional<size_t> ignored;
   if (shards != nullptr && !listed) {
     for (const std::string& shard : *shards) {
@@ -190,10 +191,12 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(const Layer& layer,
         ignored = hit;
       }
     }
-    const bool any = std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(),
-                               true) != decision.shard_ignored.end();
-    const bool all = std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(),
-                               false) == decision.shard_ignored.end();
+    const bool any =
+        std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(), true) !=
+        decision.shard_ignored.end();
+    const bool all =
+        std::find(decision.shard_ignored.begin(), decision.shard_ignored.end(), false) ==
+        decision.shard_ignored.end();
     if (any && !all) {
       decision.verdict = Verdict::load_error;
       decision.by = DecidedBy::fused_disagree;
@@ -272,4 +275,4 @@ Decision VllmCompressedTensors::decide(const Layer& layer) const {
   return combined;
 }
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

@@ -15,14 +15,20 @@ namespace qpatch::json {
 inline std::string type_name(simdjson::dom::element_type type) {
   using simdjson::dom::element_type;
   switch (type) {
-  case element_type::ARRAY: return "an array";
-  case element_type::OBJECT: return "an object";
+  case element_type::ARRAY:
+    return "an array";
+  case element_type::OBJECT:
+    return "an object";
   case element_type::INT64:
   case element_type::UINT64:
-  case element_type::DOUBLE: return "a number";
-  case element_type::STRING: return "a string";
-  case element_type::BOOL: return "a boolean";
-  case element_type::NULL_VALUE: return "null";
+  case element_type::DOUBLE:
+    return "a number";
+  case element_type::STRING:
+    return "a string";
+  case element_type::BOOL:
+    return "a boolean";
+  case element_type::NULL_VALUE:
+    return "null";
   }
   return "a value";
 }
@@ -50,4 +56,4 @@ inline std::optional<std::string> find_duplicate_key(simdjson::dom::element valu
   return std::nullopt;
 }
 
-}  // namespace qpatch::json
+} // namespace qpatch::json

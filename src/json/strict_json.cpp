@@ -53,7 +53,7 @@ std::string frames_pointer(const std::vector<Frame>& frames) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 std::optional<SyntaxLocation> locate_syntax_error(std::string_view text) {
   // A SAX pass that builds nothing: linear time even for a 60 MB index.
@@ -84,7 +84,7 @@ std::optional<SyntaxLocation> locate_syntax_error(std::string_view text) {
 
 std::optional<NegativeZero> find_negative_zero_in_tensor_fields(std::string_view text) {
   struct Handler : nlohmann::json_sax<Json> {
-    std::vector<std::string> keys;  // keys[depth-1] is the key of the open object at that depth
+    std::vector<std::string> keys; // keys[depth-1] is the key of the open object at that depth
     size_t depth = 0;
     std::optional<NegativeZero> found;
     bool null() override { return true; }
@@ -147,11 +147,8 @@ std::optional<NegativeZero> find_negative_zero_in_tensor_fields(std::string_view
 
 Result<Json> parse_strict(std::string_view text, std::string_view path) {
   const auto fail = [&](std::optional<uint64_t> offset, std::string subject, std::string message) {
-    Error error = make_error(ErrorCode::invalid_json,
-                             std::string(path),
-                             offset,
-                             std::move(subject),
-                             std::move(message));
+    Error error = make_error(
+        ErrorCode::invalid_json, std::string(path), offset, std::move(subject), std::move(message));
     error.subject_kind = "at";
     return error;
   };
@@ -162,14 +159,12 @@ Result<Json> parse_strict(std::string_view text, std::string_view path) {
     return fail(nul, "", "NUL byte in JSON text");
   }
   std::vector<Frame> frames;
-  const Json::parser_callback_t callback = [&](int depth,
-                                               Json::parse_event_t event,
-                                               Json& parsed) {
+  const Json::parser_callback_t callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
     using Event = Json::parse_event_t;
     if (depth > static_cast<int>(limits::k_max_json_depth)) {
       throw StrictViolation{frames_pointer(frames),
-                            "JSON nested deeper than " +
-                                std::to_string(limits::k_max_json_depth) + " levels"};
+                            "JSON nested deeper than " + std::to_string(limits::k_max_json_depth) +
+                                " levels"};
     }
     switch (event) {
     case Event::object_start:
@@ -215,29 +210,39 @@ Result<Json> parse_strict(std::string_view text, std::string_view path) {
   }
 }
 
-Result<std::string> read_file(const std::filesystem::path& file,
-                              std::string_view display_path,
-                              uint64_t max_size) {
+Result<std::string>
+read_file(const std::filesystem::path& file, std::string_view display_path, uint64_t max_size) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(file, ec);
   if (ec) {
-    return make_error(ErrorCode::io_error, std::string(display_path), std::nullopt, "",
+    return make_error(ErrorCode::io_error,
+                      std::string(display_path),
+                      std::nullopt,
+                      "",
                       "cannot read: " + ec.message());
   }
   if (size > max_size) {
-    return make_error(ErrorCode::limit_exceeded, std::string(display_path), std::nullopt, "",
+    return make_error(ErrorCode::limit_exceeded,
+                      std::string(display_path),
+                      std::nullopt,
+                      "",
                       "file is " + std::to_string(size) + " bytes, over the " +
                           std::to_string(max_size) + "-byte limit");
   }
   std::ifstream in(file, std::ios::binary);
   std::string text(static_cast<size_t>(size), '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
-    return make_error(ErrorCode::io_error, std::string(display_path), std::nullopt, "",
+    return make_error(ErrorCode::io_error,
+                      std::string(display_path),
+                      std::nullopt,
+                      "",
                       "cannot read the whole file");
   }
   return text;
 }
 
-std::string pointer_to_string(const Json::json_pointer& pointer) { return pointer.to_string(); }
+std::string pointer_to_string(const Json::json_pointer& pointer) {
+  return pointer.to_string();
+}
 
-}  // namespace qpatch::json
+} // namespace qpatch::json

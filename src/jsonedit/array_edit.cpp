@@ -17,10 +17,14 @@ std::string join_pointer(const std::vector<std::string>& pointer) {
   return out;
 }
 
-Error not_found(std::string_view path, const std::vector<std::string>& pointer,
+Error not_found(std::string_view path,
+                const std::vector<std::string>& pointer,
                 const std::string& what) {
-  Error error = make_error(ErrorCode::invalid_json, std::string(path), std::nullopt,
-                           join_pointer(pointer), "expected " + what);
+  Error error = make_error(ErrorCode::invalid_json,
+                           std::string(path),
+                           std::nullopt,
+                           join_pointer(pointer),
+                           "expected " + what);
   error.subject_kind = "at";
   return error;
 }
@@ -38,13 +42,15 @@ std::string line_indent(std::string_view text, size_t pos) {
 
 // How the items of a container are separated: the text after a comma and before an item.
 struct Layout {
-  std::string head;  // between the opening bracket and the first item
-  std::string sep;   // between a comma and the next item
-  std::string tail;  // after the last item, closing bracket included
+  std::string head; // between the opening bracket and the first item
+  std::string sep;  // between a comma and the next item
+  std::string tail; // after the last item, closing bracket included
   bool empty = true;
 };
 
-Layout layout_of(std::string_view text, Span container, const std::vector<Span>& items,
+Layout layout_of(std::string_view text,
+                 Span container,
+                 const std::vector<Span>& items,
                  const FileStyle& style) {
   Layout layout;
   const char close = text[container.end - 1];
@@ -75,13 +81,13 @@ Layout layout_of(std::string_view text, Span container, const std::vector<Span>&
   return layout;
 }
 
-}  // namespace
+} // namespace
 
 FileStyle detect_style(std::string_view text) {
   FileStyle style;
   style.newline = text.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
-  style.ascii_only = std::all_of(text.begin(), text.end(),
-                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  style.ascii_only = std::all_of(
+      text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
   const size_t first_newline = text.find('\n');
   if (first_newline != std::string_view::npos) {
     const std::string indent = line_indent(text, first_newline + 1);
@@ -119,7 +125,10 @@ std::string encode_string(std::string_view value, bool ascii_only) {
       i += length - 1;
       if (code >= 0x10000) {
         code -= 0x10000;
-        std::snprintf(buffer, sizeof buffer, "\\u%04x\\u%04x", 0xD800 + (code >> 10),
+        std::snprintf(buffer,
+                      sizeof buffer,
+                      "\\u%04x\\u%04x",
+                      0xD800 + (code >> 10),
                       0xDC00 + (code & 0x3FF));
       } else {
         std::snprintf(buffer, sizeof buffer, "\\u%04x", code);
@@ -132,7 +141,8 @@ std::string encode_string(std::string_view value, bool ascii_only) {
   return out + "\"";
 }
 
-Result<std::string> edit_array(std::string_view text, const ArrayEdit& edit, std::string_view path) {
+Result<std::string>
+edit_array(std::string_view text, const ArrayEdit& edit, std::string_view path) {
   const auto span = find_value(text, edit.pointer);
   if (!span || text[span->begin] != '[') {
     return not_found(path, edit.pointer, "an array");
@@ -161,7 +171,7 @@ Result<std::string> edit_array(std::string_view text, const ArrayEdit& edit, std
     }
     kept.insert(kept.end(), encoded.begin(), encoded.end());
     if (kept.empty()) {
-      array = "[]";  // what json.dumps writes for an empty list, whatever the indent
+      array = "[]"; // what json.dumps writes for an empty list, whatever the indent
     } else {
       // When the array started empty, json.dumps(indent=...) layout applies.
       array = "[" + layout.head;
@@ -193,10 +203,9 @@ Result<std::string> append_raw(std::string_view text,
   }
   const Layout layout = layout_of(text, *span, spans, style);
   const std::string colon =
-      existing.empty()
-          ? ": "
-          : std::string(text.substr(existing[0].key.end,
-                                    existing[0].value.begin - existing[0].key.end));
+      existing.empty() ? ": "
+                       : std::string(text.substr(existing[0].key.end,
+                                                 existing[0].value.begin - existing[0].key.end));
   std::string object;
   if (layout.empty) {
     object = "{" + layout.head;
@@ -213,7 +222,7 @@ Result<std::string> append_raw(std::string_view text,
   return std::string(text.substr(0, span->begin)) + object + std::string(text.substr(span->end));
 }
 
-}  // namespace
+} // namespace
 
 Result<std::string> append_members(std::string_view text,
                                    const std::vector<std::string>& pointer,
@@ -233,8 +242,8 @@ Result<std::string> append_member_raw(std::string_view text,
                                       const std::string& key,
                                       const std::string& raw_value,
                                       std::string_view path) {
-  return append_raw(text, pointer, {{encode_string(key, detect_style(text).ascii_only), raw_value}},
-                    path);
+  return append_raw(
+      text, pointer, {{encode_string(key, detect_style(text).ascii_only), raw_value}}, path);
 }
 
-}  // namespace qpatch::jsonedit
+} // namespace qpatch::jsonedit

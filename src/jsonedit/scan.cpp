@@ -6,7 +6,9 @@
 namespace qpatch::jsonedit {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 size_t skip_space(std::string_view text, size_t pos) {
   while (pos < text.size() && is_space(text[pos])) {
@@ -49,8 +51,8 @@ size_t skip_value(std::string_view text, size_t pos) {
     } else if (c == ',' || c == ':') {
       ++pos;
     } else {
-      while (pos < text.size() && !is_space(text[pos]) && text[pos] != ',' &&
-             text[pos] != ']' && text[pos] != '}') {
+      while (pos < text.size() && !is_space(text[pos]) && text[pos] != ',' && text[pos] != ']' &&
+             text[pos] != '}') {
         ++pos;
       }
     }
@@ -92,7 +94,7 @@ uint32_t hex4(std::string_view text, size_t pos) {
   return value;
 }
 
-}  // namespace
+} // namespace
 
 std::string decode_string(std::string_view token) {
   std::string out;
@@ -104,11 +106,21 @@ std::string decode_string(std::string_view token) {
     }
     const char e = body[++i];
     switch (e) {
-    case 'n': out += '\n'; break;
-    case 't': out += '\t'; break;
-    case 'r': out += '\r'; break;
-    case 'b': out += '\b'; break;
-    case 'f': out += '\f'; break;
+    case 'n':
+      out += '\n';
+      break;
+    case 't':
+      out += '\t';
+      break;
+    case 'r':
+      out += '\r';
+      break;
+    case 'b':
+      out += '\b';
+      break;
+    case 'f':
+      out += '\f';
+      break;
     case 'u': {
       uint32_t code = hex4(body, i + 1);
       i += 4;
@@ -121,7 +133,9 @@ std::string decode_string(std::string_view token) {
       append_utf8(out, code);
       break;
     }
-    default: out += e; break;  // \" \\ \/
+    default:
+      out += e;
+      break; // \" \\ \/
     }
   }
   return out;
@@ -135,7 +149,7 @@ std::vector<Member> object_members(std::string_view text, Span object) {
     member.key = {pos, skip_string(text, pos)};
     member.name = decode_string(text.substr(member.key.begin, member.key.end - member.key.begin));
     pos = skip_space(text, member.key.end);
-    pos = skip_space(text, pos + 1);  // ':'
+    pos = skip_space(text, pos + 1); // ':'
     member.value = {pos, skip_value(text, pos)};
     members.push_back(std::move(member));
     pos = skip_space(text, members.back().value.end);
@@ -172,7 +186,7 @@ std::optional<Span> find_value(std::string_view text, const std::vector<std::str
       for (const Member& member : object_members(text, current)) {
         if (member.name == token) {
           current = member.value;
-          found = true;  // the last duplicate would win, but parse_strict rejects duplicates
+          found = true; // the last duplicate would win, but parse_strict rejects duplicates
         }
       }
       if (!found) {
@@ -198,4 +212,4 @@ std::optional<Span> find_value(std::string_view text, const std::vector<std::str
   return current;
 }
 
-}  // namespace qpatch::jsonedit
+} // namespace qpatch::jsonedit

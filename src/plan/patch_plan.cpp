@@ -15,7 +15,10 @@ using json::Json;
 namespace {
 
 Error internal(const std::string& file, const std::string& message) {
-  return make_error(ErrorCode::internal, file, std::nullopt, "",
+  return make_error(ErrorCode::internal,
+                    file,
+                    std::nullopt,
+                    "",
                     "internal error: the planned edit " + message + "; nothing was written");
 }
 
@@ -32,8 +35,9 @@ Result<std::string> apply_change(const std::string& text, const ArrayChange& cha
   std::string current = text;
   if (change.create) {
     std::vector<std::string> parent(change.pointer.begin(), change.pointer.end() - 1);
-    QP_TRY_ASSIGN(current, jsonedit::append_member_raw(current, parent, change.pointer.back(),
-                                                       "[]", change.file));
+    QP_TRY_ASSIGN(
+        current,
+        jsonedit::append_member_raw(current, parent, change.pointer.back(), "[]", change.file));
   }
   jsonedit::ArrayEdit edit{change.pointer, change.remove, change.append};
   return jsonedit::edit_array(current, edit, change.file);
@@ -69,7 +73,7 @@ Status verify(const std::string& file, const std::string& after, const Json& int
   return ok_status();
 }
 
-}  // namespace
+} // namespace
 
 Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const quant::ConfigSet& configs,
@@ -91,8 +95,8 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
       QP_TRY_ASSIGN(after, apply_change(after, edit));
       apply_change(intended, edit);
       change.added.insert(change.added.end(), edit.append.begin(), edit.append.end());
-      change.removed.insert(change.removed.end(), edit.removed_values.begin(),
-                            edit.removed_values.end());
+      change.removed.insert(
+          change.removed.end(), edit.removed_values.begin(), edit.removed_values.end());
     }
     if (after == file.text) {
       continue;
@@ -116,8 +120,8 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
     change.before = text;
     std::error_code ec;
     change.is_symlink = std::filesystem::is_symlink(inventory.dir / name, ec);
-    QP_TRY_ASSIGN(change.after, jsonedit::append_members(text, {"weight_map"},
-                                                         diagnosis.index_additions, name));
+    QP_TRY_ASSIGN(change.after,
+                  jsonedit::append_members(text, {"weight_map"}, diagnosis.index_additions, name));
     // Verify on the index's own parser (nlohmann's ordered_json would be quadratic on 200k
     // entries): every old entry kept in order, the new ones appended.
     QP_TRY_ASSIGN(const checkpoint::IndexFile old_index, checkpoint::parse_index(text, name));
@@ -153,13 +157,14 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
     for (auto& file : reindexed.files) {
       file.indexed = file.indexed || added_files.count(file.name) > 0;
     }
-    reindexed.problems.erase(
-        std::remove_if(reindexed.problems.begin(), reindexed.problems.end(),
-                       [&](const checkpoint::InventoryProblem& p) {
-                         return p.code == checkpoint::ProblemCode::unindexed_file &&
-                                added_files.count(p.path) > 0;
-                       }),
-        reindexed.problems.end());
+    reindexed.problems.erase(std::remove_if(reindexed.problems.begin(),
+                                            reindexed.problems.end(),
+                                            [&](const checkpoint::InventoryProblem& p) {
+                                              return p.code ==
+                                                         checkpoint::ProblemCode::unindexed_file &&
+                                                     added_files.count(p.path) > 0;
+                                            }),
+                             reindexed.problems.end());
     judged = &reindexed;
     plan.changes.push_back(std::move(change));
   }
@@ -179,4 +184,4 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
   return plan;
 }
 
-}  // namespace qpatch::plan
+} // namespace qpatch::plan

@@ -10,17 +10,17 @@ Error field_error(const ConfigFile& file, const std::string& pointer, const std:
   return error;
 }
 
-Result<std::vector<std::string>> string_list(const ConfigFile& file,
-                                             const json::Json& value,
-                                             const std::string& pointer) {
+Result<std::vector<std::string>>
+string_list(const ConfigFile& file, const json::Json& value, const std::string& pointer) {
   if (!value.is_array()) {
-    return field_error(file, pointer, "expected a list of strings, found " +
-                                          std::string(value.type_name()));
+    return field_error(
+        file, pointer, "expected a list of strings, found " + std::string(value.type_name()));
   }
   std::vector<std::string> out;
   for (size_t i = 0; i < value.size(); ++i) {
     if (!value[i].is_string()) {
-      return field_error(file, pointer + "/" + std::to_string(i),
+      return field_error(file,
+                         pointer + "/" + std::to_string(i),
                          "expected a string, found " + std::string(value[i].type_name()));
     }
     out.push_back(value[i].get<std::string>());
@@ -28,7 +28,7 @@ Result<std::vector<std::string>> string_list(const ConfigFile& file,
   return out;
 }
 
-}  // namespace
+} // namespace
 
 std::string quant_method(const json::Json& config) {
   const auto it = config.find("quant_method");
@@ -72,4 +72,4 @@ Result<CtConfig> read_compressed_tensors(const ConfigFile& file) {
   return ct;
 }
 
-}  // namespace qpatch::quant
+} // namespace qpatch::quant

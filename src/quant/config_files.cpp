@@ -60,14 +60,14 @@ Result<ConfigFile> read_config_file(const fs::path& dir, const std::string& name
   QP_TRY_ASSIGN(file.text, json::read_file(dir / name, name, limits::k_max_config_size));
   QP_TRY_ASSIGN(file.doc, json::parse_strict(file.text, name));
   if (!file.doc.is_object()) {
-    Error error = make_error(ErrorCode::invalid_json, name, std::nullopt, "",
-                             "expected a JSON object at the top level");
+    Error error = make_error(
+        ErrorCode::invalid_json, name, std::nullopt, "", "expected a JSON object at the top level");
     return error;
   }
   return file;
 }
 
-}  // namespace
+} // namespace
 
 Result<ConfigSet> load_config_files(const fs::path& dir) {
   ConfigSet set;
@@ -94,4 +94,4 @@ Result<ConfigSet> load_config_files(const fs::path& dir) {
   return set;
 }
 
-}  // namespace qpatch::quant
+} // namespace qpatch::quant

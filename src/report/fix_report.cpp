@@ -7,11 +7,16 @@ namespace qpatch::report {
 
 std::string_view to_string(Status status) {
   switch (status) {
-  case Status::clean: return "clean";
-  case Status::patched: return "patched";
-  case Status::needs_patch: return "needs-patch";
-  case Status::unfixable: return "unfixable";
-  case Status::error: return "error";
+  case Status::clean:
+    return "clean";
+  case Status::patched:
+    return "patched";
+  case Status::needs_patch:
+    return "needs-patch";
+  case Status::unfixable:
+    return "unfixable";
+  case Status::error:
+    return "error";
   }
   return "error";
 }
@@ -32,12 +37,11 @@ std::string list_preview(const std::vector<std::string>& names, size_t limit) {
 std::string change_line(const ChangeSummary& change) {
   std::string line = change.file + ":";
   if (!change.added.empty()) {
-    line += " +" + std::to_string(change.added.size()) + " (" +
-            list_preview(change.added, 8) + ")";
+    line += " +" + std::to_string(change.added.size()) + " (" + list_preview(change.added, 8) + ")";
   }
   if (!change.removed.empty()) {
-    line += " -" + std::to_string(change.removed.size()) + " (" +
-            list_preview(change.removed, 8) + ")";
+    line +=
+        " -" + std::to_string(change.removed.size()) + " (" + list_preview(change.removed, 8) + ")";
   }
   return line;
 }
@@ -52,13 +56,16 @@ std::string column(const TextStyle& style, const std::string& text, Role role) {
 Role status_role(Status status) {
   switch (status) {
   case Status::clean:
-  case Status::patched: return Role::good;
-  case Status::needs_patch: return Role::warning;
-  default: return Role::error;
+  case Status::patched:
+    return Role::good;
+  case Status::needs_patch:
+    return Role::warning;
+  default:
+    return Role::error;
   }
 }
 
-}  // namespace
+} // namespace
 
 std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
                             Mode mode,
@@ -73,9 +80,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     if (verbosity == Verbosity::quiet) {
       continue;
     }
-    std::string what = outcome.quant_method.empty()
-                           ? std::string("not quantized")
-                           : outcome.quant_method + ", judged as " + outcome.engine_rules + " loads it";
+    std::string what = outcome.quant_method.empty() ? std::string("not quantized")
+                                                    : outcome.quant_method + ", judged as " +
+                                                          outcome.engine_rules + " loads it";
     out += style.paint(outcome.path, Role::heading) + ": " + what + "\n";
     for (const std::string& warning : outcome.warnings) {
       out += column(style, "warning", Role::warning) + warning + "\n";
@@ -150,4 +157,4 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
   return doc;
 }
 
-}  // namespace qpatch::report
+} // namespace qpatch::report

@@ -19,12 +19,24 @@ std::string TextStyle::paint(std::string_view text, Role role) const {
   }
   const char* code = "";
   switch (role) {
-  case Role::heading: code = "\x1b[1m"; break;
-  case Role::dim: code = "\x1b[2m"; break;
-  case Role::good: code = "\x1b[32m"; break;
-  case Role::warning: code = "\x1b[33m"; break;
-  case Role::error: code = "\x1b[31m"; break;
-  case Role::emphasis: code = "\x1b[36m"; break;
+  case Role::heading:
+    code = "\x1b[1m";
+    break;
+  case Role::dim:
+    code = "\x1b[2m";
+    break;
+  case Role::good:
+    code = "\x1b[32m";
+    break;
+  case Role::warning:
+    code = "\x1b[33m";
+    break;
+  case Role::error:
+    code = "\x1b[31m";
+    break;
+  case Role::emphasis:
+    code = "\x1b[36m";
+    break;
   }
   return std::string(code) + std::string(text) + "\x1b[0m";
 }
@@ -84,8 +96,8 @@ std::vector<std::pair<std::string, size_t>> ranked(const std::map<Key, size_t>& 
   for (const auto& [key, count] : counts) {
     out.emplace_back(std::string(to_string(key)), count);
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(
+      out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return out;
 }
 
@@ -122,7 +134,7 @@ Summary summarize(const InspectView& view) {
   return summary;
 }
 
-}  // namespace
+} // namespace
 
 std::string describe_storage(const Inventory& inventory, const Module& module) {
   const auto& tensor = inventory.tensors[module.primary];
@@ -143,8 +155,11 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
     std::array<size_t, 5> width{6, 4, 5, 9, 4};
     for (const size_t m : view.shown) {
       const Module& module = view.modules[m];
-      rows.push_back({std::string(module.name), std::string(to_string(module.kind)), group_of(module),
-                      describe_storage(inventory, module), files_of(inventory, module)});
+      rows.push_back({std::string(module.name),
+                      std::string(to_string(module.kind)),
+                      group_of(module),
+                      describe_storage(inventory, module),
+                      files_of(inventory, module)});
       for (size_t c = 0; c < 5; ++c) {
         width[c] = std::max(width[c], rows.back()[c].size());
       }
@@ -217,8 +232,8 @@ std::string render_inventory_problems(const Inventory& inventory, const TextStyl
     out += style.paint(std::string(to_string(problem.severity)),
                        is_error ? Role::error : Role::warning) +
            ": " + problem.path + ": " +
-           (problem.subject.empty() ? "" : "tensor '" + problem.subject + "': ") +
-           problem.message + "\n";
+           (problem.subject.empty() ? "" : "tensor '" + problem.subject + "': ") + problem.message +
+           "\n";
   }
   return out;
 }
@@ -280,9 +295,9 @@ json::Json render_inspect_json(const InspectView& view) {
                   {"files", std::move(files_of_module)},
                   {"loaded", module.loaded},
                   {"fused", module.fused_name.empty() ? Json() : Json(module.fused_name)},
-                  {"experts", module.experts_name.empty() ? Json() : Json(std::string(module.experts_name))},
-                  {"expert_index",
-                   module.expert_index ? Json(*module.expert_index) : Json()},
+                  {"experts",
+                   module.experts_name.empty() ? Json() : Json(std::string(module.experts_name))},
+                  {"expert_index", module.expert_index ? Json(*module.expert_index) : Json()},
                   {"detail", module.detail.empty() ? Json() : Json(module.detail)}};
       modules.push_back(std::move(row));
     }
@@ -310,4 +325,4 @@ json::Json render_inspect_json(const InspectView& view) {
   return doc;
 }
 
-}  // namespace qpatch::report
+} // namespace qpatch::report

@@ -19,17 +19,17 @@
 #include <cerrno>
 #include <cstring>
 #include <numeric>
-#include <utility>
 #include <unordered_set>
+#include <utility>
 
 namespace qpatch::safetensors {
 namespace {
 
+using json::find_duplicate_key;
+using json::type_name;
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
-using json::find_duplicate_key;
-using json::type_name;
 
 // A header-level problem: it concerns the whole header, so it carries the header's start offset
 // unless a better one is known.
@@ -135,8 +135,8 @@ std::optional<std::pair<size_t, std::string_view>> first_oversized_integer(std::
       ++end;
     }
     const std::string_view digits = text.substr(c == '-' ? pos + 1 : pos, end - pos - (c == '-'));
-    const bool is_integer = end >= text.size() || (text[end] != '.' && text[end] != 'e' &&
-                                                   text[end] != 'E');
+    const bool is_integer =
+        end >= text.size() || (text[end] != '.' && text[end] != 'e' && text[end] != 'E');
     constexpr std::string_view k_u64_max = "18446744073709551615";
     if (is_integer && (digits.size() > k_u64_max.size() ||
                        (digits.size() == k_u64_max.size() && digits > k_u64_max))) {
@@ -174,8 +174,7 @@ Result<uint64_t> check_prefix(std::string_view prefix,
                         "file is " + std::to_string(file_size) +
                             " bytes, too short for the 8-byte header length (HeaderTooSmall)");
   }
-  const uint64_t length =
-      util::load_u64_le(reinterpret_cast<const unsigned char*>(prefix.data()));
+  const uint64_t length = util::load_u64_le(reinterpret_cast<const unsigned char*>(prefix.data()));
   if (length > options.max_header_size) {
     return header_error(ErrorCode::header_too_large,
                         path,
@@ -207,7 +206,9 @@ std::optional<std::string> read_unsigned_array(element value, std::string_view f
   for (element item : value.get_array()) {
     const auto where = [&] { return std::string(field) + "[" + std::to_string(index) + "]"; };
     switch (item.type()) {
-    case element_type::UINT64: out.push_back(item.get_uint64().value_unsafe()); break;
+    case element_type::UINT64:
+      out.push_back(item.get_uint64().value_unsafe());
+      break;
     case element_type::INT64: {
       const int64_t v = item.get_int64().value_unsafe();
       if (v < 0) {
@@ -218,7 +219,8 @@ std::optional<std::string> read_unsigned_array(element value, std::string_view f
     }
     case element_type::DOUBLE:
       return where() + " is a floating-point number, expected an unsigned integer";
-    default: return where() + " is " + type_name(item.type()) + ", expected an unsigned integer";
+    default:
+      return where() + " is " + type_name(item.type()) + ", expected an unsigned integer";
     }
     ++index;
   }
@@ -238,23 +240,18 @@ bool has_negative_zero(std::string_view text) {
   return false;
 }
 
-}  // namespace
+} // namespace
 
 struct HeaderParser::Impl {
   simdjson::dom::parser parser;
-  std::string buffer;  // N header bytes plus simdjson's padding
-  util::NameIndex names;  // duplicate detection, reused from header to header
+  std::string buffer;    // N header bytes plus simdjson's padding
+  util::NameIndex names; // duplicate detection, reused from header to header
 
-  Result<Header> parse_text(std::string_view text,
-                            uint64_t file_size,
-                            std::string_view path);
-  Result<Header> syntax_error(std::string_view text,
-                              simdjson::error_code code,
-                              std::string_view path);
-  std::optional<Error> read_entry(std::string_view name,
-                                  element value,
-                                  std::string_view path,
-                                  TensorEntry& entry);
+  Result<Header> parse_text(std::string_view text, uint64_t file_size, std::string_view path);
+  Result<Header>
+  syntax_error(std::string_view text, simdjson::error_code code, std::string_view path);
+  std::optional<Error>
+  read_entry(std::string_view name, element value, std::string_view path, TensorEntry& entry);
   std::optional<Error> read_metadata(element value, std::string_view path, Header& header);
   std::optional<Error> check_offsets(const Header& header, std::string_view path);
 };
@@ -359,8 +356,7 @@ std::optional<Error> HeaderParser::Impl::read_entry(std::string_view name,
         return fail(*problem);
       }
       if (offsets.size() != 2) {
-        return fail("data_offsets has " + std::to_string(offsets.size()) +
-                    " elements, expected 2");
+        return fail("data_offsets has " + std::to_string(offsets.size()) + " elements, expected 2");
       }
       entry.begin = offsets[0];
       entry.end = offsets[1];
@@ -376,11 +372,10 @@ std::optional<Error> HeaderParser::Impl::read_entry(std::string_view name,
   return std::nullopt;
 }
 
-std::optional<Error> HeaderParser::Impl::read_metadata(element value,
-                                                       std::string_view path,
-                                                       Header& header) {
+std::optional<Error>
+HeaderParser::Impl::read_metadata(element value, std::string_view path, Header& header) {
   if (value.is_null()) {
-    return std::nullopt;  // the reference treats null as absent
+    return std::nullopt; // the reference treats null as absent
   }
   const auto fail = [&](std::string message) {
     return tensor_error(ErrorCode::invalid_header_deserialization,
@@ -474,9 +469,9 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
                           path,
                           where,
                           t.name,
-                          "data_offsets cover " + std::to_string(t.end - t.begin) +
-                              " bytes, but " + described() + " needs " +
-                              std::to_string(*bits / 8) + " (TensorInvalidInfo)");
+                          "data_offsets cover " + std::to_string(t.end - t.begin) + " bytes, but " +
+                              described() + " needs " + std::to_string(*bits / 8) +
+                              " (TensorInvalidInfo)");
     }
     cursor = t.end;
   }
@@ -493,9 +488,8 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
   return std::nullopt;
 }
 
-Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
-                                              uint64_t file_size,
-                                              std::string_view path) {
+Result<Header>
+HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::string_view path) {
   if (!simdjson::validate_utf8(text.data(), text.size())) {
     return header_error(ErrorCode::invalid_header,
                         path,
@@ -504,10 +498,11 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
   }
   // nlohmann and simdjson differ from serde here; match serde explicitly.
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
-    return header_error(ErrorCode::invalid_header_deserialization,
-                        path,
-                        8,
-                        "header starts with a UTF-8 byte-order mark (InvalidHeaderDeserialization)");
+    return header_error(
+        ErrorCode::invalid_header_deserialization,
+        path,
+        8,
+        "header starts with a UTF-8 byte-order mark (InvalidHeaderDeserialization)");
   }
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return header_error(ErrorCode::invalid_header_deserialization,
@@ -516,8 +511,8 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
                         "NUL byte in the header (InvalidHeaderDeserialization)");
   }
   if (parser.capacity() < text.size() || parser.max_depth() != limits::k_max_json_depth) {
-    if (auto code = parser.allocate(std::max<size_t>(text.size(), 4096),
-                                    limits::k_max_json_depth)) {
+    if (auto code =
+            parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
       return header_error(ErrorCode::io_error, path, 8, simdjson::error_message(code));
     }
   }
@@ -553,22 +548,20 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
   names.reserve(fields.size());
   bool seen_metadata = false;
   for (auto field : fields) {
-    const bool duplicate =
-        field.key == "__metadata__"
-            ? std::exchange(seen_metadata, true)
-            : !names
-                   .insert(field.key,
-                           static_cast<uint32_t>(header.tensors.size()),
-                           [&](uint32_t id) { return header.tensors[id].name; })
-                   .second;
+    const bool duplicate = field.key == "__metadata__"
+                               ? std::exchange(seen_metadata, true)
+                               : !names
+                                      .insert(field.key,
+                                              static_cast<uint32_t>(header.tensors.size()),
+                                              [&](uint32_t id) { return header.tensors[id].name; })
+                                      .second;
     if (duplicate) {
       return tensor_error(ErrorCode::duplicate_key,
                           path,
                           std::nullopt,
                           field.key,
-                          field.key == "__metadata__"
-                              ? "__metadata__ appears twice in the header"
-                              : "tensor name appears twice in the header");
+                          field.key == "__metadata__" ? "__metadata__ appears twice in the header"
+                                                      : "tensor name appears twice in the header");
     }
     if (field.key == "__metadata__") {
       if (auto problem = read_metadata(field.value, path, header)) {
@@ -610,9 +603,8 @@ Result<Header> HeaderParser::parse(std::string_view file_bytes,
                 check_prefix(file_bytes.substr(0, 8), file_bytes.size(), path, options));
   m_impl->buffer.assign(file_bytes.substr(8, length));
   m_impl->buffer.append(simdjson::SIMDJSON_PADDING, ' ');
-  return m_impl->parse_text(std::string_view(m_impl->buffer.data(), length),
-                            file_bytes.size(),
-                            path);
+  return m_impl->parse_text(
+      std::string_view(m_impl->buffer.data(), length), file_bytes.size(), path);
 }
 
 namespace {
@@ -649,16 +641,13 @@ private:
   int m_fd;
 };
 
-}  // namespace
+} // namespace
 
 Result<Header> HeaderParser::read(const std::filesystem::path& file,
                                   std::string_view display_path,
                                   const ReaderOptions& options) {
   const auto io_fail = [&](const std::string& what) {
-    return header_error(ErrorCode::io_error,
-                        display_path,
-                        0,
-                        what + ": " + std::strerror(errno));
+    return header_error(ErrorCode::io_error, display_path, 0, what + ": " + std::strerror(errno));
   };
   FileDescriptor fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
@@ -674,15 +663,16 @@ Result<Header> HeaderParser::read(const std::filesystem::path& file,
   if (!read_exact(fd.get(), prefix, prefix_size, 0)) {
     return io_fail("cannot read");
   }
-  QP_TRY_ASSIGN(const uint64_t length,
-                check_prefix(std::string_view(prefix, prefix_size), file_size, display_path,
-                             options));
+  QP_TRY_ASSIGN(
+      const uint64_t length,
+      check_prefix(std::string_view(prefix, prefix_size), file_size, display_path, options));
   // The cap and the file size bound `length` before this allocation.
   m_impl->buffer.resize(static_cast<size_t>(length) + simdjson::SIMDJSON_PADDING);
   if (!read_exact(fd.get(), m_impl->buffer.data(), static_cast<size_t>(length), 8)) {
     return io_fail("cannot read the header");
   }
-  std::fill(m_impl->buffer.begin() + static_cast<std::ptrdiff_t>(length), m_impl->buffer.end(), ' ');
+  std::fill(
+      m_impl->buffer.begin() + static_cast<std::ptrdiff_t>(length), m_impl->buffer.end(), ' ');
   return m_impl->parse_text(std::string_view(m_impl->buffer.data(), static_cast<size_t>(length)),
                             file_size,
                             display_path);
@@ -696,4 +686,4 @@ std::string format_shape(const Shape& shape) {
   return out + "]";
 }
 
-}  // namespace qpatch::safetensors
+} // namespace qpatch::safetensors

@@ -25,8 +25,9 @@ TEST(IndexFile, KeepsEntriesAndShardsInFileOrder) {
   EXPECT_EQ(index->entries[1].shard, 1U);
   EXPECT_EQ(index->find("c.weight"), 2U);
   EXPECT_EQ(index->find("d.weight"), std::nullopt);
-  EXPECT_EQ(index->shards, (std::vector<std::string>{"model-00002-of-00002.safetensors",
-                                                     "model-00001-of-00002.safetensors"}));
+  EXPECT_EQ(index->shards,
+            (std::vector<std::string>{"model-00002-of-00002.safetensors",
+                                      "model-00001-of-00002.safetensors"}));
 }
 
 TEST(IndexFile, MetadataMayBeMissing) {
@@ -98,5 +99,5 @@ TEST(IndexFile, SyntaxErrorNamesTheByte) {
             "unexpected '}'; expected string literal");
 }
 
-}  // namespace
-}  // namespace qpatch::checkpoint
+} // namespace
+} // namespace qpatch::checkpoint

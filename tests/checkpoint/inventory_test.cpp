@@ -92,8 +92,7 @@ TEST_F(InventoryTest, TensorInTwoLoadedFilesIsAnError) {
 TEST_F(InventoryTest, SidecarDuplicatingIndexedTensorsIsAWarning) {
   shard("model.safetensors", {{"mtp.fc.weight", "BF16", {2}}});
   shard("mtp.safetensors", {{"mtp.fc.weight", "BF16", {2}}});
-  write("model.safetensors.index.json",
-        R"({"weight_map":{"mtp.fc.weight":"model.safetensors"}})");
+  write("model.safetensors.index.json", R"({"weight_map":{"mtp.fc.weight":"model.safetensors"}})");
   const Inventory inventory = read_ok();
   EXPECT_FALSE(inventory.has_errors());
   EXPECT_EQ(problems(inventory),
@@ -174,5 +173,5 @@ TEST_F(InventoryTest, HuggingFaceCacheSymlinksAreFollowedForReading) {
   EXPECT_EQ(inventory.tensors.at(0).name, "a.weight");
 }
 
-}  // namespace
-}  // namespace qpatch::checkpoint
+} // namespace
+} // namespace qpatch::checkpoint

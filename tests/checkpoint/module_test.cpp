@@ -53,8 +53,8 @@ std::vector<std::string> classify(const std::vector<T>& tensors) {
 using Lines = std::vector<std::string>;
 
 TEST(Module, SplitsTensorNames) {
-  EXPECT_EQ(split_tensor_name("mtp.fc.weight"), std::pair(std::string_view("mtp.fc"),
-                                                           std::string_view("weight")));
+  EXPECT_EQ(split_tensor_name("mtp.fc.weight"),
+            std::pair(std::string_view("mtp.fc"), std::string_view("weight")));
   EXPECT_EQ(split_tensor_name("x.weight.quant_state.bitsandbytes__nf4").first, "x");
   EXPECT_EQ(split_tensor_name("x.weight.absmax").second, "weight.absmax");
   EXPECT_EQ(split_tensor_name("lm_head").first, "");
@@ -69,9 +69,12 @@ TEST(Module, DenseLinearNormConvRouterEmbedding) {
                       {"l.linear_attn.dt_bias", "BF16", {4}},
                       {"l.mlp.gate.weight", "BF16", {4, 8}},
                       {"l.mlp.shared_expert_gate.weight", "BF16", {1, 8}}}),
-            (Lines{"model.embed_tokens: embedding dense", "mtp.fc: linear dense",
-                   "mtp.norm: norm dense", "l.linear_attn.conv1d: conv dense",
-                   "l.linear_attn: other dense", "l.mlp.gate: router dense",
+            (Lines{"model.embed_tokens: embedding dense",
+                   "mtp.fc: linear dense",
+                   "mtp.norm: norm dense",
+                   "l.linear_attn.conv1d: conv dense",
+                   "l.linear_attn: other dense",
+                   "l.mlp.gate: router dense",
                    "l.mlp.shared_expert_gate: router dense"}));
 }
 
@@ -93,11 +96,11 @@ TEST(Module, CompressedTensorsNvfp4AndMxfp4) {
 }
 
 TEST(Module, GptqAndAwqAreToldApartByShape) {
-  EXPECT_EQ(classify({{"g.qweight", "I32", {512, 4096}},  // [in*4/32, out]
+  EXPECT_EQ(classify({{"g.qweight", "I32", {512, 4096}}, // [in*4/32, out]
                       {"g.qzeros", "I32", {32, 512}},
                       {"g.scales", "F16", {32, 4096}},
                       {"g.g_idx", "I32", {4096}},
-                      {"a.qweight", "I32", {4096, 512}},  // [in, out*4/32]
+                      {"a.qweight", "I32", {4096, 512}}, // [in, out*4/32]
                       {"a.qzeros", "I32", {32, 512}},
                       {"a.scales", "F16", {32, 4096}}}),
             (Lines{"g: linear gptq", "a: linear awq"}));
@@ -147,7 +150,7 @@ TEST(Module, PerExpertModulesNameTheirExpertsLayer) {
   ASSERT_EQ(modules.size(), 2U);
   EXPECT_EQ(modules[0].experts_name, "m.mlp.experts");
   EXPECT_EQ(modules[0].expert_index, 12U);
-  EXPECT_EQ(modules[0].fused_name, "");  // experts fuse into the experts layer, not gate_up_proj
+  EXPECT_EQ(modules[0].fused_name, ""); // experts fuse into the experts layer, not gate_up_proj
 }
 
 TEST(Module, FusedShardsNameTheirLayer) {
@@ -186,5 +189,5 @@ TEST(Module, InconsistentEvidenceIsReportedNotGuessed) {
                    "d: linear inconsistent (weight is I8 without any scale)"}));
 }
 
-}  // namespace
-}  // namespace qpatch::checkpoint
+} // namespace
+} // namespace qpatch::checkpoint

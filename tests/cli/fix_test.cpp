@@ -6,8 +6,8 @@
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
-#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -84,7 +84,8 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
             "  backup      config.json.bak\n"
             "  status      patched\n");
   std::string expected = config;
-  expected.replace(expected.find("\"lm_head\"\n"), 10,
+  expected.replace(expected.find("\"lm_head\"\n"),
+                   10,
                    "\"lm_head\",\n      \"mtp.fc\",\n      \"mtp.layers.0.self_attn.q_proj\",\n"
                    "      \"mtp.layers.0.self_attn.k_proj\",\n"
                    "      \"mtp.layers.0.self_attn.v_proj\",\n"
@@ -135,8 +136,8 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
 }
 
 TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
-  const std::string config = test::ct_config_json(
-      "[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]");
+  const std::string config =
+      test::ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]");
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   const auto before = test::snapshot_tree(dir());
   const Outcome outcome = run_qpatch({"DIR"});
@@ -192,7 +193,7 @@ TEST_F(FixTest, UnindexedHeadIsIndexedAndIgnored) {
   EXPECT_EQ(checkpoint["changes"][1]["file"], "model.safetensors.index.json");
   EXPECT_EQ(checkpoint["changes"][1]["added"].size(), 12U);
   const std::string patched = read("model.safetensors.index.json");
-  const size_t last_entry_end = index.rfind('"') + 1;  // bytes before it stay as they were
+  const size_t last_entry_end = index.rfind('"') + 1; // bytes before it stay as they were
   EXPECT_EQ(patched.substr(0, last_entry_end), index.substr(0, last_entry_end));
   EXPECT_NE(patched.find("    \"mtp.fc.weight\": \"model_extra_tensors.safetensors\",\n"),
             std::string::npos);
@@ -294,10 +295,10 @@ TEST_F(FixTest, ExitCodeIsTheWorstOfSeveralCheckpoints) {
   test::write_mini(dir() / "a", {Head::dense, HeadFile::indexed_shard, config});
   std::ostringstream out;
   std::ostringstream err;
-  EXPECT_EQ(run({"--check", (dir() / "a").string(), (dir() / "missing").string()}, out, err,
-                Terminal{}),
-            3);
+  EXPECT_EQ(
+      run({"--check", (dir() / "a").string(), (dir() / "missing").string()}, out, err, Terminal{}),
+      3);
 }
 
-}  // namespace
-}  // namespace qpatch::cli
+} // namespace
+} // namespace qpatch::cli

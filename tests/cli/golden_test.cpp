@@ -15,12 +15,14 @@ namespace {
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Golden, Case) { run_golden_case(GetParam()); }
+TEST_P(Golden, Case) {
+  run_golden_case(GetParam());
+}
 
 INSTANTIATE_TEST_SUITE_P(Cases,
                          Golden,
                          ::testing::ValuesIn(golden_case_names()),
                          [](const auto& case_info) { return case_info.param; });
 
-}  // namespace
-}  // namespace qpatch::test
+} // namespace
+} // namespace qpatch::test

@@ -4,8 +4,8 @@
 #include "support/golden.hpp"
 #include "support/temp_dir.hpp"
 
-#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -52,12 +52,12 @@ TEST_F(InspectTest, NoColorWinsOverATerminal) {
 TEST_F(InspectTest, ColorAlwaysAndNeverOverride) {
   Terminal tty;
   tty.stdout_is_tty = true;
-  EXPECT_NE(run_args({"inspect", "--summary", "--color", "always", dir().string()}).out.find(
-                "\x1b["),
-            std::string::npos);
-  EXPECT_EQ(run_args({"inspect", "--summary", "--color", "never", dir().string()}, tty)
-                .out.find("\x1b["),
-            std::string::npos);
+  EXPECT_NE(
+      run_args({"inspect", "--summary", "--color", "always", dir().string()}).out.find("\x1b["),
+      std::string::npos);
+  EXPECT_EQ(
+      run_args({"inspect", "--summary", "--color", "never", dir().string()}, tty).out.find("\x1b["),
+      std::string::npos);
 }
 
 TEST_F(InspectTest, JsonIsOneDocumentWithASchemaVersion) {
@@ -95,5 +95,5 @@ TEST(InspectUsage, VersionIsExitZero) {
   EXPECT_EQ(outcome.out, "qpatch 0.1.0\n");
 }
 
-}  // namespace
-}  // namespace qpatch::cli
+} // namespace
+} // namespace qpatch::cli

@@ -6,8 +6,8 @@
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
-#include <nlohmann/json.hpp>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 
@@ -30,8 +30,8 @@ int run_in(const fs::path& dir, std::vector<std::string> args, std::string* out_
 }
 
 nlohmann::ordered_json ignore_of(const fs::path& dir) {
-  return nlohmann::ordered_json::parse(test::read_bytes(dir / "config.json"))
-      ["quantization_config"]["ignore"];
+  return nlohmann::ordered_json::parse(
+      test::read_bytes(dir / "config.json"))["quantization_config"]["ignore"];
 }
 
 class RealConfigTest : public test::TempDirTest {
@@ -52,9 +52,10 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsClean) {
   write_packed_head();
   std::string out;
   EXPECT_EQ(run_in(dir(), {"--check"}, &out), 0);
-  EXPECT_EQ(out, dir().string() +
-                     ": compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-                     "  status      clean\n");
+  EXPECT_EQ(out,
+            dir().string() +
+                ": compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+                "  status      clean\n");
 }
 
 TEST_F(RealConfigTest, BlanketRegexAddedLaterIsRemovedAndNothingElse) {
@@ -70,9 +71,8 @@ TEST_F(RealConfigTest, BlanketRegexAddedLaterIsRemovedAndNothingElse) {
 }
 
 TEST_F(RealConfigTest, DroppingMtpFcFromIgnoreIsCaughtByTheLinearTarget) {
-  write_packed_head([](std::string& text) {
-    text.replace(text.find(",\n      \"mtp.fc\"\n"), 17, "\n");
-  });
+  write_packed_head(
+      [](std::string& text) { text.replace(text.find(",\n      \"mtp.fc\"\n"), 17, "\n"); });
   std::string out;
   EXPECT_EQ(run_in(dir(), {"--check"}, &out), 1);
   EXPECT_NE(out.find("  fixable     mtp.fc: 1 module stored BF16 but quantized by targets "
@@ -94,15 +94,19 @@ TEST_F(RealConfigTest, FlagshipEndToEnd) {
   const auto ignore = ignore_of(dir());
   ASSERT_EQ(ignore.size(), 215U);
   const std::vector<std::string> added(ignore.begin() + 207, ignore.end());
-  EXPECT_EQ(added, (std::vector<std::string>{
-                       "mtp.fc", "mtp.layers.0.self_attn.q_proj", "mtp.layers.0.self_attn.k_proj",
-                       "mtp.layers.0.self_attn.v_proj", "mtp.layers.0.self_attn.o_proj",
-                       "mtp.layers.0.mlp.gate_proj", "mtp.layers.0.mlp.up_proj",
-                       "mtp.layers.0.mlp.down_proj"}));
+  EXPECT_EQ(added,
+            (std::vector<std::string>{"mtp.fc",
+                                      "mtp.layers.0.self_attn.q_proj",
+                                      "mtp.layers.0.self_attn.k_proj",
+                                      "mtp.layers.0.self_attn.v_proj",
+                                      "mtp.layers.0.self_attn.o_proj",
+                                      "mtp.layers.0.mlp.gate_proj",
+                                      "mtp.layers.0.mlp.up_proj",
+                                      "mtp.layers.0.mlp.down_proj"}));
   EXPECT_EQ(test::read_bytes(dir() / "config.json.bak"), original);
   const auto patched = test::snapshot_tree(dir());
   EXPECT_EQ(run_in(dir(), {}), 0);
-  EXPECT_EQ(test::snapshot_tree(dir()), patched);  // a second run changes nothing
+  EXPECT_EQ(test::snapshot_tree(dir()), patched); // a second run changes nothing
   EXPECT_EQ(run_in(dir(), {"--check"}), 0);
   EXPECT_EQ(run(std::vector<std::string>{"restore", dir().string()}, std::cout, std::cerr), 0);
   EXPECT_EQ(test::read_bytes(dir() / "config.json"), original);
@@ -119,5 +123,5 @@ TEST_F(RealConfigTest, DeclaredButAbsentMtpHeadUnquantizedIsClean) {
   EXPECT_EQ(out, dir().string() + ": not quantized\n  status      clean\n");
 }
 
-}  // namespace
-}  // namespace qpatch::cli
+} // namespace
+} // namespace qpatch::cli

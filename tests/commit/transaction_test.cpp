@@ -144,7 +144,7 @@ TEST_F(TransactionTest, FailedSecondRenameRollsTheFirstBack) {
 }
 
 TEST_F(TransactionTest, FailedRollbackIsReportedWithTheBackups) {
-  FailingFileSystem fs(FailingFileSystem::Op::rename, 2);  // the restore's rename fails too
+  FailingFileSystem fs(FailingFileSystem::Op::rename, 2); // the restore's rename fails too
   class Worse : public FailingFileSystem {
   public:
     Worse() : FailingFileSystem(Op::rename, 2) {}
@@ -188,5 +188,5 @@ TEST_F(TransactionTest, RollbackRecreatesASymlink) {
   EXPECT_EQ(fs::read_symlink(dir() / "config.json"), "blobs/x");
 }
 
-}  // namespace
-}  // namespace qpatch::commit
+} // namespace
+} // namespace qpatch::commit

@@ -6,7 +6,9 @@
 namespace qpatch::diff {
 namespace {
 
-TEST(UnifiedDiff, EqualTextsHaveNoDiff) { EXPECT_EQ(unified_diff("a\n", "a\n", "x"), ""); }
+TEST(UnifiedDiff, EqualTextsHaveNoDiff) {
+  EXPECT_EQ(unified_diff("a\n", "a\n", "x"), "");
+}
 
 TEST(UnifiedDiff, OneHunkWithContext) {
   const std::string before = "1\n2\n3\n4\n5\n6\n7\n8\n";
@@ -40,5 +42,5 @@ TEST(UnifiedDiff, PureInsertion) {
             "--- a/f\n+++ b/f\n@@ -1,2 +1,3 @@\n a\n+b\n c\n");
 }
 
-}  // namespace
-}  // namespace qpatch::diff
+} // namespace
+} // namespace qpatch::diff

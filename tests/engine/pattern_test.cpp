@@ -61,5 +61,5 @@ TEST(Pattern, CatastrophicBacktrackingIsUndecidableNotAHang) {
   EXPECT_EQ(compiled->matches(std::string(40, 'a') + "b", MatchMode::match), std::nullopt);
 }
 
-}  // namespace
-}  // namespace qpatch::engine
+} // namespace
+} // namespace qpatch::engine

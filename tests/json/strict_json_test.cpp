@@ -49,5 +49,5 @@ TEST(StrictJson, RejectsDeepNesting) {
             "config.json: at /0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0/0");
 }
 
-}  // namespace
-}  // namespace qpatch::json
+} // namespace
+} // namespace qpatch::json

@@ -11,8 +11,8 @@
 namespace qpatch::jsonedit {
 namespace {
 
-std::string edit(const std::string& text, std::vector<size_t> remove,
-                 std::vector<std::string> append) {
+std::string
+edit(const std::string& text, std::vector<size_t> remove, std::vector<std::string> append) {
   ArrayEdit change{{"quantization_config", "ignore"}, std::move(remove), std::move(append)};
   auto result = edit_array(text, change, "config.json");
   EXPECT_TRUE(result.ok()) << result.error().to_string();
@@ -28,7 +28,8 @@ std::string edit(const std::string& text, std::vector<size_t> remove,
 TEST(ArrayEdit, IndentTwoAsTransformersWritesIt) {
   const std::string text =
       "{\n  \"quantization_config\": {\n    \"ignore\": [\n      \"lm_head\",\n"
-      "      \"re:.*mlp\\\\.gate$\"\n    ],\n    \"quant_method\": \"compressed-tensors\"\n  }\n}\n";
+      "      \"re:.*mlp\\\\.gate$\"\n    ],\n    \"quant_method\": \"compressed-tensors\"\n  "
+      "}\n}\n";
   EXPECT_EQ(edit(text, {}, {"mtp.fc"}),
             "{\n  \"quantization_config\": {\n    \"ignore\": [\n      \"lm_head\",\n"
             "      \"re:.*mlp\\\\.gate$\",\n      \"mtp.fc\"\n    ],\n"
@@ -39,9 +40,10 @@ TEST(ArrayEdit, IndentFour) {
   const std::string text =
       "{\n    \"quantization_config\": {\n        \"ignore\": [\n            \"lm_head\"\n"
       "        ]\n    }\n}";
-  EXPECT_EQ(edit(text, {}, {"mtp.fc", "mtp.layers.0.mlp.up_proj"}),
-            "{\n    \"quantization_config\": {\n        \"ignore\": [\n            \"lm_head\",\n"
-            "            \"mtp.fc\",\n            \"mtp.layers.0.mlp.up_proj\"\n        ]\n    }\n}");
+  EXPECT_EQ(
+      edit(text, {}, {"mtp.fc", "mtp.layers.0.mlp.up_proj"}),
+      "{\n    \"quantization_config\": {\n        \"ignore\": [\n            \"lm_head\",\n"
+      "            \"mtp.fc\",\n            \"mtp.layers.0.mlp.up_proj\"\n        ]\n    }\n}");
 }
 
 TEST(ArrayEdit, InlineArrayStaysInline) {
@@ -115,7 +117,8 @@ TEST(ArrayEdit, RemovingTheLastItemLeavesAnEmptyArray) {
 
 TEST(ArrayEdit, MissingArrayIsAnError) {
   const auto result = edit_array("{\"quantization_config\": {}}",
-                                 {{"quantization_config", "ignore"}, {}, {"a"}}, "config.json");
+                                 {{"quantization_config", "ignore"}, {}, {"a"}},
+                                 "config.json");
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().to_string(),
             "config.json: at /quantization_config/ignore: expected an array");
@@ -126,15 +129,17 @@ TEST(ArrayEdit, AppendMemberCreatesAKeyInTheObjectsLayout) {
   const auto result =
       append_member_raw(text, {"quantization_config"}, "ignore", "[]", "config.json");
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(*result,
-            "{\n  \"quantization_config\": {\n    \"format\": \"x\",\n    \"ignore\": []\n  }\n}\n");
+  EXPECT_EQ(
+      *result,
+      "{\n  \"quantization_config\": {\n    \"format\": \"x\",\n    \"ignore\": []\n  }\n}\n");
 }
 
 TEST(ObjectEdit, AppendsIndexEntries) {
   const std::string text =
       "{\n  \"metadata\": {\n    \"total_size\": 0\n  },\n  \"weight_map\": {\n"
       "    \"a.weight\": \"model.safetensors\"\n  }\n}\n";
-  const auto result = append_members(text, {"weight_map"},
+  const auto result = append_members(text,
+                                     {"weight_map"},
                                      {{"mtp.fc.weight", "model_extra_tensors.safetensors"}},
                                      "model.safetensors.index.json");
   ASSERT_TRUE(result.ok());
@@ -153,5 +158,5 @@ TEST(Scan, FindsValuesAndDecodesKeys) {
   EXPECT_FALSE(find_value(text, {"ab", "2"}).has_value());
 }
 
-}  // namespace
-}  // namespace qpatch::jsonedit
+} // namespace
+} // namespace qpatch::jsonedit

@@ -22,7 +22,9 @@ Result<Header> parse(const std::string& bytes, const ReaderOptions& options = {}
 }
 
 // Assert that `bytes` is rejected with `code` and exactly `message` (the whole rendered line).
-void expect_error(const std::string& bytes, ErrorCode code, const std::string& message,
+void expect_error(const std::string& bytes,
+                  ErrorCode code,
+                  const std::string& message,
                   const ReaderOptions& options = {}) {
   const auto result = parse(bytes, options);
   ASSERT_FALSE(result.ok()) << "accepted: " << bytes.substr(8);
@@ -34,9 +36,8 @@ std::string at(size_t header_size, uint64_t data_offset) {
   return std::to_string(8 + header_size + data_offset);
 }
 
-const std::string k_two_f32 =
-    R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-    R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
+const std::string k_two_f32 = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})";
 
 TEST(Reader, AcceptsAValidHeaderInJsonOrder) {
   const auto header = parse(shard_bytes(k_two_f32, 16));
@@ -51,19 +52,22 @@ TEST(Reader, AcceptsAValidHeaderInJsonOrder) {
 }
 
 TEST(Reader, Rule1FileShorterThanEightBytesIsHeaderTooSmall) {
-  expect_error("\x01\x02\x03\x04\x05", ErrorCode::header_too_small,
+  expect_error("\x01\x02\x03\x04\x05",
+               ErrorCode::header_too_small,
                "m.safetensors: byte 0: file is 5 bytes, too short for the 8-byte header length "
                "(HeaderTooSmall)");
 }
 
 TEST(Reader, Rule2LengthOverTheCapIsHeaderTooLarge) {
-  expect_error(u64_le(100'000'001) + "{}", ErrorCode::header_too_large,
+  expect_error(u64_le(100'000'001) + "{}",
+               ErrorCode::header_too_large,
                "m.safetensors: byte 0: header length 100000001 is over the 100000000-byte limit "
                "(HeaderTooLarge)");
 }
 
 TEST(Reader, Rule2ExactlyTheCapPassesAndFailsOnLength) {
-  expect_error(u64_le(100'000'000) + "{}", ErrorCode::invalid_header_length,
+  expect_error(u64_le(100'000'000) + "{}",
+               ErrorCode::invalid_header_length,
                "m.safetensors: byte 0: header length 100000000 needs 100000008 bytes, but the "
                "file has 10 (InvalidHeaderLength)");
 }
@@ -76,13 +80,15 @@ TEST(Reader, Rule2GitLfsPointerIsNamed) {
 }
 
 TEST(Reader, Rule2ZipArchiveIsNamed) {
-  expect_error(std::string("PK\x03\x04", 4) + std::string(60, 'x'), ErrorCode::header_too_large,
+  expect_error(std::string("PK\x03\x04", 4) + std::string(60, 'x'),
+               ErrorCode::header_too_large,
                "m.safetensors: byte 0: this is a zip archive (a PyTorch checkpoint renamed?), "
                "not a safetensors file (HeaderTooLarge)");
 }
 
 TEST(Reader, Rule3LengthPastTheEndIsInvalidHeaderLength) {
-  expect_error(u64_le(64) + "{}", ErrorCode::invalid_header_length,
+  expect_error(u64_le(64) + "{}",
+               ErrorCode::invalid_header_length,
                "m.safetensors: byte 0: header length 64 needs 72 bytes, but the file has 10 "
                "(InvalidHeaderLength)");
 }
@@ -90,7 +96,8 @@ TEST(Reader, Rule3LengthPastTheEndIsInvalidHeaderLength) {
 TEST(Reader, Rule3EightPlusLengthOverflowIsInvalidHeaderLength) {
   ReaderOptions options;
   options.max_header_size = UINT64_MAX;
-  expect_error(u64_le(UINT64_MAX) + "{}", ErrorCode::invalid_header_length,
+  expect_error(u64_le(UINT64_MAX) + "{}",
+               ErrorCode::invalid_header_length,
                "m.safetensors: byte 0: header length 18446744073709551615 needs 7 bytes, but "
                "the file has 10 (InvalidHeaderLength)",
                options);
@@ -98,12 +105,14 @@ TEST(Reader, Rule3EightPlusLengthOverflowIsInvalidHeaderLength) {
 
 TEST(Reader, Rule4InvalidUtf8IsInvalidHeaderAtTheBadByte) {
   const std::string header = "{\"a\xff\":{}}";
-  expect_error(shard_bytes(header, 0), ErrorCode::invalid_header,
+  expect_error(shard_bytes(header, 0),
+               ErrorCode::invalid_header,
                "m.safetensors: byte 11: header is not valid UTF-8 (InvalidHeader)");
 }
 
 TEST(Reader, Rule5ByteOrderMarkIsRejected) {
-  expect_error(shard_bytes("\xEF\xBB\xBF{}", 0), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes("\xEF\xBB\xBF{}", 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte 8: header starts with a UTF-8 byte-order mark "
                "(InvalidHeaderDeserialization)");
 }
@@ -115,28 +124,32 @@ TEST(Reader, Rule5NulPaddingIsRejected) {
 }
 
 TEST(Reader, Rule5SyntaxErrorNamesTheByte) {
-  expect_error(shard_bytes("{\"a\":1,}", 0), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes("{\"a\":1,}", 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte 15: syntax error while parsing object key - unexpected '}'; "
                "expected string literal (InvalidHeaderDeserialization)");
 }
 
 TEST(Reader, Rule5EmptyHeaderIsRejected) {
-  expect_error(shard_bytes("", 0), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes("", 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte 8: syntax error while parsing value - unexpected end of "
                "input; expected '[', '{', or a literal (InvalidHeaderDeserialization)");
 }
 
 TEST(Reader, Rule5RootMustBeAnObject) {
-  expect_error(shard_bytes("  []", 0), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes("  []", 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte 10: header is an array, expected a JSON object "
                "(InvalidHeaderDeserialization)");
 }
 
 TEST(Reader, Rule5NestingDeeperThan127IsRejected) {
   const std::string deep = std::string(127, '[') + std::string(127, ']');
-  const std::string header = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":)" +
-                             deep + "}}";
-  expect_error(shard_bytes(header, 0), ErrorCode::invalid_header_deserialization,
+  const std::string header =
+      R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":)" + deep + "}}";
+  expect_error(shard_bytes(header, 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte " + std::to_string(8 + 56 + 125) +
                    ": JSON nested deeper than 127 levels (InvalidHeaderDeserialization)");
   const std::string fits = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0],"x":)" +
@@ -180,7 +193,8 @@ TEST(Reader, Rule5NegativeIntegerIsRejected) {
 
 TEST(Reader, Rule5NegativeZeroIsRejected) {
   const std::string header = R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[-0,4]}})";
-  expect_error(shard_bytes(header, 4), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes(header, 4),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte " + std::to_string(8 + header.find("-0")) +
                    ": tensor 'w': data_offsets holds -0, expected an unsigned integer "
                    "(InvalidHeaderDeserialization)");
@@ -195,7 +209,8 @@ TEST(Reader, Rule5NegativeZeroInAnUnknownFieldIsAccepted) {
 TEST(Reader, Rule5IntegerAboveU64IsRejected) {
   const std::string header =
       R"({"w":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,1]}})";
-  expect_error(shard_bytes(header, 1), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes(header, 1),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: byte " + std::to_string(8 + header.find("1844")) +
                    ": integer 18446744073709551616 does not fit in 64 bits "
                    "(InvalidHeaderDeserialization)");
@@ -216,7 +231,8 @@ TEST(Reader, Rule5MissingFieldIsRejected) {
 }
 
 TEST(Reader, Rule5EntryMustBeAnObject) {
-  expect_error(shard_bytes(R"({"w":"BF16"})", 0), ErrorCode::invalid_header_deserialization,
+  expect_error(shard_bytes(R"({"w":"BF16"})", 0),
+               ErrorCode::invalid_header_deserialization,
                "m.safetensors: tensor 'w': entry is a string, expected an object with dtype, "
                "shape and data_offsets (InvalidHeaderDeserialization)");
 }
@@ -270,8 +286,7 @@ TEST(Reader, Rule5DuplicateMetadataMemberIsAnError) {
 
 TEST(Reader, Rule5DuplicateKeyInsideAnUnknownFieldIsAnError) {
   expect_error(
-      shard_bytes(R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4],"x":{"k":1,"k":2}}})",
-                  4),
+      shard_bytes(R"({"w":{"dtype":"U8","shape":[4],"data_offsets":[0,4],"x":{"k":1,"k":2}}})", 4),
       ErrorCode::duplicate_key,
       "m.safetensors: tensor 'w': key \"k\" appears twice in field \"x\"");
 }
@@ -279,7 +294,8 @@ TEST(Reader, Rule5DuplicateKeyInsideAnUnknownFieldIsAnError) {
 TEST(Reader, Rule6GapIsInvalidOffsetOnTheNextTensor) {
   const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})";
-  expect_error(shard_bytes(header, 20), ErrorCode::invalid_offset,
+  expect_error(shard_bytes(header, 20),
+               ErrorCode::invalid_offset,
                "m.safetensors: byte " + at(header.size(), 12) +
                    ": tensor 'b': data_offsets [12, 20] start at 12, expected 8: a gap after the "
                    "previous tensor (InvalidOffset)");
@@ -288,7 +304,8 @@ TEST(Reader, Rule6GapIsInvalidOffsetOnTheNextTensor) {
 TEST(Reader, Rule6OverlapIsInvalidOffset) {
   const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
                              R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})";
-  expect_error(shard_bytes(header, 12), ErrorCode::invalid_offset,
+  expect_error(shard_bytes(header, 12),
+               ErrorCode::invalid_offset,
                "m.safetensors: byte " + at(header.size(), 4) +
                    ": tensor 'b': data_offsets [4, 12] start at 4, expected 8: it overlaps the "
                    "previous tensor (InvalidOffset)");
@@ -298,7 +315,8 @@ TEST(Reader, Rule6EndBeforeBeginIsInvalidOffset) {
   const std::string header = R"({"a":{"dtype":"U8","shape":[0],"data_offsets":[0,0]},)"
                              R"("b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
                              R"("c":{"dtype":"U8","shape":[0],"data_offsets":[4,2]}})";
-  expect_error(shard_bytes(header, 4), ErrorCode::invalid_offset,
+  expect_error(shard_bytes(header, 4),
+               ErrorCode::invalid_offset,
                "m.safetensors: byte " + at(header.size(), 4) +
                    ": tensor 'c': data_offsets [4, 2] end before they begin (InvalidOffset)");
 }
@@ -306,7 +324,8 @@ TEST(Reader, Rule6EndBeforeBeginIsInvalidOffset) {
 TEST(Reader, Rule7ShapeProductOverflowIsValidationOverflow) {
   const std::string header =
       R"({"w":{"dtype":"U8","shape":[2,18446744073709551614],"data_offsets":[0,4]}})";
-  expect_error(shard_bytes(header, 4), ErrorCode::validation_overflow,
+  expect_error(shard_bytes(header, 4),
+               ErrorCode::validation_overflow,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'w': shape [2, 18446744073709551614] of U8 overflows 64 bits "
                    "(ValidationOverflow)");
@@ -315,7 +334,8 @@ TEST(Reader, Rule7ShapeProductOverflowIsValidationOverflow) {
 TEST(Reader, Rule7BitCountOverflowIsValidationOverflow) {
   const std::string header =
       R"({"w":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,4]}})";
-  expect_error(shard_bytes(header, 4), ErrorCode::validation_overflow,
+  expect_error(shard_bytes(header, 4),
+               ErrorCode::validation_overflow,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'w': shape [4611686018427387904] of F32 overflows 64 bits "
                    "(ValidationOverflow)");
@@ -323,7 +343,8 @@ TEST(Reader, Rule7BitCountOverflowIsValidationOverflow) {
 
 TEST(Reader, Rule7OddF4IsMisalignedSlice) {
   const std::string header = R"({"w":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})";
-  expect_error(shard_bytes(header, 2), ErrorCode::misaligned_slice,
+  expect_error(shard_bytes(header, 2),
+               ErrorCode::misaligned_slice,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'w': shape [3] of F4 is 12 bits, not a whole number of bytes "
                    "(MisalignedSlice)");
@@ -332,7 +353,8 @@ TEST(Reader, Rule7OddF4IsMisalignedSlice) {
 TEST(Reader, Rule8WrongByteCountIsTensorInvalidInfo) {
   const std::string header =
       R"({"mtp.fc.weight":{"dtype":"BF16","shape":[5120,10240],"data_offsets":[0,4096]}})";
-  expect_error(shard_bytes(header, 4096), ErrorCode::tensor_invalid_info,
+  expect_error(shard_bytes(header, 4096),
+               ErrorCode::tensor_invalid_info,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'mtp.fc.weight': data_offsets cover 4096 bytes, but shape [5120, "
                    "10240] of BF16 needs 104857600 (TensorInvalidInfo)");
@@ -340,7 +362,8 @@ TEST(Reader, Rule8WrongByteCountIsTensorInvalidInfo) {
 
 TEST(Reader, Rule8ZeroInShapeWithBytesIsTensorInvalidInfo) {
   const std::string header = R"({"w":{"dtype":"U8","shape":[2,0],"data_offsets":[0,4]}})";
-  expect_error(shard_bytes(header, 4), ErrorCode::tensor_invalid_info,
+  expect_error(shard_bytes(header, 4),
+               ErrorCode::tensor_invalid_info,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'w': data_offsets cover 4 bytes, but shape [2, 0] of U8 needs 0 "
                    "(TensorInvalidInfo)");
@@ -348,25 +371,26 @@ TEST(Reader, Rule8ZeroInShapeWithBytesIsTensorInvalidInfo) {
 
 TEST(Reader, Rule8PerTensorErrorsComeBeforeTheBufferCheck) {
   const std::string header = R"({"w":{"dtype":"I32","shape":[2,2],"data_offsets":[0,4]}})";
-  expect_error(shard_bytes(header, 0), ErrorCode::tensor_invalid_info,
+  expect_error(shard_bytes(header, 0),
+               ErrorCode::tensor_invalid_info,
                "m.safetensors: byte " + at(header.size(), 0) +
                    ": tensor 'w': data_offsets cover 4 bytes, but shape [2, 2] of I32 needs 16 "
                    "(TensorInvalidInfo)");
 }
 
 TEST(Reader, Rule9TrailingBytesAreMetadataIncompleteBuffer) {
-  expect_error(shard_bytes(k_two_f32, 17), ErrorCode::metadata_incomplete_buffer,
-               "m.safetensors: byte " + at(k_two_f32.size(), 16) +
-                   ": tensor data ends at byte " + at(k_two_f32.size(), 16) +
-                   ", but the file has " + at(k_two_f32.size(), 17) +
+  expect_error(shard_bytes(k_two_f32, 17),
+               ErrorCode::metadata_incomplete_buffer,
+               "m.safetensors: byte " + at(k_two_f32.size(), 16) + ": tensor data ends at byte " +
+                   at(k_two_f32.size(), 16) + ", but the file has " + at(k_two_f32.size(), 17) +
                    " bytes (MetadataIncompleteBuffer)");
 }
 
 TEST(Reader, Rule9TruncatedDataIsMetadataIncompleteBuffer) {
-  expect_error(shard_bytes(k_two_f32, 10), ErrorCode::metadata_incomplete_buffer,
-               "m.safetensors: byte " + at(k_two_f32.size(), 16) +
-                   ": tensor data ends at byte " + at(k_two_f32.size(), 16) +
-                   ", but the file has " + at(k_two_f32.size(), 10) +
+  expect_error(shard_bytes(k_two_f32, 10),
+               ErrorCode::metadata_incomplete_buffer,
+               "m.safetensors: byte " + at(k_two_f32.size(), 16) + ": tensor data ends at byte " +
+                   at(k_two_f32.size(), 16) + ", but the file has " + at(k_two_f32.size(), 10) +
                    " bytes (MetadataIncompleteBuffer)");
 }
 
@@ -449,5 +473,5 @@ TEST_F(ReaderFileTest, MissingFileIsAnIoError) {
             "none.safetensors: byte 0: cannot open: No such file or directory");
 }
 
-}  // namespace
-}  // namespace qpatch::safetensors
+} // namespace
+} // namespace qpatch::safetensors

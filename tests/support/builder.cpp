@@ -26,4 +26,4 @@ std::string header_json(const std::vector<TensorDesc>& tensors, uint64_t& data_s
   return prefix.substr(8);
 }
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

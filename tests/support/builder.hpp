@@ -24,4 +24,4 @@ struct TensorDesc {
 };
 std::string header_json(const std::vector<TensorDesc>& tensors, uint64_t& data_size);
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

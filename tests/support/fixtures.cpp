@@ -10,8 +10,7 @@ namespace {
 
 using synth::TensorSpec;
 
-void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows,
-            uint64_t cols) {
+void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
   out.push_back({module + ".weight_packed", "I32", {rows, cols / 8}});
   out.push_back({module + ".weight_scale", "BF16", {rows, cols / 32}});
   out.push_back({module + ".weight_shape", "I64", {2}});
@@ -41,7 +40,7 @@ void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
   dense(out, p + ".post_attention_layernorm.weight", {64});
 }
 
-}  // namespace
+} // namespace
 
 void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint) {
   synth::CheckpointSpec spec;
@@ -53,8 +52,8 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
   dense(main.tensors, "lm_head.weight", {256, 64});
   spec.shards.push_back(std::move(main));
   if (checkpoint.head != Head::absent) {
-    synth::ShardSpec head{"model_extra_tensors.safetensors", {},
-                          checkpoint.head_file == HeadFile::indexed_shard};
+    synth::ShardSpec head{
+        "model_extra_tensors.safetensors", {}, checkpoint.head_file == HeadFile::indexed_shard};
     if (checkpoint.head == Head::dense) {
       dense(head.tensors, "mtp.fc.weight", {64, 128});
     } else if (checkpoint.head == Head::packed) {
@@ -69,7 +68,8 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
-std::string ct_config_json(const std::string& ignore_array, const std::string& targets_array,
+std::string ct_config_json(const std::string& ignore_array,
+                           const std::string& targets_array,
                            const std::string& architecture) {
   return "{\n  \"architectures\": [\n    \"" + architecture +
          "\"\n  ],\n  \"model_type\": \"qwen3_5_text\",\n  \"mtp_num_hidden_layers\": 1,\n"
@@ -85,4 +85,4 @@ std::string ct_config_json(const std::string& ignore_array, const std::string& t
          "  \"tie_word_embeddings\": false\n}\n";
 }
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

@@ -16,7 +16,7 @@ enum class HeadFile { indexed_shard, unindexed_sidecar };
 struct MiniCheckpoint {
   Head head = Head::dense;
   HeadFile head_file = HeadFile::indexed_shard;
-  std::string config_json;  // written as config.json
+  std::string config_json; // written as config.json
 };
 
 // Write `checkpoint` into `dir`.
@@ -24,7 +24,8 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
 
 // A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
 // quantization_config whose ignore and group_0 targets are the given JSON arrays.
-std::string ct_config_json(const std::string& ignore_array, const std::string& targets_array,
+std::string ct_config_json(const std::string& ignore_array,
+                           const std::string& targets_array,
                            const std::string& architecture = "Qwen3_5ForCausalLM");
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

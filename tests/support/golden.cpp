@@ -5,6 +5,8 @@
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
+#include <qpatch/util/names.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,22 +15,13 @@
 #include <sstream>
 
 namespace qpatch::test {
+
+using util::replace_all;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path k_golden_dir = fs::path(QPATCH_TESTDATA_DIR) / "golden";
-
-std::string replace_all(std::string text, const std::string& from, const std::string& to) {
-  if (from.empty()) {
-    return text;
-  }
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
-    text.replace(pos, from.size(), to);
-    pos += to.size();
-  }
-  return text;
-}
 
 void write_text(const fs::path& file, const std::string& text) {
   fs::create_directories(file.parent_path());
@@ -61,7 +54,7 @@ std::map<std::string, std::string> small_files(const fs::path& root) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 void write_sample(const fs::path& dir) {
   synth::CheckpointSpec spec = synth::qwen35_27b_w4a16_mtp();
@@ -132,4 +125,4 @@ void run_golden_case(const std::string& name) {
   fs::remove_all(work, ec);
 }
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

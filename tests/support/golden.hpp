@@ -15,4 +15,4 @@ void run_golden_case(const std::string& name);
 // Write the bundled sample checkpoint (sparse shards + testdata config) into `dir`.
 void write_sample(const std::filesystem::path& dir);
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

@@ -29,7 +29,9 @@ void TempDirTest::write(const std::string& name, const std::string& content) con
   ASSERT_TRUE(out.good()) << file;
 }
 
-std::string TempDirTest::read(const std::string& name) const { return read_bytes(m_dir / name); }
+std::string TempDirTest::read(const std::string& name) const {
+  return read_bytes(m_dir / name);
+}
 
 std::string read_bytes(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -63,4 +65,4 @@ std::map<std::string, std::string> snapshot_tree(const fs::path& dir) {
   return out;
 }
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

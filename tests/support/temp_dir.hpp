@@ -30,4 +30,4 @@ std::string read_bytes(const std::filesystem::path& file);
 // name -> (bytes or link target, mode): what a command must leave untouched.
 std::map<std::string, std::string> snapshot_tree(const std::filesystem::path& dir);
 
-}  // namespace qpatch::test
+} // namespace qpatch::test

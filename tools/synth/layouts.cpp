@@ -7,7 +7,9 @@ namespace {
 
 using Tensors = std::vector<TensorSpec>;
 
-void dense(Tensors& out, const std::string& name, std::vector<uint64_t> shape,
+void dense(Tensors& out,
+           const std::string& name,
+           std::vector<uint64_t> shape,
            const std::string& dtype = "BF16") {
   out.push_back({name, dtype, std::move(shape)});
 }
@@ -27,14 +29,14 @@ constexpr uint64_t k_vocab = 248320;
 void qwen35_layer(Tensors& out, int layer) {
   const std::string p = "model.language_model.layers." + std::to_string(layer);
   dense(out, p + ".input_layernorm.weight", {k_hidden});
-  if (layer % 4 == 3) {  // full_attention_interval 4: layers 3, 7, ..., 63
-    packed_w4(out, p + ".self_attn.q_proj", 12288, k_hidden);  // 24 heads x 256 x 2 (gated)
+  if (layer % 4 == 3) { // full_attention_interval 4: layers 3, 7, ..., 63
+    packed_w4(out, p + ".self_attn.q_proj", 12288, k_hidden); // 24 heads x 256 x 2 (gated)
     packed_w4(out, p + ".self_attn.k_proj", 1024, k_hidden);
     packed_w4(out, p + ".self_attn.v_proj", 1024, k_hidden);
     packed_w4(out, p + ".self_attn.o_proj", k_hidden, 6144);
     dense(out, p + ".self_attn.q_norm.weight", {256});
     dense(out, p + ".self_attn.k_norm.weight", {256});
-  } else {  // Gated DeltaNet: 16 key heads x 128 (q and k), 48 value heads x 128
+  } else { // Gated DeltaNet: 16 key heads x 128 (q and k), 48 value heads x 128
     dense(out, p + ".linear_attn.A_log", {48}, "F32");
     dense(out, p + ".linear_attn.conv1d.weight", {10240, 1, 4});
     dense(out, p + ".linear_attn.dt_bias", {48});
@@ -131,7 +133,7 @@ std::string shard_name(size_t index, size_t count) {
   return buffer;
 }
 
-}  // namespace
+} // namespace
 
 CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head) {
   CheckpointSpec spec;
@@ -147,8 +149,8 @@ CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head) {
   }
   dense(spec.shards[3].tensors, "model.language_model.norm.weight", {k_hidden});
   dense(spec.shards[3].tensors, "lm_head.weight", {k_vocab, k_hidden});
-  ShardSpec mtp{packed_head ? "model-mtp.safetensors" : "model_extra_tensors.safetensors", {},
-                true};
+  ShardSpec mtp{
+      packed_head ? "model-mtp.safetensors" : "model_extra_tensors.safetensors", {}, true};
   if (packed_head) {
     qwen35_mtp_packed(mtp.tensors);
   } else {
@@ -215,4 +217,4 @@ CheckpointSpec kimi_k2_w4a16(size_t shard_count) {
   return spec;
 }
 
-}  // namespace qpatch::synth
+} // namespace qpatch::synth

@@ -9,7 +9,9 @@
 
 int main(int argc, char** argv) {
   if (argc != 3 && argc != 5) {
-    std::cerr << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|qwen3.6-27b-w4a16-packed-mtp|kimi-k2-w4a16 DIR [--config FILE]\n";
+    std::cerr
+        << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|qwen3.6-27b-w4a16-packed-mtp|kimi-k2-w4a16 "
+           "DIR [--config FILE]\n";
     return 2;
   }
   const std::string layout = argv[1];

@@ -22,8 +22,8 @@ std::string header_prefix(const std::vector<TensorSpec>& tensors, uint64_t& data
     for (size_t i = 0; i < tensor.shape.size(); ++i) {
       json += (i ? "," : "") + std::to_string(tensor.shape[i]);
     }
-    json += "],\"data_offsets\":[" + std::to_string(cursor) + "," +
-            std::to_string(cursor + bytes) + "]}";
+    json += "],\"data_offsets\":[" + std::to_string(cursor) + "," + std::to_string(cursor + bytes) +
+            "]}";
     cursor += bytes;
   }
   json += "}";
@@ -49,8 +49,8 @@ Status write_shard(const fs::path& file, const std::vector<TensorSpec>& tensors)
   std::error_code ec;
   fs::resize_file(file, prefix.size() + data_size, ec);
   if (ec) {
-    return make_error(ErrorCode::io_error, file.string(), std::nullopt, "",
-                      "cannot extend: " + ec.message());
+    return make_error(
+        ErrorCode::io_error, file.string(), std::nullopt, "", "cannot extend: " + ec.message());
   }
   return ok_status();
 }
@@ -68,14 +68,14 @@ std::string json_escape(const std::string& text) {
   return out;
 }
 
-}  // namespace
+} // namespace
 
 Status write_checkpoint(const fs::path& dir, const CheckpointSpec& spec) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    return make_error(ErrorCode::io_error, dir.string(), std::nullopt, "",
-                      "cannot create: " + ec.message());
+    return make_error(
+        ErrorCode::io_error, dir.string(), std::nullopt, "", "cannot create: " + ec.message());
   }
   {
     std::ofstream config(dir / "config.json", std::ios::binary | std::ios::trunc);
@@ -107,4 +107,4 @@ Status write_checkpoint(const fs::path& dir, const CheckpointSpec& spec) {
   return ok_status();
 }
 
-}  // namespace qpatch::synth
+} // namespace qpatch::synth

@@ -23,13 +23,13 @@ struct TensorSpec {
 struct ShardSpec {
   std::string file;
   std::vector<TensorSpec> tensors;
-  bool indexed = true;  // listed in the index's weight_map
+  bool indexed = true; // listed in the index's weight_map
 };
 
 struct CheckpointSpec {
   std::vector<ShardSpec> shards;
   bool write_index = true;
-  std::string config_json;  // written as config.json
+  std::string config_json; // written as config.json
 };
 
 // Return the header prefix of a shard (8-byte length + JSON padded to a multiple of 8, as the
@@ -47,10 +47,11 @@ Status write_checkpoint(const std::filesystem::path& dir, const CheckpointSpec& 
 // full-attention layers, a 27-block vision tower, and the BF16 MTP head in
 // model_extra_tensors.safetensors (indexed).
 // `packed_head`: the head's seven projections are packed (asymmetric, group 32) and mtp.fc stays
-// BF16, as in the real Qwen3.6-27B W4A16 checkpoint (quant-formats.md §2.1), in model-mtp.safetensors.
+// BF16, as in the real Qwen3.6-27B W4A16 checkpoint (quant-formats.md §2.1), in
+// model-mtp.safetensors.
 CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head = false);
 // Kimi-K2-like 1T-parameter MoE: 61 layers x 384 experts x 3 int4 linears (weight_packed,
 // weight_scale, weight_shape) over `shard_count` shards, ~200k tensors and ~26 MB of headers.
 CheckpointSpec kimi_k2_w4a16(size_t shard_count = 64);
 
-}  // namespace qpatch::synth
+} // namespace qpatch::synth

@@ -21,15 +21,15 @@ namespace qpatch::checkpoint {
 inline constexpr std::string_view k_index_file_name = "model.safetensors.index.json";
 
 struct IndexEntry {
-  std::string_view tensor;  // points into IndexFile::name_storage
-  uint32_t shard = 0;       // index into IndexFile::shards
+  std::string_view tensor; // points into IndexFile::name_storage
+  uint32_t shard = 0;      // index into IndexFile::shards
 };
 
 struct IndexFile {
-  std::vector<IndexEntry> entries;   // weight_map, in the file's order
-  std::vector<std::string> shards;   // distinct shard names in order of first appearance
+  std::vector<IndexEntry> entries; // weight_map, in the file's order
+  std::vector<std::string> shards; // distinct shard names in order of first appearance
   std::unique_ptr<char[]> name_storage;
-  std::vector<util::HashedId> by_hash;  // entries sorted by the hash of their tensor name
+  std::vector<util::HashedId> by_hash; // entries sorted by the hash of their tensor name
 
   // Return the entry for `tensor`, if weight_map lists it.
   std::optional<uint32_t> find(std::string_view tensor) const {
@@ -45,4 +45,4 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
 // Return why `name` is not a safe shard file name, or an empty string when it is.
 std::string unsafe_shard_name_reason(std::string_view name);
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

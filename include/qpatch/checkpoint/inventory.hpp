@@ -20,34 +20,34 @@
 namespace qpatch::checkpoint {
 
 struct ShardFile {
-  std::string name;          // file name inside the checkpoint directory
-  bool indexed = false;      // named by the index's weight_map
-  bool exists = true;        // false: the index names it but it is not there
-  bool readable = false;     // its header parsed and validated
+  std::string name;      // file name inside the checkpoint directory
+  bool indexed = false;  // named by the index's weight_map
+  bool exists = true;    // false: the index names it but it is not there
+  bool readable = false; // its header parsed and validated
   uint64_t file_size = 0;
   uint64_t header_size = 0;
   size_t tensor_count = 0;
-  size_t duplicate_count = 0;  // tensors it holds that an engine-loaded file also holds
+  size_t duplicate_count = 0; // tensors it holds that an engine-loaded file also holds
   std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 struct Tensor {
-  std::string_view name;  // points into Inventory::name_storage
-  uint32_t file = 0;      // index into Inventory::files
+  std::string_view name; // points into Inventory::name_storage
+  uint32_t file = 0;     // index into Inventory::files
   safetensors::Dtype dtype{};
   safetensors::Shape shape;
   uint64_t begin = 0;
   uint64_t end = 0;
-  bool shadowed = false;  // the same name in an engine-loaded file wins over this copy
+  bool shadowed = false; // the same name in an engine-loaded file wins over this copy
 };
 
 enum class ProblemCode {
-  missing_file,        // the index names a file that does not exist (vLLM refuses to start)
-  unindexed_file,      // a *.safetensors file the index does not name (never loaded)
-  duplicate_tensor,    // one tensor name in two files
-  unlisted_tensor,     // a tensor in an indexed file that weight_map does not list
-  orphan_entry,        // a weight_map entry that no header holds
-  wrong_file,          // a weight_map entry naming a file that does not hold the tensor
+  missing_file,     // the index names a file that does not exist (vLLM refuses to start)
+  unindexed_file,   // a *.safetensors file the index does not name (never loaded)
+  duplicate_tensor, // one tensor name in two files
+  unlisted_tensor,  // a tensor in an indexed file that weight_map does not list
+  orphan_entry,     // a weight_map entry that no header holds
+  wrong_file,       // a weight_map entry naming a file that does not hold the tensor
 };
 
 std::string_view to_string(ProblemCode code);
@@ -58,23 +58,23 @@ std::string_view to_string(Severity severity);
 struct InventoryProblem {
   ProblemCode code{};
   Severity severity{};
-  std::string path;     // the file concerned
-  std::string subject;  // a tensor name, or empty
+  std::string path;    // the file concerned
+  std::string subject; // a tensor name, or empty
   std::string message;
-  size_t count = 0;     // how many tensors the problem covers (grouped problems)
+  size_t count = 0; // how many tensors the problem covers (grouped problems)
 };
 
 struct Inventory {
   std::filesystem::path dir;
-  std::string display_dir;  // as the user typed it
+  std::string display_dir; // as the user typed it
   bool has_index = false;
-  std::vector<ShardFile> files;  // indexed files in index order, then the others by name
-  std::vector<Tensor> tensors;   // files in that order, each in header order
-  std::vector<Error> errors;     // files that could not be read: every one, not the first
+  std::vector<ShardFile> files; // indexed files in index order, then the others by name
+  std::vector<Tensor> tensors;  // files in that order, each in header order
+  std::vector<Error> errors;    // files that could not be read: every one, not the first
   std::vector<InventoryProblem> problems;
   // One block of tensor names per file; shared, so a copied inventory keeps valid names.
   std::vector<std::shared_ptr<char[]>> name_storage;
-  std::vector<util::HashedId> by_hash;  // tensors sorted by the hash of their name
+  std::vector<util::HashedId> by_hash; // tensors sorted by the hash of their name
 
   // Return the copy of tensor `name` that owns the name: the first in an engine-loaded file.
   std::optional<uint32_t> find(std::string_view name) const {
@@ -96,4 +96,4 @@ Result<Inventory> read_inventory(const std::filesystem::path& dir,
                                  std::string display_dir,
                                  const InventoryOptions& options = {});
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

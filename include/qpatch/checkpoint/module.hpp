@@ -21,19 +21,19 @@ std::string_view to_string(ModuleKind kind);
 
 enum class StorageFormat {
   dense,
-  ct_pack_quantized,  // compressed-tensors pack-quantized (WNA16): weight_packed I32
-  ct_int8,            // compressed-tensors int/naive-quantized: weight I8 + weight_scale
-  fp8,                // weight F8 + float weight_scale (compressed-tensors or ModelOpt FP8)
-  ct_nvfp4,           // compressed-tensors nvfp4-pack-quantized: weight_packed U8
-  ct_mxfp4,           // compressed-tensors mxfp4-pack-quantized
-  ct_mxfp8,           // weight F8 + U8 (E8M0) weight_scale
-  gptq,               // qweight [in*bits/32, out] + qzeros + scales (AutoGPTQ, auto-round)
-  awq,                // qweight [in, out*bits/32] + qzeros + scales
-  fp8_block,          // weight F8 + weight_scale_inv (DeepSeek, transformers FP8Linear)
-  modelopt_nvfp4,     // weight U8 + F8 weight_scale + weight_scale_2
-  mxfp4,              // gpt-oss experts: *_blocks + *_scales
-  bnb_4bit,           // bitsandbytes: weight U8 + weight.absmax family
-  bnb_int8,           // bitsandbytes LLM.int8: weight I8 + SCB
+  ct_pack_quantized, // compressed-tensors pack-quantized (WNA16): weight_packed I32
+  ct_int8,           // compressed-tensors int/naive-quantized: weight I8 + weight_scale
+  fp8,               // weight F8 + float weight_scale (compressed-tensors or ModelOpt FP8)
+  ct_nvfp4,          // compressed-tensors nvfp4-pack-quantized: weight_packed U8
+  ct_mxfp4,          // compressed-tensors mxfp4-pack-quantized
+  ct_mxfp8,          // weight F8 + U8 (E8M0) weight_scale
+  gptq,              // qweight [in*bits/32, out] + qzeros + scales (AutoGPTQ, auto-round)
+  awq,               // qweight [in, out*bits/32] + qzeros + scales
+  fp8_block,         // weight F8 + weight_scale_inv (DeepSeek, transformers FP8Linear)
+  modelopt_nvfp4,    // weight U8 + F8 weight_scale + weight_scale_2
+  mxfp4,             // gpt-oss experts: *_blocks + *_scales
+  bnb_4bit,          // bitsandbytes: weight U8 + weight.absmax family
+  bnb_int8,          // bitsandbytes LLM.int8: weight I8 + SCB
   inconsistent,
 };
 std::string_view to_string(StorageFormat format);
@@ -42,16 +42,16 @@ inline bool is_quantized(StorageFormat format) {
 }
 
 struct Module {
-  std::string_view name;            // points into the inventory's tensor names
+  std::string_view name; // points into the inventory's tensor names
   ModuleKind kind = ModuleKind::other;
   StorageFormat format = StorageFormat::dense;
-  std::string detail;               // why a module is inconsistent
-  uint32_t primary = 0;             // tensor index of the weight that decides (weight, qweight...)
-  util::SmallVector<uint32_t, 6> tensors;  // every tensor of the module, in checkpoint order
-  util::SmallVector<uint32_t, 2> files;    // distinct files, in checkpoint order
-  bool loaded = true;               // every tensor is in a file an engine loads
-  std::string fused_name;           // "x.self_attn.qkv_proj" when the module is one shard
-  std::string_view experts_name;    // "x.mlp.experts" for per-expert modules (a prefix of name)
+  std::string detail;   // why a module is inconsistent
+  uint32_t primary = 0; // tensor index of the weight that decides (weight, qweight...)
+  util::SmallVector<uint32_t, 6> tensors; // every tensor of the module, in checkpoint order
+  util::SmallVector<uint32_t, 2> files;   // distinct files, in checkpoint order
+  bool loaded = true;                     // every tensor is in a file an engine loads
+  std::string fused_name;                 // "x.self_attn.qkv_proj" when the module is one shard
+  std::string_view experts_name; // "x.mlp.experts" for per-expert modules (a prefix of name)
   std::optional<uint64_t> expert_index;
 };
 
@@ -65,4 +65,4 @@ std::vector<Module> build_modules(const Inventory& inventory);
 // Return the fused layer vLLM builds from shard name `last` ("q_proj" -> "qkv_proj").
 std::string_view fused_layer_for(std::string_view last);
 
-}  // namespace qpatch::checkpoint
+} // namespace qpatch::checkpoint

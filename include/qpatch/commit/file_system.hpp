@@ -26,4 +26,4 @@ public:
 // The real one.
 FileSystem& posix_file_system();
 
-}  // namespace qpatch::commit
+} // namespace qpatch::commit

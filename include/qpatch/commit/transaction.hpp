@@ -17,16 +17,16 @@
 namespace qpatch::commit {
 
 struct WriteRequest {
-  std::string file;    // relative to the checkpoint directory
-  std::string before;  // what the file must still hold
+  std::string file;   // relative to the checkpoint directory
+  std::string before; // what the file must still hold
   std::string after;
 };
 
 enum class Backup { no, yes };
 
 struct CommitResult {
-  std::vector<std::string> backups;         // relative names of the backups made
-  std::vector<std::string> replaced_links;  // files that were symlinks and now are files
+  std::vector<std::string> backups;        // relative names of the backups made
+  std::vector<std::string> replaced_links; // files that were symlinks and now are files
 };
 
 // Write `requests` into `dir` as one transaction.
@@ -38,4 +38,4 @@ Result<CommitResult> commit(const std::filesystem::path& dir,
 // Return the backups of `file` in `dir`, oldest (the original) first.
 std::vector<std::string> backups_of(const std::filesystem::path& dir, const std::string& file);
 
-}  // namespace qpatch::commit
+} // namespace qpatch::commit

@@ -18,54 +18,54 @@
 namespace qpatch::diagnose {
 
 enum class FindingKind {
-  dense_quantized_by_config,  // dense on disk, the config makes the engine quantize it
-  quantized_made_dense,       // quantized on disk, an ignore entry makes it dense
-  fused_shards_disagree,      // the config treats shards of one fused layer differently
-  quantized_untargeted,       // quantized on disk, no target matches: built dense
-  engine_builds_dense,        // quantized on disk, the engine never quantizes this layer
-  disk_shards_disagree,       // shards of one fused layer stored differently on disk
-  inconsistent_storage,       // a module's tensors contradict each other
-  configs_disagree,           // config.json and a sidecar disagree about ignore/targets
-  unindexed_tensors,          // a shard file the index does not name
-  missing_file,               // a file the index names is not there
-  duplicate_tensor,           // one tensor in two loaded files
-  undecidable,                // a regex gave up, or cannot be compiled
-  unsupported_method,         // a quant_method this version does not judge
+  dense_quantized_by_config, // dense on disk, the config makes the engine quantize it
+  quantized_made_dense,      // quantized on disk, an ignore entry makes it dense
+  fused_shards_disagree,     // the config treats shards of one fused layer differently
+  quantized_untargeted,      // quantized on disk, no target matches: built dense
+  engine_builds_dense,       // quantized on disk, the engine never quantizes this layer
+  disk_shards_disagree,      // shards of one fused layer stored differently on disk
+  inconsistent_storage,      // a module's tensors contradict each other
+  configs_disagree,          // config.json and a sidecar disagree about ignore/targets
+  unindexed_tensors,         // a shard file the index does not name
+  missing_file,              // a file the index names is not there
+  duplicate_tensor,          // one tensor in two loaded files
+  undecidable,               // a regex gave up, or cannot be compiled
+  unsupported_method,        // a quant_method this version does not judge
 };
 std::string_view to_string(FindingKind kind);
 
 struct Finding {
   FindingKind kind{};
-  std::string label;                 // common name prefix of the modules ("mtp"), or a file
-  std::vector<std::string> modules;  // checkpoint module names (or tensor names)
-  std::string detail;                // one line for people
+  std::string label;                // common name prefix of the modules ("mtp"), or a file
+  std::vector<std::string> modules; // checkpoint module names (or tensor names)
+  std::string detail;               // one line for people
   bool fixable = false;
 };
 
 // Edits to one config file's arrays.
 struct ArrayChange {
   std::string file;
-  std::vector<std::string> pointer;  // the array, e.g. {"quantization_config", "ignore"}
-  bool create = false;               // the key is absent and must be added
+  std::vector<std::string> pointer; // the array, e.g. {"quantization_config", "ignore"}
+  bool create = false;              // the key is absent and must be added
   std::vector<size_t> remove;
   std::vector<std::string> append;
-  std::vector<std::string> removed_values;  // for reports
+  std::vector<std::string> removed_values; // for reports
 };
 
 struct Diagnosis {
-  std::string quant_method;  // "" when not quantized
+  std::string quant_method; // "" when not quantized
   bool quantized = false;
-  std::string engine_rules;  // which engine behaviour the verdict models
+  std::string engine_rules; // which engine behaviour the verdict models
   std::vector<Finding> findings;
   std::vector<ArrayChange> array_changes;
-  std::vector<std::pair<std::string, std::string>> index_additions;  // tensor -> file
+  std::vector<std::pair<std::string, std::string>> index_additions; // tensor -> file
 
   bool has_unfixable() const;
   bool has_fixable() const;
 };
 
 struct DiagnoseOptions {
-  std::optional<engine::Pattern> only;  // consider only modules whose name matches (re.search)
+  std::optional<engine::Pattern> only; // consider only modules whose name matches (re.search)
 };
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.
@@ -74,4 +74,4 @@ Result<Diagnosis> diagnose(const checkpoint::Inventory& inventory,
                            const quant::ConfigSet& configs,
                            const DiagnoseOptions& options = {});
 
-}  // namespace qpatch::diagnose
+} // namespace qpatch::diagnose

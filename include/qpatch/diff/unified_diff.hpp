@@ -11,4 +11,4 @@ namespace qpatch::diff {
 // "" when they are equal.
 std::string unified_diff(std::string_view before, std::string_view after, const std::string& label);
 
-}  // namespace qpatch::diff
+} // namespace qpatch::diff

@@ -13,23 +13,23 @@
 namespace qpatch::engine {
 
 enum class LayerKind {
-  linear,       // a Linear layer (possibly fused from shards)
-  lm_head,      // ParallelLMHead: quantized only when a target names it
-  embedding,    // VocabParallelEmbedding
-  experts,      // RoutedExperts: judged through expert 0's names
-  built_dense,  // built with quant_config=None (GDN conv1d, routers, vision patch embed)
+  linear,      // a Linear layer (possibly fused from shards)
+  lm_head,     // ParallelLMHead: quantized only when a target names it
+  embedding,   // VocabParallelEmbedding
+  experts,     // RoutedExperts: judged through expert 0's names
+  built_dense, // built with quant_config=None (GDN conv1d, routers, vision patch embed)
 };
 
 struct Layer {
   LayerKind kind = LayerKind::linear;
-  std::string name;             // in checkpoint naming, e.g. "mtp.layers.0.self_attn.qkv_proj"
-  std::string prefix;           // as vLLM names it (renamed)
-  std::string cls;              // the vLLM class a class-name target is compared with
-  std::vector<uint32_t> modules;  // checkpoint modules, in checkpoint order
+  std::string name;              // in checkpoint naming, e.g. "mtp.layers.0.self_attn.qkv_proj"
+  std::string prefix;            // as vLLM names it (renamed)
+  std::string cls;               // the vLLM class a class-name target is compared with
+  std::vector<uint32_t> modules; // checkpoint modules, in checkpoint order
 };
 
 // Build the layers of `modules` (norms and parameter-only modules are not layers).
 std::vector<Layer> build_layers(const std::vector<checkpoint::Module>& modules,
                                 const ModelInfo& model);
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

@@ -17,7 +17,7 @@ struct ModelInfo {
   std::vector<std::pair<std::string, std::string>> prefix_renames;
   // fused layer name -> checkpoint shard names
   std::vector<std::pair<std::string, std::vector<std::string>>> packed;
-  bool known = false;  // false: generic rules (no renames, q/k/v and gate/up fusion)
+  bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".
   std::string_view fused_for(std::string_view shard) const;
@@ -29,4 +29,4 @@ struct ModelInfo {
 
 ModelInfo model_info_for(const std::string& architecture);
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

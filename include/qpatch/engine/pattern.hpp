@@ -14,9 +14,9 @@
 namespace qpatch::engine {
 
 enum class MatchMode {
-  match,      // re.match: anchored at the start only
-  fullmatch,  // re.fullmatch: the whole subject
-  search,     // re.search: anywhere
+  match,     // re.match: anchored at the start only
+  fullmatch, // re.fullmatch: the whole subject
+  search,    // re.search: anywhere
 };
 
 class Pattern {
@@ -36,4 +36,4 @@ private:
   std::string m_text;
 };
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

@@ -27,27 +27,27 @@ namespace qpatch::engine {
 enum class Verdict { dense, quantized, load_error };
 
 enum class DecidedBy {
-  ignore_entry,    // an ignore entry matched
-  target_name,     // a target equal to the name, or a re: target matching it
-  target_fused,    // every shard matched a name target
-  target_class,    // a class-name target
-  no_target,       // nothing matched: dense
-  built_dense,     // vLLM builds the layer with no quant config
-  fused_disagree,  // shards of a fused layer disagree about ignore
+  ignore_entry,   // an ignore entry matched
+  target_name,    // a target equal to the name, or a re: target matching it
+  target_fused,   // every shard matched a name target
+  target_class,   // a class-name target
+  no_target,      // nothing matched: dense
+  built_dense,    // vLLM builds the layer with no quant config
+  fused_disagree, // shards of a fused layer disagree about ignore
   experts_disagree,
-  undecidable,     // a regex gave up (match limit)
+  undecidable, // a regex gave up (match limit)
 };
 std::string_view to_string(DecidedBy by);
 
 struct Decision {
   Verdict verdict = Verdict::dense;
   DecidedBy by = DecidedBy::no_target;
-  std::optional<size_t> ignore_index;  // the ignore entry that decided
-  std::string group;                   // the config group whose target matched
-  std::string target;                  // that target
-  std::vector<std::string> shards;     // vLLM names of the shards (fused or expert 0)
-  std::vector<bool> shard_ignored;     // per shard: matched by ignore
-  std::string error;                   // what vLLM raises, for load_error
+  std::optional<size_t> ignore_index; // the ignore entry that decided
+  std::string group;                  // the config group whose target matched
+  std::string target;                 // that target
+  std::vector<std::string> shards;    // vLLM names of the shards (fused or expert 0)
+  std::vector<bool> shard_ignored;    // per shard: matched by ignore
+  std::string error;                  // what vLLM raises, for load_error
 };
 
 class VllmCompressedTensors {
@@ -66,9 +66,9 @@ public:
 
 private:
   struct Entry {
-    std::string text;    // as written
-    std::string mapped;  // renamed like layer names (dotted plain entries only)
-    std::optional<Pattern> pattern;  // for "re:" entries
+    std::string text;               // as written
+    std::string mapped;             // renamed like layer names (dotted plain entries only)
+    std::optional<Pattern> pattern; // for "re:" entries
   };
   struct Target {
     std::string group;
@@ -90,7 +90,7 @@ private:
   ModelInfo m_model;
   std::vector<Entry> m_ignore;
   std::vector<Target> m_targets;
-  std::vector<Target> m_moe_targets;  // with "Linear" copied to "RoutedExperts"
+  std::vector<Target> m_moe_targets; // with "Linear" copied to "RoutedExperts"
 };
 
-}  // namespace qpatch::engine
+} // namespace qpatch::engine

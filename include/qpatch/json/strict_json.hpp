@@ -21,7 +21,7 @@ namespace qpatch::json {
 using Json = nlohmann::ordered_json;
 
 struct SyntaxLocation {
-  size_t pos = 0;  // position in the text of the byte where parsing failed
+  size_t pos = 0; // position in the text of the byte where parsing failed
   std::string message;
 };
 
@@ -31,7 +31,7 @@ std::optional<SyntaxLocation> locate_syntax_error(std::string_view text);
 struct NegativeZero {
   size_t pos = 0;
   std::string tensor;
-  std::string field;  // "shape" or "data_offsets"
+  std::string field; // "shape" or "data_offsets"
 };
 
 // Find a `-0` inside a tensor entry's shape or data_offsets of a safetensors header.
@@ -41,11 +41,10 @@ std::optional<NegativeZero> find_negative_zero_in_tensor_fields(std::string_view
 Result<Json> parse_strict(std::string_view text, std::string_view path);
 
 // Read a whole file of at most `max_size` bytes.
-Result<std::string> read_file(const std::filesystem::path& file,
-                              std::string_view display_path,
-                              uint64_t max_size);
+Result<std::string>
+read_file(const std::filesystem::path& file, std::string_view display_path, uint64_t max_size);
 
 // Return "/quantization_config/ignore/3" style JSON pointer text for display.
 std::string pointer_to_string(const Json::json_pointer& pointer);
 
-}  // namespace qpatch::json
+} // namespace qpatch::json

@@ -28,9 +28,9 @@ FileStyle detect_style(std::string_view text);
 std::string encode_string(std::string_view value, bool ascii_only);
 
 struct ArrayEdit {
-  std::vector<std::string> pointer;  // e.g. {"quantization_config", "ignore"}
-  std::vector<size_t> remove;        // indexes of items to drop
-  std::vector<std::string> append;   // strings to add at the end, in order
+  std::vector<std::string> pointer; // e.g. {"quantization_config", "ignore"}
+  std::vector<size_t> remove;       // indexes of items to drop
+  std::vector<std::string> append;  // strings to add at the end, in order
 };
 
 // Apply `edit` to `text`; `path` names the file in errors.
@@ -42,7 +42,7 @@ Result<std::string> append_members(std::string_view text,
                                    const std::vector<std::pair<std::string, std::string>>& members,
                                    std::string_view path);
 
-}  // namespace qpatch::jsonedit
+} // namespace qpatch::jsonedit
 
 namespace qpatch::jsonedit {
 
@@ -53,4 +53,4 @@ Result<std::string> append_member_raw(std::string_view text,
                                       const std::string& raw_value,
                                       std::string_view path);
 
-}  // namespace qpatch::jsonedit
+} // namespace qpatch::jsonedit

@@ -15,14 +15,14 @@
 namespace qpatch::jsonedit {
 
 struct Span {
-  size_t begin = 0;  // position of the value's first byte
-  size_t end = 0;    // one past its last byte
+  size_t begin = 0; // position of the value's first byte
+  size_t end = 0;   // one past its last byte
 };
 
 struct Member {
-  Span key;    // the key's string token, quotes included
+  Span key; // the key's string token, quotes included
   Span value;
-  std::string name;  // the key, unescaped
+  std::string name; // the key, unescaped
 };
 
 // Return the span of the value at `pointer` (object keys and array indexes, already split).
@@ -34,4 +34,4 @@ std::vector<Member> object_members(std::string_view text, Span object);
 // Return the unescaped content of the string token at `token`.
 std::string decode_string(std::string_view token);
 
-}  // namespace qpatch::jsonedit
+} // namespace qpatch::jsonedit

@@ -17,16 +17,16 @@
 namespace qpatch::plan {
 
 struct FileChange {
-  std::string file;    // relative to the checkpoint
-  std::string before;  // original bytes
-  std::string after;   // new bytes
-  std::vector<std::string> added;    // entries added (names, or tensors for the index)
-  std::vector<std::string> removed;  // entries removed
+  std::string file;                 // relative to the checkpoint
+  std::string before;               // original bytes
+  std::string after;                // new bytes
+  std::vector<std::string> added;   // entries added (names, or tensors for the index)
+  std::vector<std::string> removed; // entries removed
   bool is_symlink = false;
 };
 
 struct PatchPlan {
-  std::vector<FileChange> changes;  // configs first, the index last
+  std::vector<FileChange> changes; // configs first, the index last
   bool empty() const { return changes.empty(); }
 };
 
@@ -36,4 +36,4 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const checkpoint::Inventory& inventory,
                              const diagnose::DiagnoseOptions& options);
 
-}  // namespace qpatch::plan
+} // namespace qpatch::plan

@@ -12,15 +12,15 @@
 namespace qpatch::quant {
 
 struct CtGroup {
-  std::string name;                  // "group_0"
-  std::vector<std::string> targets;  // exact names, "re:" patterns or class names
-  std::string format;                // the group's "format", else the top-level one
+  std::string name;                 // "group_0"
+  std::vector<std::string> targets; // exact names, "re:" patterns or class names
+  std::string format;               // the group's "format", else the top-level one
 };
 
 struct CtConfig {
-  std::vector<CtGroup> groups;       // in the file's order
+  std::vector<CtGroup> groups; // in the file's order
   std::vector<std::string> ignore;
-  bool has_ignore = false;           // the key exists (an absent key is created by a patch)
+  bool has_ignore = false; // the key exists (an absent key is created by a patch)
   std::string format;
 };
 
@@ -30,4 +30,4 @@ std::string quant_method(const json::Json& config);
 // Read the compressed-tensors fields of `file`'s quantization config.
 Result<CtConfig> read_compressed_tensors(const ConfigFile& file);
 
-}  // namespace qpatch::quant
+} // namespace qpatch::quant

@@ -16,18 +16,18 @@
 namespace qpatch::quant {
 
 struct ConfigFile {
-  std::string name;                 // "config.json", relative to the checkpoint
-  std::string text;                 // the original bytes
+  std::string name; // "config.json", relative to the checkpoint
+  std::string text; // the original bytes
   json::Json doc;
   std::vector<std::string> pointer; // where the quantization config object sits; {} = the root
   bool is_symlink = false;
   bool has_config() const;
-  const json::Json& config() const;  // the object at `pointer`
+  const json::Json& config() const; // the object at `pointer`
 };
 
 struct ConfigSet {
-  std::vector<ConfigFile> files;  // config.json first, then the sidecars that exist
-  std::string architecture;       // config.json "architectures"[0], or ""
+  std::vector<ConfigFile> files; // config.json first, then the sidecars that exist
+  std::string architecture;      // config.json "architectures"[0], or ""
 
   // The file whose quantization config vLLM uses, if any.
   const ConfigFile* active() const;
@@ -46,4 +46,4 @@ Result<ConfigSet> load_config_files(const std::filesystem::path& dir);
 // Return "/quantization_config/ignore" for `pointer` + `field`.
 std::string pointer_text(const std::vector<std::string>& pointer);
 
-}  // namespace qpatch::quant
+} // namespace qpatch::quant

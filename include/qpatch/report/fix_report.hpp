@@ -31,14 +31,14 @@ struct ChangeSummary {
 
 struct CheckpointOutcome {
   std::string path;
-  std::string quant_method;  // "" when not quantized
+  std::string quant_method; // "" when not quantized
   std::string engine_rules;
   Status status = Status::clean;
   std::vector<diagnose::Finding> findings;
-  std::vector<ChangeSummary> changes;        // written, or that would be written
+  std::vector<ChangeSummary> changes; // written, or that would be written
   std::vector<std::string> backups;
   std::vector<std::string> replaced_links;
-  std::vector<std::string> warnings;         // inventory warnings that are not findings
+  std::vector<std::string> warnings; // inventory warnings that are not findings
   std::optional<Error> error;
 };
 
@@ -48,4 +48,4 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
                             const TextStyle& style);
 json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes);
 
-}  // namespace qpatch::report
+} // namespace qpatch::report

@@ -20,7 +20,7 @@ enum class Rows { all, none };
 struct InspectView {
   const checkpoint::Inventory& inventory;
   const std::vector<checkpoint::Module>& modules;
-  std::vector<size_t> shown;  // indices into `modules` that pass --only
+  std::vector<size_t> shown; // indices into `modules` that pass --only
   Rows rows = Rows::all;
 };
 
@@ -35,4 +35,4 @@ json::Json render_inspect_json(const InspectView& view);
 std::string describe_storage(const checkpoint::Inventory& inventory,
                              const checkpoint::Module& module);
 
-}  // namespace qpatch::report
+} // namespace qpatch::report

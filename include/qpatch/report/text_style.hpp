@@ -22,4 +22,4 @@ std::string with_commas(uint64_t value);
 // Return a byte count for people: "16.9 GB" (decimal units, as Hugging Face shows sizes).
 std::string human_bytes(uint64_t bytes);
 
-}  // namespace qpatch::report
+} // namespace qpatch::report

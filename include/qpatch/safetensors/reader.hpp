@@ -44,19 +44,19 @@ namespace qpatch::safetensors {
 using Shape = util::SmallVector<uint64_t, 4>;
 
 struct TensorEntry {
-  std::string_view name;  // points into Header::name_storage
+  std::string_view name; // points into Header::name_storage
   Dtype dtype{};
   Shape shape;
-  uint64_t begin = 0;  // data_offsets, relative to the start of the data section
+  uint64_t begin = 0; // data_offsets, relative to the start of the data section
   uint64_t end = 0;
 };
 
 struct Header {
-  uint64_t header_size = 0;  // N
+  uint64_t header_size = 0; // N
   uint64_t file_size = 0;
-  std::vector<TensorEntry> tensors;  // in the header's JSON member order
+  std::vector<TensorEntry> tensors; // in the header's JSON member order
   std::vector<std::pair<std::string, std::string>> metadata;
-  std::unique_ptr<char[]> name_storage;  // every tensor name, back to back
+  std::unique_ptr<char[]> name_storage; // every tensor name, back to back
 
   uint64_t data_start() const { return 8 + header_size; }
 };
@@ -74,9 +74,8 @@ public:
   HeaderParser& operator=(const HeaderParser&) = delete;
 
   // Parse a whole file held in memory (tests and fuzzers). `path` only names it in errors.
-  Result<Header> parse(std::string_view file_bytes,
-                       std::string_view path,
-                       const ReaderOptions& options = {});
+  Result<Header>
+  parse(std::string_view file_bytes, std::string_view path, const ReaderOptions& options = {});
   // Read and parse the header of `file`: 8 + N bytes and a stat, nothing more.
   Result<Header> read(const std::filesystem::path& file,
                       std::string_view display_path,
@@ -90,4 +89,4 @@ private:
 // Return "[5120, 10240]".
 std::string format_shape(const Shape& shape);
 
-}  // namespace qpatch::safetensors
+} // namespace qpatch::safetensors

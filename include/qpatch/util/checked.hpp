@@ -35,4 +35,4 @@ inline uint64_t load_u64_le(const unsigned char* bytes) {
   return value;
 }
 
-}  // namespace qpatch::util
+} // namespace qpatch::util

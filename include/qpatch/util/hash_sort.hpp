@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -17,10 +17,10 @@ namespace qpatch::util {
 
 struct HashedId {
   uint64_t hash = 0;
-  uint64_t check = 0;  // a second, independent hash: (hash, check) is a 128-bit fingerprint
+  uint64_t check = 0; // a second, independent hash: (hash, check) is a 128-bit fingerprint
   uint32_t id = 0;
-  uint32_t aux = 0;    // caller data carried along (a file or shard index), so a join over
-                       // sorted ids never has to chase the records
+  uint32_t aux = 0; // caller data carried along (a file or shard index), so a join over
+                    // sorted ids never has to chase the records
 };
 
 // A second hash, independent of hash_name (other constants, other word order), for fingerprints.
@@ -73,16 +73,14 @@ std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_o
   return items;
 }
 
-template <class NameOf>
-std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of) {
+template <class NameOf> std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of) {
   return sort_by_hash(count, name_of, [](uint32_t) { return 0U; });
 }
 
 // Return the first id in `sorted` whose name is `name`, if any.
 template <class NameOf>
-std::optional<uint32_t> find_sorted(const std::vector<HashedId>& sorted,
-                                    std::string_view name,
-                                    NameOf&& name_of) {
+std::optional<uint32_t>
+find_sorted(const std::vector<HashedId>& sorted, std::string_view name, NameOf&& name_of) {
   const uint64_t hash = hash_name(name);
   size_t low = 0;
   size_t high = sorted.size();
@@ -102,4 +100,4 @@ std::optional<uint32_t> find_sorted(const std::vector<HashedId>& sorted,
   return std::nullopt;
 }
 
-}  // namespace qpatch::util
+} // namespace qpatch::util

@@ -52,8 +52,7 @@ public:
   size_t size() const { return m_size; }
 
   // Return the id of the record named `key`, if one was inserted.
-  template <class KeyOf>
-  std::optional<uint32_t> find(std::string_view key, KeyOf&& key_of) const {
+  template <class KeyOf> std::optional<uint32_t> find(std::string_view key, KeyOf&& key_of) const {
     if (m_slots.empty()) {
       return std::nullopt;
     }
@@ -94,9 +93,9 @@ public:
 
 private:
   struct Slot {
-    uint32_t tag = 0;          // high hash bits, to skip most key comparisons
-    uint32_t id_plus_one = 0;  // 0: empty
-    uint32_t low = 0;          // low hash bits, to rehash without the keys
+    uint32_t tag = 0;         // high hash bits, to skip most key comparisons
+    uint32_t id_plus_one = 0; // 0: empty
+    uint32_t low = 0;         // low hash bits, to rehash without the keys
   };
 
   void rehash(size_t capacity) {
@@ -119,4 +118,4 @@ private:
   size_t m_size = 0;
 };
 
-}  // namespace qpatch::util
+} // namespace qpatch::util

@@ -14,8 +14,7 @@
 
 namespace qpatch::util {
 
-template <class T, size_t N>
-class SmallVector {
+template <class T, size_t N> class SmallVector {
   static_assert(std::is_trivially_copyable_v<T>);
 
 public:
@@ -25,8 +24,7 @@ public:
       push_back(value);
     }
   }
-  template <class Range>
-  static SmallVector from(const Range& range) {
+  template <class Range> static SmallVector from(const Range& range) {
     SmallVector out;
     for (const auto& value : range) {
       out.push_back(value);
@@ -74,4 +72,4 @@ private:
   size_t m_size = 0;
 };
 
-}  // namespace qpatch::util
+} // namespace qpatch::util
