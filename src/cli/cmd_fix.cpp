@@ -95,6 +95,7 @@ CheckpointOutcome process(const std::string& dir,
   outcome.quant_method = diagnosis->quant_method;
   outcome.engine_rules = diagnosis->engine_rules;
   outcome.findings = diagnosis->findings;
+  outcome.notes = diagnosis->notes;
   for (const auto& problem : inventory->problems) {
     if (problem.code == checkpoint::ProblemCode::wrong_file ||
         problem.code == checkpoint::ProblemCode::orphan_entry) {

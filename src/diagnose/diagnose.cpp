@@ -7,6 +7,8 @@
 // removed. Removing a blanket entry (the reverse trap, re:^mtp.*) makes the dense modules it
 // covered quantized in the next round, which appends their exact names, so no other module's
 // verdict changes. Nothing else is touched.
+#include "diagnose/judge_common.hpp"
+
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
@@ -68,18 +70,7 @@ bool Diagnosis::has_fixable() const {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.fixable; });
 }
 
-namespace {
-
-constexpr const char* k_vllm_rules = "vllm main 017e9f4 (2026-08-17)";
-
-enum class Disk { dense, quantized, mixed, inconsistent };
-
-struct LayerView {
-  const Layer* layer = nullptr;
-  Disk disk = Disk::dense;
-  std::string stored; // "BF16" for dense, the format name for quantized
-  size_t order = 0;   // checkpoint order of its first module
-};
+namespace detail {
 
 Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
   size_t quantized = 0;
@@ -167,14 +158,6 @@ std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
   }
 }
 
-// One problem of one layer, before grouping.
-struct LayerProblem {
-  FindingKind kind{};
-  std::string key; // what the grouped line says after the count
-  std::vector<std::string> names;
-  size_t order = 0;
-};
-
 // Group problems by (kind, key) in checkpoint order and word them.
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
@@ -206,6 +189,42 @@ void add_grouped(std::vector<LayerProblem>& problems,
     findings.push_back(std::move(finding));
   }
 }
+
+std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
+                                   const std::vector<Module>& modules,
+                                   const Inventory& inventory,
+                                   const DiagnoseOptions& options) {
+  std::vector<LayerView> views;
+  for (const Layer& layer : layers) {
+    if (options.only) {
+      const bool any = std::any_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+        return options.only->matches(std::string(modules[m].name), engine::MatchMode::search)
+            .value_or(false);
+      });
+      if (!any) {
+        continue;
+      }
+    }
+    views.push_back({&layer,
+                     disk_of(layer, modules),
+                     stored_as(layer, modules, inventory),
+                     layer.modules.front()});
+  }
+  return views;
+}
+
+bool consistent(const LayerView& view, const Decision& decision) {
+  if (decision.verdict == Verdict::load_error || decision.by == DecidedBy::undecidable) {
+    return false;
+  }
+  return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
+}
+
+} // namespace detail
+
+namespace {
+
+using namespace detail; // NOLINT: the shared judging vocabulary
 
 struct IgnoreItem {
   std::string text;
@@ -321,13 +340,6 @@ private:
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
 };
-
-bool consistent(const LayerView& view, const Decision& decision) {
-  if (decision.verdict == Verdict::load_error || decision.by == DecidedBy::undecidable) {
-    return false;
-  }
-  return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
-}
 
 std::string disagreement(const std::vector<std::string>& mine,
                          const std::vector<std::string>& theirs,
@@ -635,11 +647,22 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return diagnosis;
   }
+  if (diagnosis.quant_method == "gptq") {
+    std::vector<Finding> inventory_part = std::move(diagnosis.findings);
+    diagnosis.findings.clear();
+    if (auto status = detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis);
+        !status) {
+      return status.take_error();
+    }
+    diagnosis.findings.insert(
+        diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
+    return diagnosis;
+  }
   Finding finding;
   finding.kind = FindingKind::unsupported_method;
   finding.label = active->name;
   finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
-                   "\" is not judged by this version of qpatch (compressed-tensors is)";
+                   "\" is not judged by this version of qpatch (compressed-tensors and gptq are)";
   diagnosis.findings.push_back(std::move(finding));
   return diagnosis;
 }

@@ -246,4 +246,43 @@ Result<std::string> append_member_raw(std::string_view text,
       text, pointer, {{encode_string(key, detect_style(text).ascii_only), raw_value}}, path);
 }
 
+Result<std::string>
+edit_object(std::string_view text, const ObjectEdit& edit, std::string_view path) {
+  const auto span = find_value(text, edit.pointer);
+  if (!span || text[span->begin] != '{') {
+    return not_found(path, edit.pointer, "an object");
+  }
+  const FileStyle style = detect_style(text);
+  const std::vector<Member> members = object_members(text, *span);
+  std::vector<Span> spans;
+  for (const Member& member : members) {
+    spans.push_back({member.key.begin, member.value.end});
+  }
+  const Layout layout = layout_of(text, *span, spans, style);
+  const std::string colon =
+      members.empty() ? ": "
+                      : std::string(text.substr(members[0].key.end,
+                                                members[0].value.begin - members[0].key.end));
+  std::vector<std::string> items;
+  for (const auto& [key, raw] : edit.prepend) {
+    items.push_back(encode_string(key, style.ascii_only) + colon + raw);
+  }
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (std::find(edit.remove.begin(), edit.remove.end(), members[i].name) == edit.remove.end()) {
+      items.emplace_back(text.substr(spans[i].begin, spans[i].end - spans[i].begin));
+    }
+  }
+  std::string object;
+  if (items.empty()) {
+    object = "{}";
+  } else {
+    object = "{" + layout.head;
+    for (size_t i = 0; i < items.size(); ++i) {
+      object += (i ? "," + layout.sep : "") + items[i];
+    }
+    object += layout.tail;
+  }
+  return std::string(text.substr(0, span->begin)) + object + std::string(text.substr(span->end));
+}
+
 } // namespace qpatch::jsonedit

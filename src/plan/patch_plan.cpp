@@ -61,6 +61,38 @@ void apply_change(Json& doc, const ArrayChange& change) {
   array = std::move(kept);
 }
 
+// Apply an object change to `text` (creating the object first when the key is absent).
+Result<std::string> apply_change(const std::string& text, const diagnose::ObjectChange& change) {
+  std::string current = text;
+  if (change.create) {
+    std::vector<std::string> parent(change.pointer.begin(), change.pointer.end() - 1);
+    QP_TRY_ASSIGN(
+        current,
+        jsonedit::append_member_raw(current, parent, change.pointer.back(), "{}", change.file));
+  }
+  jsonedit::ObjectEdit edit{change.pointer, change.remove, {}};
+  for (const std::string& key : change.prepend) {
+    edit.prepend.emplace_back(key, "{}");
+  }
+  return jsonedit::edit_object(current, edit, change.file);
+}
+
+void apply_change(Json& doc, const diagnose::ObjectChange& change) {
+  Json& object = doc[to_pointer(change.pointer)];
+  Json rebuilt = Json::object();
+  for (const std::string& key : change.prepend) {
+    rebuilt[key] = Json::object();
+  }
+  if (object.is_object()) {
+    for (const auto& [key, value] : object.items()) {
+      if (std::find(change.remove.begin(), change.remove.end(), key) == change.remove.end()) {
+        rebuilt[key] = value;
+      }
+    }
+  }
+  object = std::move(rebuilt);
+}
+
 // Parse `after` and compare it with `intended`: anything else changed means a bug.
 Status verify(const std::string& file, const std::string& after, const Json& intended) {
   auto parsed = json::parse_strict(after, file);
@@ -97,6 +129,15 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
       change.added.insert(change.added.end(), edit.append.begin(), edit.append.end());
       change.removed.insert(
           change.removed.end(), edit.removed_values.begin(), edit.removed_values.end());
+    }
+    for (const diagnose::ObjectChange& edit : diagnosis.object_changes) {
+      if (edit.file != file.name) {
+        continue;
+      }
+      QP_TRY_ASSIGN(after, apply_change(after, edit));
+      apply_change(intended, edit);
+      change.added.insert(change.added.end(), edit.prepend.begin(), edit.prepend.end());
+      change.removed.insert(change.removed.end(), edit.remove.begin(), edit.remove.end());
     }
     if (after == file.text) {
       continue;

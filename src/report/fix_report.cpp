@@ -87,6 +87,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     for (const std::string& warning : outcome.warnings) {
       out += column(style, "warning", Role::warning) + warning + "\n";
     }
+    for (const std::string& note : outcome.notes) {
+      out += column(style, "note", Role::dim) + note + "\n";
+    }
     for (const auto& finding : outcome.findings) {
       out += (finding.fixable ? column(style, "fixable", Role::warning)
                               : column(style, "not fixable", Role::error)) +
@@ -151,6 +154,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
          {"backups", outcome.backups},
          {"replaced_links", outcome.replaced_links},
          {"warnings", outcome.warnings},
+         {"notes", outcome.notes},
          {"error", error}});
   }
   doc["checkpoints"] = std::move(checkpoints);

@@ -16,13 +16,25 @@ void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t ro
   out.push_back({module + ".weight_shape", "I64", {2}});
 }
 
+// GPTQ int4, group 32: qweight [in/8, out], qzeros [groups, out/8], scales [groups, out].
+void gptq(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
+  out.push_back({module + ".qweight", "I32", {cols / 8, rows}});
+  out.push_back({module + ".qzeros", "I32", {cols / 32, rows / 8}});
+  out.push_back({module + ".scales", "F16", {cols / 32, rows}});
+  out.push_back({module + ".g_idx", "I32", {cols}});
+}
+
+Packing g_packing = Packing::compressed_tensors;
+
 void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<uint64_t> shape) {
   out.push_back({name, "BF16", std::move(shape)});
 }
 
 void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
   const auto linear = [&](const std::string& module, uint64_t rows, uint64_t cols) {
-    if (quantized) {
+    if (quantized && g_packing == Packing::gptq) {
+      gptq(out, module, rows, cols);
+    } else if (quantized) {
       packed(out, module, rows, cols);
     } else {
       dense(out, module + ".weight", {rows, cols});
@@ -45,6 +57,7 @@ void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
 void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint) {
   synth::CheckpointSpec spec;
   spec.config_json = checkpoint.config_json;
+  g_packing = checkpoint.packing;
   synth::ShardSpec main{"model-00001-of-00001.safetensors", {}, true};
   dense(main.tensors, "model.language_model.embed_tokens.weight", {256, 64});
   layer(main.tensors, "model.language_model.layers.0", true);
@@ -57,7 +70,11 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
     if (checkpoint.head == Head::dense) {
       dense(head.tensors, "mtp.fc.weight", {64, 128});
     } else if (checkpoint.head == Head::packed) {
-      packed(head.tensors, "mtp.fc", 64, 128);
+      if (checkpoint.packing == Packing::gptq) {
+        gptq(head.tensors, "mtp.fc", 64, 128);
+      } else {
+        packed(head.tensors, "mtp.fc", 64, 128);
+      }
     } else {
       dense(head.tensors, "mtp.fc.weight", {64, 128});
     }

@@ -13,10 +13,13 @@ namespace qpatch::test {
 enum class Head { dense, packed, packed_fc_dense, absent };
 enum class HeadFile { indexed_shard, unindexed_sidecar };
 
+enum class Packing { compressed_tensors, gptq };
+
 struct MiniCheckpoint {
   Head head = Head::dense;
   HeadFile head_file = HeadFile::indexed_shard;
   std::string config_json; // written as config.json
+  Packing packing = Packing::compressed_tensors;
 };
 
 // Write `checkpoint` into `dir`.

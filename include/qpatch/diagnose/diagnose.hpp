@@ -52,12 +52,23 @@ struct ArrayChange {
   std::vector<std::string> removed_values; // for reports
 };
 
+// Edits to one config file's object whose member order matters (GPTQ `dynamic`).
+struct ObjectChange {
+  std::string file;
+  std::vector<std::string> pointer; // the object, e.g. {"quantization_config", "dynamic"}
+  bool create = false;              // the key is absent and must be added
+  std::vector<std::string> remove;  // keys to drop
+  std::vector<std::string> prepend; // keys to insert first, each with the value {}
+};
+
 struct Diagnosis {
   std::string quant_method; // "" when not quantized
   bool quantized = false;
   std::string engine_rules; // which engine behaviour the verdict models
   std::vector<Finding> findings;
+  std::vector<std::string> notes; // traps worth knowing that change no verdict
   std::vector<ArrayChange> array_changes;
+  std::vector<ObjectChange> object_changes;
   std::vector<std::pair<std::string, std::string>> index_additions; // tensor -> file
 
   bool has_unfixable() const;

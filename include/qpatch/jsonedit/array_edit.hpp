@@ -54,3 +54,18 @@ Result<std::string> append_member_raw(std::string_view text,
                                       std::string_view path);
 
 } // namespace qpatch::jsonedit
+
+namespace qpatch::jsonedit {
+
+struct ObjectEdit {
+  std::vector<std::string> pointer;                         // the object, e.g. {"dynamic"}
+  std::vector<std::string> remove;                          // keys to drop
+  std::vector<std::pair<std::string, std::string>> prepend; // (key, raw JSON value), in order
+};
+
+// Apply `edit` to the object at its pointer, keeping the object's layout and every kept member's
+// bytes. Order-sensitive objects (GPTQ `dynamic`: first match wins) get new members in front.
+Result<std::string>
+edit_object(std::string_view text, const ObjectEdit& edit, std::string_view path);
+
+} // namespace qpatch::jsonedit

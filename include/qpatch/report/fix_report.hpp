@@ -39,6 +39,7 @@ struct CheckpointOutcome {
   std::vector<std::string> backups;
   std::vector<std::string> replaced_links;
   std::vector<std::string> warnings; // inventory warnings that are not findings
+  std::vector<std::string> notes;    // traps that change no verdict
   std::optional<Error> error;
 };
 

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: Apache-2.0
+// The judge for GPTQ under vLLM's rules (engine/vllm_gptq.hpp). The fix inserts negative
+// `dynamic` rules at the front (first match wins, so nothing earlier can shadow them) and
+// removes a negative rule that makes quantized modules dense, as a fixpoint like the
+// compressed-tensors judge. Rules match vLLM's fused names: one "-:^mtp\." when every MTP layer
+// is dense on disk; exact anchored rules otherwise. When part of a Qwen3.5 MTP head is packed, a
+// rule must not contain the text "mtp" (vLLM's special case would make the packed decoder
+// layers dense), so it is written m[t]p.
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/quant/gptq.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+namespace qpatch::diagnose::detail {
+
+using checkpoint::Module;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::Verdict;
+
+namespace {
+
+// Python re.escape for the characters vLLM names hold.
+std::string escape_regex(const std::string& name) {
+  std::string out;
+  for (const char c : name) {
+    if (std::string_view(".^$*+?()[]{}|\\-").find(c) != std::string_view::npos) {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out;
+}
+
+// vLLM derives modules_in_block_to_quantize from every *.safetensors file, indexed or not:
+// the modules of every tensor whose dtype is not a float dtype.
+std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {
+  std::set<std::string> names;
+  for (const auto& tensor : inventory.tensors) {
+    if (!safetensors::is_floating(tensor.dtype)) {
+      names.insert(std::string(checkpoint::split_tensor_name(tensor.name).first));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+struct GptqFix {
+  std::set<size_t> removed;         // original dynamic rules to drop
+  std::vector<std::string> prepend; // new negative keys, in checkpoint order
+};
+
+quant::GptqConfig patched(const quant::GptqConfig& config, const GptqFix& fix) {
+  quant::GptqConfig out = config;
+  out.dynamic.clear();
+  for (const std::string& key : fix.prepend) {
+    out.dynamic.push_back({key, true, key.substr(2)});
+  }
+  for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    if (fix.removed.count(i) == 0) {
+      out.dynamic.push_back(config.dynamic[i]);
+    }
+  }
+  out.has_dynamic = true;
+  return out;
+}
+
+bool is_mtp(const LayerView& view) {
+  return view.layer->prefix.rfind("mtp.", 0) == 0;
+}
+
+// Iterate to the fixpoint: every dense layer the engine quantizes gets a negative rule; every
+// negative rule that makes a quantized layer dense goes.
+GptqFix find_fix(const quant::GptqConfig& config,
+                 const engine::ModelInfo& model,
+                 const std::vector<std::string>& derived,
+                 const std::vector<LayerView>& views) {
+  GptqFix fix;
+  const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
+    return !is_mtp(v) || v.disk == Disk::dense;
+  });
+  for (int round = 0; round < 16; ++round) {
+    const quant::GptqConfig current = patched(config, fix);
+    const engine::VllmGptq judge(current, model, derived);
+    // Where each rule of `current` came from: one of ours (nothing) or an original index.
+    std::vector<std::optional<size_t>> origin(fix.prepend.size());
+    for (size_t i = 0; i < config.dynamic.size(); ++i) {
+      if (fix.removed.count(i) == 0) {
+        origin.emplace_back(i);
+      }
+    }
+    bool changed = false;
+    std::vector<std::pair<size_t, std::string>> wanted;
+    for (const LayerView& view : views) {
+      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+        continue;
+      }
+      const Decision decision = judge.decide(*view.layer);
+      const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
+      if (wrong_dense) {
+        std::string key;
+        if (is_mtp(view) && mtp_all_dense) {
+          key = "-:^mtp\\.";
+        } else {
+          std::string escaped = escape_regex(view.layer->prefix);
+          if (!mtp_all_dense && escaped.find("mtp") != std::string::npos) {
+            escaped.replace(escaped.find("mtp"), 3, "m[t]p");
+          }
+          key = "-:^" + escaped + "$";
+        }
+        if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
+          wanted.emplace_back(view.order, key);
+        }
+      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+        // The rule index is into `current`, whose first rules are ours.
+        if (const auto original = origin.at(*decision.ignore_index)) {
+          changed = fix.removed.insert(*original).second || changed;
+        }
+      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
+                 judge.mtp_special_case()) {
+        // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
+        for (size_t i = 0; i < config.dynamic.size(); ++i) {
+          const auto& rule = config.dynamic[i];
+          if (rule.negative && rule.key.find("mtp") != std::string::npos) {
+            changed = fix.removed.insert(i).second || changed;
+          }
+        }
+      }
+    }
+    std::stable_sort(wanted.begin(), wanted.end());
+    for (const auto& [order, key] : wanted) {
+      if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
+        fix.prepend.push_back(key);
+        changed = true;
+      }
+    }
+    if (!changed) {
+      break;
+    }
+  }
+  return fix;
+}
+
+std::string rule_text(const Decision& decision) {
+  if (decision.by == DecidedBy::ignore_entry) {
+    return "dynamic rule " + quoted(decision.target) + " (dynamic[" +
+           std::to_string(*decision.ignore_index) + "])";
+  }
+  if (decision.by == DecidedBy::built_dense) {
+    return "vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key containing \"mtp\")";
+  }
+  return decision.target;
+}
+
+} // namespace
+
+Status judge_gptq(const checkpoint::Inventory& inventory,
+                  const std::vector<Module>& modules,
+                  const quant::ConfigSet& configs,
+                  const quant::ConfigFile& active,
+                  const DiagnoseOptions& options,
+                  Diagnosis& diagnosis) {
+  QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(active));
+  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const std::vector<Layer> layers = engine::build_layers(modules, model);
+  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+  const std::vector<std::string> derived = derived_module_list(inventory);
+  const GptqFix fix = find_fix(config, model, derived, views);
+  const engine::VllmGptq before(config, model, derived);
+  const engine::VllmGptq after(patched(config, fix), model, derived);
+
+  std::vector<LayerProblem> problems;
+  std::set<FindingKind> fixed;
+  std::set<FindingKind> unfixed;
+  for (const LayerView& view : views) {
+    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+      continue; // the compressed-tensors judge words these; GPTQ adds nothing
+    }
+    const Decision decision = before.decide(*view.layer);
+    if (consistent(view, decision)) {
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const uint32_t m : view.layer->modules) {
+      names.emplace_back(modules[m].name);
+    }
+    FindingKind kind{};
+    std::string key;
+    if (decision.verdict == Verdict::load_error) {
+      kind = FindingKind::fused_shards_disagree;
+      key = "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error;
+    } else if (view.disk == Disk::dense) {
+      kind = FindingKind::dense_quantized_by_config;
+      key = "stored " + view.stored + " but quantized by " + rule_text(decision) +
+            "; no negative dynamic rule excludes them";
+    } else if (decision.by == DecidedBy::ignore_entry ||
+               (decision.by == DecidedBy::built_dense && before.mtp_special_case())) {
+      kind = FindingKind::quantized_made_dense;
+      key = "stored " + view.stored + " but made dense by " + rule_text(decision);
+    } else {
+      kind = FindingKind::quantized_untargeted;
+      key = "stored " + view.stored +
+            " but vLLM builds them dense (not in modules_in_block_to_quantize, or a layer GPTQ "
+            "never quantizes): not fixable by a config patch";
+    }
+    problems.push_back({kind, key, names, view.order});
+    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
+  }
+  for (const FindingKind kind : unfixed) {
+    fixed.erase(kind);
+  }
+  add_grouped(problems, diagnosis.findings, fixed);
+  // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
+  for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    const auto& rule = config.dynamic[i];
+    if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
+      continue;
+    }
+    const engine::VllmGptq one(
+        quant::GptqConfig{{rule}, true, config.modules_in_block, false}, model, derived);
+    bool matches_any = false;
+    for (const LayerView& view : views) {
+      bool undecidable = false;
+      matches_any = matches_any || one.first_dynamic(view.layer->prefix, undecidable).has_value();
+    }
+    if (!matches_any) {
+      diagnosis.notes.push_back(
+          "dynamic rule " + quoted(rule.key) +
+          " matches no layer of this checkpoint under re.match (anchored at the start): it "
+          "looks like an MTP exclusion but excludes nothing; on vLLM since 2026-07-23 it only "
+          "works through the Qwen3.5 special case, which does not cover mtp.fc");
+    }
+  }
+  if (fix.removed.empty() && fix.prepend.empty()) {
+    return ok_status();
+  }
+  for (const quant::ConfigFile& file : configs.files) {
+    if (!file.has_config() || quant::quant_method(file.config()) != "gptq") {
+      continue;
+    }
+    auto same = quant::read_gptq(file);
+    if (!same) {
+      continue;
+    }
+    ObjectChange change;
+    change.file = file.name;
+    change.pointer = file.pointer;
+    change.pointer.push_back("dynamic");
+    change.create = !same->has_dynamic;
+    for (const size_t i : fix.removed) {
+      change.remove.push_back(config.dynamic[i].key);
+    }
+    change.prepend = fix.prepend;
+    diagnosis.object_changes.push_back(std::move(change));
+  }
+  return ok_status();
+}
+
+} // namespace qpatch::diagnose::detail

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/util/names.hpp>
+
+#include <algorithm>
+
+namespace qpatch::engine {
+
+using util::last_component;
+using util::replace_all;
+
+VllmGptq::VllmGptq(const quant::GptqConfig& config,
+                   const ModelInfo& model,
+                   std::vector<std::string> derived)
+    : m_config(config), m_model(model) {
+  const std::vector<std::string>& list =
+      config.modules_in_block ? *config.modules_in_block : derived;
+  for (const std::string& entry : list) {
+    // apply_vllm_mapper renames modules_in_block_to_quantize (dotted entries); dynamic is not.
+    m_list.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
+  }
+  for (const auto& rule : config.dynamic) {
+    auto pattern = Pattern::compile(rule.pattern, "dynamic");
+    m_patterns.push_back(pattern ? std::optional<Pattern>(*pattern) : std::nullopt);
+  }
+}
+
+bool VllmGptq::mtp_special_case() const {
+  const bool qwen35 = m_model.architecture.rfind("Qwen3_5", 0) == 0;
+  return qwen35 && std::any_of(m_config.dynamic.begin(), m_config.dynamic.end(), [](const auto& r) {
+           return r.negative && r.key.find("mtp") != std::string::npos;
+         });
+}
+
+std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {
+  for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+    if (!m_patterns[i]) {
+      continue; // vLLM would raise re.error; diagnose reports the key
+    }
+    const auto matched = m_patterns[i]->matches(prefix, MatchMode::match);
+    if (!matched) {
+      undecidable = true;
+      return std::nullopt;
+    }
+    if (*matched) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+bool VllmGptq::in_list(const std::string& name) const {
+  return std::any_of(m_list.begin(), m_list.end(), [&](const std::string& entry) {
+    return name.find(entry) != std::string::npos;
+  });
+}
+
+Decision VllmGptq::decide(const Layer& layer) const {
+  Decision decision;
+  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding) {
+    decision.by = DecidedBy::built_dense;
+    return decision;
+  }
+  // The Qwen3.5 special case builds the MTP decoder layers (not fc) with no quant config.
+  if (mtp_special_case() && layer.prefix.rfind("mtp.layers.", 0) == 0) {
+    decision.by = DecidedBy::built_dense;
+    return decision;
+  }
+  bool undecidable = false;
+  const auto rule = first_dynamic(layer.prefix, undecidable);
+  if (undecidable) {
+    decision.by = DecidedBy::undecidable;
+    return decision;
+  }
+  if (rule && m_config.dynamic[*rule].negative) {
+    decision.by = DecidedBy::ignore_entry;
+    decision.ignore_index = rule;
+    decision.target = m_config.dynamic[*rule].key;
+    return decision;
+  }
+  if (layer.kind == LayerKind::lm_head) {
+    decision.by = DecidedBy::no_target;
+    decision.verdict = m_config.lm_head ? Verdict::quantized : Verdict::dense;
+    return decision;
+  }
+  if (layer.kind == LayerKind::experts) {
+    // MoE layers consult dynamic only (get_moe_quant_method).
+    decision.verdict = Verdict::quantized;
+    decision.by = DecidedBy::target_name;
+    decision.target = rule ? m_config.dynamic[*rule].key : std::string("(GPTQ MoE default)");
+    return decision;
+  }
+  const std::string last(last_component(layer.prefix));
+  if (const auto* shards = m_model.shards_of(last)) {
+    size_t hits = 0;
+    for (const std::string& shard : *shards) {
+      const std::string name = replace_all(layer.prefix, last, shard);
+      decision.shards.push_back(name);
+      decision.shard_ignored.push_back(!in_list(name));
+      hits += in_list(name) ? 1U : 0U;
+    }
+    if (hits != 0 && hits != shards->size()) {
+      decision.verdict = Verdict::load_error;
+      decision.by = DecidedBy::fused_disagree;
+      decision.error = "ValueError: Detected some but not all shards of " + layer.prefix +
+                       " are quantized. All shards of fused layers to have the same precision.";
+      return decision;
+    }
+    decision.verdict = hits != 0 ? Verdict::quantized : Verdict::dense;
+  } else {
+    decision.verdict = in_list(layer.prefix) ? Verdict::quantized : Verdict::dense;
+  }
+  decision.by =
+      decision.verdict == Verdict::quantized ? DecidedBy::target_name : DecidedBy::no_target;
+  decision.target = "modules_in_block_to_quantize";
+  return decision;
+}
+
+} // namespace qpatch::engine

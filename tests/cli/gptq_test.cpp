@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// GPTQ `dynamic` under vLLM's rules: the official Qwen3.5 config, the dead "-:.mtp." trap with
+// short module names, and the reverse trap on a partly packed Qwen3.5 head.
+#include "run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+
+std::string gptq_config(const std::string& architecture, const std::string& extra) {
+  return "{\n  \"architectures\": [\n    \"" + architecture +
+         "\"\n  ],\n  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n" +
+         extra +
+         "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
+}
+
+class GptqTest : public test::TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back(dir().string());
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = run(args, out, err, Terminal{});
+    std::string text = out.str();
+    for (size_t pos = text.find(dir().string()); pos != std::string::npos;
+         pos = text.find(dir().string())) {
+      text.replace(pos, dir().string().size(), "DIR");
+    }
+    return {code, text + err.str()};
+  }
+};
+
+TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
+  // The official rules keep attention BF16 ("-:.*attn.*"); this disk packs it, so the rule
+  // must go, while "-:.*mtp.*" keeps the dense head dense and stays.
+  const std::string config =
+      gptq_config("Qwen3_5ForCausalLM",
+                  "    \"dynamic\": {\n      \"lm_head\": {},\n      \"-:.*attn.*\": {},\n"
+                  "      \"-:.*mtp.*\": {}\n    },\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1) << out; // attention is packed on disk but "-:.*attn.*" makes it dense
+  EXPECT_EQ(out,
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
+            "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
+            "  would patch config.json: -1 (-:.*attn.*)\n"
+            "  status      needs-patch\n");
+}
+
+TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
+  // Qwen3-Next has no special case: the short names catch the dense MTP layers by substring.
+  const std::string config = gptq_config(
+      "Qwen3NextForCausalLM",
+      "    \"dynamic\": {\n      \"-:.mtp.\": {}\n    },\n"
+      "    \"modules_in_block_to_quantize\": [\n      [\n        \"self_attn.q_proj\",\n"
+      "        \"self_attn.k_proj\",\n        \"self_attn.v_proj\",\n        \"self_attn.o_proj\"\n"
+      "      ],\n      [\n        \"mlp.gate_proj\",\n        \"mlp.up_proj\",\n"
+      "        \"mlp.down_proj\"\n      ]\n    ],\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
+            "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
+            "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
+            "which does not cover mtp.fc\n"
+            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+            "  would patch config.json: +1 (-:^mtp\\.)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  const auto doc = nlohmann::ordered_json::parse(read("config.json"));
+  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{},"-:.mtp.":{}})");
+  EXPECT_NE(read("config.json")
+                .find("    \"dynamic\": {\n      \"-:^mtp\\\\.\": {},\n"
+                      "      \"-:.mtp.\": {}\n    },\n"),
+            std::string::npos)
+      << read("config.json");
+}
+
+TEST_F(GptqTest, MtpRuleOverAPackedQwen35HeadIsRemoved) {
+  // The head was re-quantized but "-:.*mtp.*" stayed: vLLM's special case builds the packed
+  // decoder layers dense.
+  const std::string config =
+      gptq_config("Qwen3_5ForCausalLM", "    \"dynamic\": {\n      \"-:.*mtp.*\": {}\n    },\n");
+  test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({});
+  EXPECT_EQ(code, 0) << out;
+  const auto doc = nlohmann::ordered_json::parse(read("config.json"));
+  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), "{}");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(GptqTest, MissingDynamicIsCreated) {
+  const std::string config = gptq_config(
+      "Qwen3NextForCausalLM",
+      "    \"modules_in_block_to_quantize\": [\n      \"self_attn\",\n      \"mlp\"\n    ],\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  const auto doc = nlohmann::ordered_json::parse(read("config.json"));
+  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{}})");
+}
+
+} // namespace
+} // namespace qpatch::cli
