@@ -317,7 +317,7 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     }
   }
   if (index) {
-    inventory.tensors.reserve(index->entries.size()); // a close guess; spares regrowth
+    inventory.tensors.reserve(index->entries.size() + 1024); // a close guess; spares regrowth
   }
   safetensors::HeaderParser parser;
   for (uint32_t f = 0; f < inventory.files.size(); ++f) {
@@ -338,6 +338,11 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
       continue;
     }
     file.readable = true;
+    if (!index && inventory.tensors.empty()) {
+      // Growing the list by doubling copies it and page-faults each new block: after the first
+      // shard, reserve a generous guess (reserved pages that stay untouched cost no memory).
+      inventory.tensors.reserve(header->tensors.size() * inventory.files.size() * 5 / 4 + 1024);
+    }
     file.file_size = header->file_size;
     file.header_size = header->header_size;
     file.tensor_count = header->tensors.size();

@@ -410,11 +410,15 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
                                                        std::string_view path) {
   std::vector<uint32_t> order(header.tensors.size());
   std::iota(order.begin(), order.end(), 0U);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+  const auto by_offsets = [&](uint32_t a, uint32_t b) {
     const auto& x = header.tensors[a];
     const auto& y = header.tensors[b];
     return std::pair(x.begin, x.end) < std::pair(y.begin, y.end);
-  });
+  };
+  // The reference writer lists tensors in data order, so the sort is usually a no-op: skip it.
+  if (!std::is_sorted(order.begin(), order.end(), by_offsets)) {
+    std::stable_sort(order.begin(), order.end(), by_offsets);
+  }
   const uint64_t data_start = header.data_start();
   uint64_t cursor = 0;
   for (const uint32_t index : order) {
@@ -512,7 +516,8 @@ HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::s
   }
   if (parser.capacity() < text.size() || parser.max_depth() != limits::k_max_json_depth) {
     if (auto code =
-            parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
+            parser.allocate(std::max<size_t>(text.size() + text.size() / 4, 4096),
+                                    limits::k_max_json_depth)) {
       return header_error(ErrorCode::io_error, path, 8, simdjson::error_message(code));
     }
   }
