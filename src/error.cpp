@@ -56,6 +56,8 @@ std::string_view to_string(ErrorCode code) {
     return "rollback_failed";
   case ErrorCode::internal:
     return "internal";
+  case ErrorCode::unknown_module:
+    return "unknown_module";
   }
   return "unknown";
 }

@@ -41,6 +41,7 @@ enum class ErrorCode {
   write_failed,     // a write failed; every file is as it was
   rollback_failed,  // a write failed and so did restoring: files may be half-changed
   internal,         // a planned edit failed its own verification: a bug, nothing written
+  unknown_module,   // a module name (qpatch explain) that the checkpoint does not hold
 };
 
 // Return the stable spelling of `code` ("invalid_offset").

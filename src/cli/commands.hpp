@@ -47,6 +47,14 @@ struct FixOptions {
 void setup_fix(CLI::App& app, FixOptions& options);
 ExitCode run_fix(const FixOptions& options, Io& io);
 
+struct ExplainOptions {
+  std::string dir;
+  std::string module;
+};
+
+CLI::App* setup_explain(CLI::App& app, ExplainOptions& options);
+ExitCode run_explain(const ExplainOptions& options, Io& io);
+
 struct RestoreOptions {
   std::string dir;
 };

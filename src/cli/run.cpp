@@ -28,6 +28,7 @@ int run(const std::vector<std::string>& args,
                "tensors it stores.\n\n"
                "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
                "  qpatch inspect DIR        show how every module is stored\n"
+               "  qpatch explain DIR MODULE every rule that decides one module, and the verdict\n"
                "  qpatch restore DIR        put the original files back from the backups",
                "qpatch"};
   app.footer(k_exit_codes);
@@ -39,6 +40,8 @@ int run(const std::vector<std::string>& args,
   CLI::App* inspect = setup_inspect(app, inspect_options);
   RestoreOptions restore_options;
   CLI::App* restore = setup_restore(app, restore_options);
+  ExplainOptions explain_options;
+  CLI::App* explain = setup_explain(app, explain_options);
   Io io{out, err, terminal};
   try {
     std::vector<std::string> reversed(args.rbegin(),
@@ -53,6 +56,9 @@ int run(const std::vector<std::string>& args,
     }
     if (inspect->parsed()) {
       return to_int(run_inspect(inspect_options, io));
+    }
+    if (explain->parsed()) {
+      return to_int(run_explain(explain_options, io));
     }
     if (restore->parsed()) {
       return to_int(run_restore(restore_options, io));

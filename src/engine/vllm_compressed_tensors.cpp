@@ -275,4 +275,77 @@ Decision VllmCompressedTensors::decide(const Layer& layer) const {
   return combined;
 }
 
+std::vector<std::pair<std::string, std::string>>
+VllmCompressedTensors::trace(const Layer& layer) const {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (layer.kind == LayerKind::built_dense) {
+    lines.emplace_back("built", "without a quant config: dense whatever the config says");
+    return lines;
+  }
+  std::vector<std::string> names{layer.prefix};
+  const std::string last(last_component(layer.prefix));
+  if (layer.kind == LayerKind::experts) {
+    names = {
+        layer.prefix + ".0.gate_proj", layer.prefix + ".0.up_proj", layer.prefix + ".0.down_proj"};
+    lines.emplace_back("experts",
+                       "judged through expert 0: " + names[0] + ", " + names[1] + ", " + names[2]);
+  } else if (const auto* shards = m_model.shards_of(last)) {
+    names.clear();
+    for (const std::string& shard : *shards) {
+      names.push_back(replace_all(layer.prefix, last, shard));
+    }
+    lines.emplace_back(
+        "fused", layer.prefix + " = " + [&] {
+          std::string joined;
+          for (const std::string& name : names) {
+            joined += (joined.empty() ? "" : " + ") + name;
+          }
+          return joined;
+        }() + " (each shard is checked; they must agree)");
+  }
+  size_t ignored = 0;
+  for (const std::string& name : names) {
+    bool undecidable = false;
+    bool any = false;
+    for (size_t i = 0; i < m_ignore.size(); ++i) {
+      if (matches(m_ignore[i], name, undecidable)) {
+        lines.emplace_back("ignore[" + std::to_string(i) + "]",
+                           "\"" + m_ignore[i].text + "\" matches " + name +
+                               (is_regex(m_ignore[i].text) ? " (re.match)" : " (exact)"));
+        any = true;
+        ++ignored;
+        break;
+      }
+    }
+    if (!any) {
+      lines.emplace_back("ignore",
+                         std::to_string(m_ignore.size()) + " entries checked, none matches " +
+                             name + (undecidable ? " (a regex gave up)" : ""));
+    }
+  }
+  const auto& targets = layer.kind == LayerKind::experts ? m_moe_targets : m_targets;
+  const std::string& subject = layer.kind == LayerKind::experts ? names.front() : layer.prefix;
+  if (ignored == names.size()) {
+    lines.emplace_back("targets", "not consulted: ignore is checked first");
+  }
+  for (const Target& target : ignored == names.size() ? std::vector<Target>{} : targets) {
+    bool undecidable = false;
+    const bool by_name = matches(target.entry, subject, undecidable);
+    const bool by_class = !is_regex(target.entry.text) && layer.kind != LayerKind::lm_head &&
+                          lower(layer.cls).find(lower(target.entry.text)) != std::string::npos;
+    std::string how = by_name    ? "matches by name"
+                      : by_class ? "matches class " + layer.cls + " (case-insensitive substring)"
+                                 : "does not match";
+    lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
+  }
+  const Decision decision = decide(layer);
+  std::string verdict = decision.verdict == Verdict::quantized ? "quantized"
+                        : decision.verdict == Verdict::dense   ? "dense"
+                                                               : "load error: " + decision.error;
+  verdict += " (" + std::string(to_string(decision.by)) +
+             (decision.group.empty() ? "" : ", " + decision.group) + ")";
+  lines.emplace_back("verdict", verdict);
+  return lines;
+}
+
 } // namespace qpatch::engine

@@ -116,4 +116,63 @@ Decision VllmGptq::decide(const Layer& layer) const {
   return decision;
 }
 
+std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& layer) const {
+  std::vector<std::pair<std::string, std::string>> lines;
+  if (mtp_special_case()) {
+    lines.emplace_back("special",
+                       "a \"-:\" dynamic key contains \"mtp\": vLLM builds the Qwen3.5 MTP "
+                       "decoder layers (not mtp.fc) without a quant config");
+  }
+  bool decided = false;
+  for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+    const auto& rule = m_config.dynamic[i];
+    bool matched = false;
+    if (m_patterns[i]) {
+      matched = m_patterns[i]->matches(layer.prefix, MatchMode::match).value_or(false);
+    }
+    lines.emplace_back("dynamic[" + std::to_string(i) + "]",
+                       "\"" + rule.key + "\" " +
+                           (!m_patterns[i] ? std::string("is not a valid regex")
+                            : matched      ? std::string("matches ") + layer.prefix +
+                                            (rule.negative ? ": dense, first match wins"
+                                                           : ": stops the scan (positive rule)")
+                                      : "does not match " + layer.prefix));
+    if (matched) {
+      decided = true;
+      break;
+    }
+  }
+  if (!decided) {
+    lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
+  }
+  const std::string source = m_config.modules_in_block
+                                 ? std::string("modules_in_block_to_quantize")
+                                 : std::string("the module list vLLM derives from the headers");
+  std::vector<std::string> names{layer.prefix};
+  const std::string last(last_component(layer.prefix));
+  if (const auto* shards = m_model.shards_of(last)) {
+    names.clear();
+    for (const std::string& shard : *shards) {
+      names.push_back(replace_all(layer.prefix, last, shard));
+    }
+  }
+  for (const std::string& name : names) {
+    const auto hit = std::find_if(m_list.begin(), m_list.end(), [&](const std::string& entry) {
+      return name.find(entry) != std::string::npos;
+    });
+    lines.emplace_back("list",
+                       hit == m_list.end()
+                           ? "no entry of " + source + " is a substring of " + name
+                           : "\"" + *hit + "\" of " + source + " is a substring of " + name);
+  }
+  const Decision decision = decide(layer);
+  lines.emplace_back("verdict",
+                     std::string(decision.verdict == Verdict::quantized ? "quantized"
+                                 : decision.verdict == Verdict::dense
+                                     ? "dense"
+                                     : "load error: " + decision.error) +
+                         " (" + std::string(to_string(decision.by)) + ")");
+  return lines;
+}
+
 } // namespace qpatch::engine

@@ -515,8 +515,7 @@ HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::s
                         "NUL byte in the header (InvalidHeaderDeserialization)");
   }
   if (parser.capacity() < text.size() || parser.max_depth() != limits::k_max_json_depth) {
-    if (auto code =
-            parser.allocate(std::max<size_t>(text.size() + text.size() / 4, 4096),
+    if (auto code = parser.allocate(std::max<size_t>(text.size() + text.size() / 4, 4096),
                                     limits::k_max_json_depth)) {
       return header_error(ErrorCode::io_error, path, 8, simdjson::error_message(code));
     }

@@ -56,6 +56,8 @@ public:
 
   // Return what vLLM builds for `layer`.
   Decision decide(const Layer& layer) const;
+  // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
+  std::vector<std::pair<std::string, std::string>> trace(const Layer& layer) const;
   // Return the index of the first ignore entry that matches vLLM name `prefix`, or nothing.
   // Sets `undecidable` when a regex gave up.
   std::optional<size_t> match_ignore(const std::string& prefix, bool& undecidable) const;

@@ -32,6 +32,8 @@ public:
            std::vector<std::string> derived);
 
   Decision decide(const Layer& layer) const;
+  // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
+  std::vector<std::pair<std::string, std::string>> trace(const Layer& layer) const;
   // Return the index of the dynamic rule that first matches `prefix`, if any.
   std::optional<size_t> first_dynamic(const std::string& prefix, bool& undecidable) const;
   const quant::GptqConfig& config() const { return m_config; }

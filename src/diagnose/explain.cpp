@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/diagnose/explain.hpp>
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/quant/gptq.hpp>
+#include <qpatch/report/inspect_report.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace qpatch::diagnose {
+
+using checkpoint::Module;
+using engine::Layer;
+
+namespace {
+
+std::vector<std::string> derived_list(const checkpoint::Inventory& inventory) {
+  std::set<std::string> names;
+  for (const auto& tensor : inventory.tensors) {
+    if (!safetensors::is_floating(tensor.dtype)) {
+      names.insert(std::string(checkpoint::split_tensor_name(tensor.name).first));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+} // namespace
+
+Result<Explanation> explain(const checkpoint::Inventory& inventory,
+                            const std::vector<Module>& modules,
+                            const quant::ConfigSet& configs,
+                            const std::string& name) {
+  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const std::vector<Layer> layers = engine::build_layers(modules, model);
+  const Layer* layer = nullptr;
+  const Module* module = nullptr;
+  for (const Layer& candidate : layers) {
+    for (const uint32_t m : candidate.modules) {
+      if (modules[m].name == name) {
+        layer = &candidate;
+        module = &modules[m];
+      }
+    }
+    if (layer == nullptr && (candidate.name == name || candidate.prefix == name)) {
+      layer = &candidate;
+    }
+  }
+  if (layer == nullptr) {
+    const bool exists = std::any_of(
+        modules.begin(), modules.end(), [&](const Module& m) { return m.name == name; });
+    Error error = make_error(ErrorCode::unknown_module,
+                             inventory.display_dir,
+                             std::nullopt,
+                             name,
+                             exists ? "is not a layer an engine quantizes (a norm or a parameter)"
+                                    : "no such module in the checkpoint (see qpatch inspect)");
+    error.subject_kind = "module";
+    return error;
+  }
+  Explanation out;
+  auto& lines = out.lines;
+  if (module != nullptr) {
+    std::string files;
+    for (const uint32_t f : module->files) {
+      files += (files.empty() ? "" : ", ") + inventory.files[f].name;
+    }
+    lines.emplace_back("stored",
+                       report::describe_storage(inventory, *module) + " in " + files +
+                           (module->loaded ? "" : " (a file the engine never loads)"));
+  }
+  lines.emplace_back(
+      "layer",
+      layer->prefix + " (" + layer->cls + ")" +
+          (layer->prefix != layer->name ? ", renamed from " + layer->name : std::string()) +
+          (layer->modules.size() > 1 ? ", " + std::to_string(layer->modules.size()) + " modules"
+                                     : std::string()));
+  const quant::ConfigFile* active = configs.active();
+  if (active == nullptr) {
+    lines.emplace_back("config", "none: not quantized, every layer is dense");
+    return out;
+  }
+  const std::string method = quant::quant_method(active->config());
+  lines.emplace_back("config",
+                     active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
+                         "), judged as " + detail::k_vllm_rules + " loads it");
+  engine::Decision decision;
+  if (method == "compressed-tensors" || method == "compressed_tensors") {
+    QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
+    const engine::VllmCompressedTensors judge(config, model);
+    const auto trace = judge.trace(*layer);
+    lines.insert(lines.end(), trace.begin(), trace.end());
+    decision = judge.decide(*layer);
+  } else if (method == "gptq") {
+    QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
+    const engine::VllmGptq judge(config, model, derived_list(inventory));
+    const auto trace = judge.trace(*layer);
+    lines.insert(lines.end(), trace.begin(), trace.end());
+    decision = judge.decide(*layer);
+  } else {
+    lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
+    return out;
+  }
+  const DiagnoseOptions options;
+  const auto views = detail::layer_views(layers, modules, inventory, options);
+  const auto view = std::find_if(
+      views.begin(), views.end(), [&](const detail::LayerView& v) { return v.layer == layer; });
+  out.consistent = view != views.end() && detail::consistent(*view, decision);
+  lines.emplace_back("on disk",
+                     view == views.end()                     ? std::string("?")
+                     : view->disk == detail::Disk::dense     ? "dense (" + view->stored + ")"
+                     : view->disk == detail::Disk::quantized ? "quantized (" + view->stored + ")"
+                     : view->disk == detail::Disk::mixed ? std::string("shards stored differently")
+                                                         : std::string("inconsistent"));
+  lines.emplace_back("status",
+                     out.consistent ? std::string("consistent: the engine builds what is stored")
+                                    : std::string("inconsistent: run `qpatch --dry-run ") +
+                                          inventory.display_dir + "` to see the fix");
+  return out;
+}
+
+} // namespace qpatch::diagnose
