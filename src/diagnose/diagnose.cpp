@@ -647,11 +647,15 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return diagnosis;
   }
-  if (diagnosis.quant_method == "gptq") {
+  if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "awq" ||
+      diagnosis.quant_method == "fp8") {
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
-    if (auto status = detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis);
-        !status) {
+    auto status =
+        diagnosis.quant_method == "gptq"
+            ? detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis)
+            : detail::judge_skip_list(inventory, modules, configs, *active, options, diagnosis);
+    if (!status) {
       return status.take_error();
     }
     diagnosis.findings.insert(
@@ -661,8 +665,9 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   Finding finding;
   finding.kind = FindingKind::unsupported_method;
   finding.label = active->name;
-  finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
-                   "\" is not judged by this version of qpatch (compressed-tensors and gptq are)";
+  finding.detail =
+      active->name + ": quant_method \"" + diagnosis.quant_method +
+      "\" is not judged by this version of qpatch (compressed-tensors, gptq, awq and fp8 are)";
   diagnosis.findings.push_back(std::move(finding));
   return diagnosis;
 }

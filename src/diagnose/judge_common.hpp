@@ -55,4 +55,12 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                   const DiagnoseOptions& options,
                   Diagnosis& diagnosis);
 
+// Judge an AWQ or FP8 config, one skip list (skip_list_judge.cpp).
+Status judge_skip_list(const checkpoint::Inventory& inventory,
+                       const std::vector<checkpoint::Module>& modules,
+                       const quant::ConfigSet& configs,
+                       const quant::ConfigFile& active,
+                       const DiagnoseOptions& options,
+                       Diagnosis& diagnosis);
+
 } // namespace qpatch::diagnose::detail

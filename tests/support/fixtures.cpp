@@ -24,7 +24,40 @@ void gptq(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows
   out.push_back({module + ".g_idx", "I32", {cols}});
 }
 
+// AWQ int4, group 32: qweight [in, out/8], qzeros [groups, out/8], scales [groups, out].
+void awq(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
+  out.push_back({module + ".qweight", "I32", {cols, rows / 8}});
+  out.push_back({module + ".qzeros", "I32", {cols / 32, rows / 8}});
+  out.push_back({module + ".scales", "F16", {cols / 32, rows}});
+}
+
+// Block FP8 (DeepSeek style): weight F8_E4M3, weight_scale_inv F32 per 128x128 block.
+void fp8(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
+  out.push_back({module + ".weight", "F8_E4M3", {rows, cols}});
+  out.push_back({module + ".weight_scale_inv", "F32", {(rows + 127) / 128, (cols + 127) / 128}});
+}
+
 Packing g_packing = Packing::compressed_tensors;
+
+void quantized_linear(std::vector<TensorSpec>& out,
+                      const std::string& module,
+                      uint64_t rows,
+                      uint64_t cols) {
+  switch (g_packing) {
+  case Packing::gptq:
+    gptq(out, module, rows, cols);
+    break;
+  case Packing::awq:
+    awq(out, module, rows, cols);
+    break;
+  case Packing::fp8:
+    fp8(out, module, rows, cols);
+    break;
+  case Packing::compressed_tensors:
+    packed(out, module, rows, cols);
+    break;
+  }
+}
 
 void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<uint64_t> shape) {
   out.push_back({name, "BF16", std::move(shape)});
@@ -32,10 +65,8 @@ void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<ui
 
 void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
   const auto linear = [&](const std::string& module, uint64_t rows, uint64_t cols) {
-    if (quantized && g_packing == Packing::gptq) {
-      gptq(out, module, rows, cols);
-    } else if (quantized) {
-      packed(out, module, rows, cols);
+    if (quantized) {
+      quantized_linear(out, module, rows, cols);
     } else {
       dense(out, module + ".weight", {rows, cols});
     }
@@ -70,11 +101,7 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
     if (checkpoint.head == Head::dense) {
       dense(head.tensors, "mtp.fc.weight", {64, 128});
     } else if (checkpoint.head == Head::packed) {
-      if (checkpoint.packing == Packing::gptq) {
-        gptq(head.tensors, "mtp.fc", 64, 128);
-      } else {
-        packed(head.tensors, "mtp.fc", 64, 128);
-      }
+      quantized_linear(head.tensors, "mtp.fc", 64, 128);
     } else {
       dense(head.tensors, "mtp.fc.weight", {64, 128});
     }

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// Methods whose config is one skip list of module names, as vLLM main (017e9f4) reads them
+// (engines.md §6-7): every Linear is quantized unless the list skips it.
+//   awq  `modules_to_not_convert` (auto_awq.py): skipped when an entry is a substring of the
+//        layer name; fused layers by their shards, which must agree; experts when an entry is a
+//        substring of the experts prefix. An absent key is derived from the headers: every
+//        module whose tensors are all floating point.
+//   fp8  `ignored_layers`, else `modules_to_not_convert` (fp8.py, is_layer_skipped, exact
+//        mode): a fused name listed verbatim, else exact shard names that must agree; experts
+//        when the prefix is a substring of an entry that contains "experts".
+// lm_head is a ParallelLMHead, which neither method quantizes.
+#pragma once
+
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qpatch::engine {
+
+enum class SkipListMethod { awq, fp8 };
+
+class VllmSkipList {
+public:
+  VllmSkipList(SkipListMethod method, std::vector<std::string> entries, const ModelInfo& model);
+
+  Decision decide(const Layer& layer) const;
+  // Return the index of the entry that skips vLLM name `name`, if any.
+  std::optional<size_t> skipping_entry(const std::string& name) const;
+
+private:
+  SkipListMethod m_method;
+  std::vector<std::string> m_entries; // as written
+  std::vector<std::string> m_mapped;  // renamed like the layers (dotted entries)
+  ModelInfo m_model;
+};
+
+} // namespace qpatch::engine

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+// The judge for AWQ (`modules_to_not_convert`) and FP8 (`ignored_layers`, else
+// `modules_to_not_convert`) under vLLM's rules (engine/vllm_skip_list.hpp). The fix is the same
+// fixpoint as for compressed-tensors: append exact checkpoint names for dense layers the engine
+// would quantize (for AWQ experts, the experts layer name, which its substring test needs; for
+// FP8 experts, every expert's names, which its experts rule reads), and remove an entry that
+// makes packed layers dense. An absent AWQ list is created with every module vLLM would have
+// derived from the headers, since writing the key switches that derivation off.
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+namespace qpatch::diagnose::detail {
+
+using checkpoint::Module;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::LayerKind;
+using engine::SkipListMethod;
+using engine::Verdict;
+
+namespace {
+
+struct SkipList {
+  std::string key; // the field the engine reads
+  bool exists = false;
+  std::vector<std::string> entries; // as written, or derived when absent (AWQ)
+  size_t written = 0;               // how many entries are in the file (0 when derived)
+};
+
+Result<SkipList> read_skip_list(const quant::ConfigFile& file,
+                                SkipListMethod method,
+                                const std::vector<Module>& modules,
+                                const checkpoint::Inventory& inventory) {
+  const json::Json& config = file.config();
+  SkipList list;
+  const auto read = [&](const std::string& key) -> Status {
+    const auto it = config.find(key);
+    if (it == config.end() || it->is_null()) {
+      return ok_status();
+    }
+    if (!it->is_array()) {
+      Error error = make_error(ErrorCode::invalid_json,
+                               file.name,
+                               std::nullopt,
+                               quant::pointer_text(file.pointer) + "/" + key,
+                               "expected a list of module names");
+      error.subject_kind = "at";
+      return error;
+    }
+    list.key = key;
+    list.exists = true;
+    list.entries.clear();
+    for (const auto& item : *it) {
+      if (item.is_string()) {
+        list.entries.push_back(item.get<std::string>());
+      }
+    }
+    list.written = list.entries.size();
+    return ok_status();
+  };
+  if (method == SkipListMethod::fp8) {
+    if (auto status = read("modules_to_not_convert"); !status) {
+      return status.take_error();
+    }
+    // vLLM reads ignored_layers and falls back to modules_to_not_convert when it is empty.
+    if (auto status = read("ignored_layers"); !status) {
+      return status.take_error();
+    }
+    if (list.key == "ignored_layers" && list.entries.empty()) {
+      list = SkipList{};
+      (void)read("modules_to_not_convert");
+    }
+    if (!list.exists) {
+      list.key = "modules_to_not_convert";
+    }
+    return list;
+  }
+  if (auto status = read("modules_to_not_convert"); !status) {
+    return status.take_error();
+  }
+  if (!list.exists) {
+    // vLLM derives the list from every *.safetensors file: modules stored all floating point.
+    list.key = "modules_to_not_convert";
+    std::set<std::string> seen;
+    for (const Module& module : modules) {
+      bool all_float = true;
+      for (const uint32_t t : module.tensors) {
+        all_float = all_float && safetensors::is_floating(inventory.tensors[t].dtype);
+      }
+      if (all_float && seen.insert(std::string(module.name)).second) {
+        list.entries.emplace_back(module.name);
+      }
+    }
+  }
+  return list;
+}
+
+std::vector<std::string>
+exclusion_names(const LayerView& view, const std::vector<Module>& modules, SkipListMethod method) {
+  const Layer& layer = *view.layer;
+  if (layer.kind == LayerKind::experts && method == SkipListMethod::awq) {
+    return {layer.name}; // the substring test must hit "...mlp.experts"
+  }
+  return ignore_names(layer, modules);
+}
+
+} // namespace
+
+Status judge_skip_list(const checkpoint::Inventory& inventory,
+                       const std::vector<Module>& modules,
+                       const quant::ConfigSet& configs,
+                       const quant::ConfigFile& active,
+                       const DiagnoseOptions& options,
+                       Diagnosis& diagnosis) {
+  const std::string method_name = quant::quant_method(active.config());
+  const SkipListMethod method = method_name == "awq" ? SkipListMethod::awq : SkipListMethod::fp8;
+  QP_TRY_ASSIGN(const SkipList list, read_skip_list(active, method, modules, inventory));
+  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const std::vector<Layer> layers = engine::build_layers(modules, model);
+  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+
+  // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
+  std::set<size_t> removed;
+  std::vector<std::pair<std::string, size_t>> appended;
+  const auto current = [&] {
+    std::vector<std::string> entries;
+    std::vector<std::optional<size_t>> origin;
+    for (size_t i = 0; i < list.entries.size(); ++i) {
+      if (removed.count(i) == 0) {
+        entries.push_back(list.entries[i]);
+        origin.emplace_back(i);
+      }
+    }
+    for (const auto& [name, order] : appended) {
+      entries.push_back(name);
+      origin.emplace_back(std::nullopt);
+    }
+    return std::pair(entries, origin);
+  };
+  for (int round = 0; round < 16; ++round) {
+    const auto [entries, origin] = current();
+    const engine::VllmSkipList judge(method, entries, model);
+    bool changed = false;
+    for (const LayerView& view : views) {
+      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+        continue;
+      }
+      const Decision decision = judge.decide(*view.layer);
+      const bool error = decision.verdict == Verdict::load_error;
+      if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+        for (const std::string& name : exclusion_names(view, modules, method)) {
+          if (std::find(entries.begin(), entries.end(), name) == entries.end()) {
+            appended.emplace_back(name, view.order);
+            changed = true;
+          }
+        }
+      } else if (view.disk == Disk::quantized && decision.ignore_index) {
+        if (const auto original = origin.at(*decision.ignore_index)) {
+          changed = removed.insert(*original).second || changed;
+        }
+      }
+    }
+    if (!changed) {
+      break;
+    }
+  }
+  const engine::VllmSkipList before(method, list.entries, model);
+  const engine::VllmSkipList after(method, current().first, model);
+  std::vector<LayerProblem> problems;
+  std::set<FindingKind> fixed;
+  std::set<FindingKind> unfixed;
+  for (const LayerView& view : views) {
+    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+      continue;
+    }
+    const Decision decision = before.decide(*view.layer);
+    if (consistent(view, decision)) {
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const uint32_t m : view.layer->modules) {
+      names.emplace_back(modules[m].name);
+    }
+    FindingKind kind{};
+    std::string key;
+    if (decision.verdict == Verdict::load_error) {
+      kind = FindingKind::fused_shards_disagree;
+      key = "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error;
+    } else if (view.disk == Disk::dense) {
+      kind = FindingKind::dense_quantized_by_config;
+      key = "stored " + view.stored + " but quantized by " + method_name + " (not in " + list.key +
+            ")";
+    } else if (decision.by == DecidedBy::ignore_entry) {
+      kind = FindingKind::quantized_made_dense;
+      key = "stored " + view.stored + " but made dense by " + list.key + " entry " +
+            quoted(list.entries.at(*decision.ignore_index));
+    } else {
+      kind = FindingKind::engine_builds_dense;
+      key = "stored " + view.stored +
+            " but vLLM builds this layer dense: not fixable by a "
+            "config patch";
+    }
+    problems.push_back({kind, key, names, view.order});
+    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
+  }
+  for (const FindingKind kind : unfixed) {
+    fixed.erase(kind);
+  }
+  add_grouped(problems, diagnosis.findings, fixed);
+  if (removed.empty() && appended.empty()) {
+    return ok_status();
+  }
+  std::stable_sort(appended.begin(), appended.end(), [](const auto& a, const auto& b) {
+    return a.second < b.second;
+  });
+  ArrayChange change;
+  change.file = active.name;
+  change.pointer = active.pointer;
+  change.pointer.push_back(list.key);
+  change.create = !list.exists;
+  if (!list.exists) {
+    change.append = list.entries; // the derived list, now written
+  }
+  for (const size_t i : removed) {
+    change.remove.push_back(i);
+    change.removed_values.push_back(list.entries[i]);
+  }
+  for (const auto& [name, order] : appended) {
+    change.append.push_back(name);
+  }
+  diagnosis.array_changes.push_back(std::move(change));
+  return ok_status();
+}
+
+} // namespace qpatch::diagnose::detail

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: Apache-2.0
+// AWQ `modules_to_not_convert` (substring) and FP8 `ignored_layers`/`modules_to_not_convert`
+// (exact) under vLLM's rules.
+#include "run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+
+std::string config_json(const std::string& method, const std::string& fields) {
+  return "{\n  \"architectures\": [\n    \"Qwen3NextForCausalLM\"\n  ],\n"
+         "  \"quantization_config\": {\n" +
+         fields + "    \"quant_method\": \"" + method + "\"\n  }\n}\n";
+}
+
+class SkipListTest : public test::TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back(dir().string());
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = run(args, out, err, Terminal{});
+    std::string text = out.str();
+    for (size_t pos = text.find(dir().string()); pos != std::string::npos;
+         pos = text.find(dir().string())) {
+      text.replace(pos, dir().string().size(), "DIR");
+    }
+    return {code, text + err.str()};
+  }
+  std::string list(const std::string& key) {
+    return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
+  }
+};
+
+TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    config_json("fp8",
+                                "    \"modules_to_not_convert\": [\n"
+                                "      \"lm_head\"\n    ],\n"),
+                    Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
+            "modules_to_not_convert)\n"
+            "  would patch config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(
+      list("modules_to_not_convert"),
+      R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
+      R"("mtp.layers.0.self_attn.v_proj","mtp.layers.0.self_attn.o_proj",)"
+      R"("mtp.layers.0.mlp.gate_proj","mtp.layers.0.mlp.up_proj","mtp.layers.0.mlp.down_proj"])");
+}
+
+TEST_F(SkipListTest, Fp8EmptyIgnoredLayersFallsBackToModulesToNotConvert) {
+  test::write_mini(dir(),
+                   {Head::packed_fc_dense,
+                    HeadFile::indexed_shard,
+                    config_json("fp8",
+                                "    \"ignored_layers\": [],\n"
+                                "    \"modules_to_not_convert\": [\n"
+                                "      \"mtp.fc\"\n    ],\n"),
+                    Packing::fp8});
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(SkipListTest, AwqWithoutAListDerivesItFromTheHeaders) {
+  test::write_mini(dir(),
+                   {Head::dense, HeadFile::indexed_shard, config_json("awq", ""), Packing::awq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 0) << out;
+}
+
+TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
+  // "mtp" skips every MTP layer by substring, but the head's projections are packed.
+  test::write_mini(dir(),
+                   {Head::packed_fc_dense,
+                    HeadFile::indexed_shard,
+                    config_json("awq",
+                                "    \"modules_to_not_convert\": [\n"
+                                "      \"lm_head\",\n      \"mtp\"\n    ],\n"),
+                    Packing::awq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
+            "modules_to_not_convert entry \"mtp\"\n"
+            "  would patch config.json: +1 (mtp.fc) -1 (mtp)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","mtp.fc"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+} // namespace
+} // namespace qpatch::cli
