@@ -96,6 +96,7 @@ CheckpointOutcome process(const std::string& dir,
   outcome.engine_rules = diagnosis->engine_rules;
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
+  outcome.mtp = diagnosis->mtp;
   for (const auto& problem : inventory->problems) {
     if (problem.code == checkpoint::ProblemCode::wrong_file ||
         problem.code == checkpoint::ProblemCode::orphan_entry) {

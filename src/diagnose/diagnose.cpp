@@ -9,6 +9,7 @@
 // verdict changes. Nothing else is touched.
 #include "diagnose/judge_common.hpp"
 
+#include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
@@ -631,6 +632,20 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   Diagnosis diagnosis;
   diagnosis.engine_rules = k_vllm_rules;
   inventory_findings(inventory, diagnosis);
+  if (const quant::ConfigFile* config = configs.find("config.json")) {
+    const checkpoint::MtpHead head = checkpoint::find_mtp_head(config->doc, modules, inventory);
+    if (!head.modules.empty()) {
+      diagnosis.mtp = head.summary;
+      if (head.declared > 0) {
+        diagnosis.mtp += " (" + head.declared_by + ": " + std::to_string(head.declared) + ")";
+      }
+    } else if (head.declared > 0) {
+      diagnosis.notes.push_back("config.json declares " + head.declared_by + ": " +
+                                std::to_string(head.declared) +
+                                " but the checkpoint holds no MTP tensors: speculative decoding "
+                                "with method \"mtp\" cannot work (nothing to patch)");
+    }
+  }
   const quant::ConfigFile* active = configs.active();
   if (active == nullptr) {
     return diagnosis; // not quantized

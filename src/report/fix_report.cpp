@@ -87,6 +87,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     for (const std::string& warning : outcome.warnings) {
       out += column(style, "warning", Role::warning) + warning + "\n";
     }
+    if (!outcome.mtp.empty()) {
+      out += column(style, "mtp head", Role::dim) + outcome.mtp + "\n";
+    }
     for (const std::string& note : outcome.notes) {
       out += column(style, "note", Role::dim) + note + "\n";
     }
@@ -155,6 +158,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
          {"replaced_links", outcome.replaced_links},
          {"warnings", outcome.warnings},
          {"notes", outcome.notes},
+         {"mtp", outcome.mtp.empty() ? Json() : Json(outcome.mtp)},
          {"error", error}});
   }
   doc["checkpoints"] = std::move(checkpoints);

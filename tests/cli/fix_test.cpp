@@ -75,6 +75,8 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   EXPECT_EQ(fixed.code, 0);
   EXPECT_EQ(fixed.out,
             "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by targets [\"Linear\"] "
             "(group_0, class name); not in ignore\n"
             "  patched     config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
@@ -106,6 +108,8 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(checked.out,
             "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
+            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
             "ignore entry \"re:^mtp.*\" (ignore[1])\n"
             "  would patch config.json: +1 (mtp.fc) -1 (re:^mtp.*)\n"
@@ -122,15 +126,18 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
-  EXPECT_EQ(checked.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
-            "layer (model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in "
-            "the config; vLLM: ValueError: Found a different quantization schemes for "
-            "['q_proj', 'k_proj', 'v_proj'] in model.layers.0.self_attn.qkv_proj. vLLM requires "
-            "all to use the same scheme.\n"
-            "  would patch config.json: -1 (model.language_model.layers.0.self_attn.k_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      checked.out,
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
+      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
+      "layer (model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in "
+      "the config; vLLM: ValueError: Found a different quantization schemes for "
+      "['q_proj', 'k_proj', 'v_proj'] in model.layers.0.self_attn.qkv_proj. vLLM requires "
+      "all to use the same scheme.\n"
+      "  would patch config.json: -1 (model.language_model.layers.0.self_attn.k_proj)\n"
+      "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head"])");
 }
@@ -142,12 +149,15 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
   const auto before = test::snapshot_tree(dir());
   const Outcome outcome = run_qpatch({"DIR"});
   EXPECT_EQ(outcome.code, 1);
-  EXPECT_EQ(outcome.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  not fixable model.language_model.layers.0.self_attn: 4 modules stored "
-            "ct-pack-quantized but no target matches them, so vLLM builds them dense: not fixable "
-            "by a config patch (qpatch does not invent targets)\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      outcome.out,
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
+      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  not fixable model.language_model.layers.0.self_attn: 4 modules stored "
+      "ct-pack-quantized but no target matches them, so vLLM builds them dense: not fixable "
+      "by a config patch (qpatch does not invent targets)\n"
+      "  status      unfixable\n");
   EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
@@ -161,13 +171,16 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
         "\"compressed-tensors\"\n}\n");
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
-  EXPECT_EQ(checked.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     quantization_config.json: ignore differs from config.json's (vLLM "
-            "reads config.json): 0 entries only in config.json, 1 only in "
-            "quantization_config.json\n"
-            "  would patch quantization_config.json: -1 (model.language_model.embed_tokens)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      checked.out,
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
+      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  fixable     quantization_config.json: ignore differs from config.json's (vLLM "
+      "reads config.json): 0 entries only in config.json, 1 only in "
+      "quantization_config.json\n"
+      "  would patch quantization_config.json: -1 (model.language_model.embed_tokens)\n"
+      "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(read("quantization_config.json"),
             "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "
@@ -219,7 +232,10 @@ TEST_F(FixTest, NotQuantizedIsClean) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, "{\"model_type\": \"x\"}\n"});
   const Outcome outcome = run_qpatch({"DIR"});
   EXPECT_EQ(outcome.code, 0);
-  EXPECT_EQ(outcome.out, "DIR: not quantized\n  status      clean\n");
+  EXPECT_EQ(outcome.out,
+            "DIR: not quantized\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  status      clean\n");
 }
 
 TEST_F(FixTest, SymlinkedConfigBecomesAFileAndTheBlobIsUntouched) {

@@ -52,6 +52,7 @@ TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   EXPECT_EQ(code, 1) << out; // attention is packed on disk but "-:.*attn.*" makes it dense
   EXPECT_EQ(out,
             "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
             "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
             "  would patch config.json: -1 (-:.*attn.*)\n"
@@ -72,6 +73,7 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
             "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
             "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "

@@ -55,6 +55,8 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsClean) {
   EXPECT_EQ(out,
             dir().string() +
                 ": compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+                "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
+                "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
                 "  status      clean\n");
 }
 
@@ -120,7 +122,13 @@ TEST_F(RealConfigTest, DeclaredButAbsentMtpHeadUnquantizedIsClean) {
   ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
   std::string out;
   EXPECT_EQ(run_in(dir(), {"--check"}, &out), 0);
-  EXPECT_EQ(out, dir().string() + ": not quantized\n  status      clean\n");
+  EXPECT_EQ(out,
+            dir().string() +
+                ": not quantized\n"
+                "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint "
+                "holds no MTP tensors: speculative decoding with method \"mtp\" cannot work "
+                "(nothing to patch)\n"
+                "  status      clean\n");
 }
 
 } // namespace

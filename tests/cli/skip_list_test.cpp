@@ -54,6 +54,7 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
             "modules_to_not_convert)\n"
             "  would patch config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
@@ -99,12 +100,14 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
                     Packing::awq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
-            "modules_to_not_convert entry \"mtp\"\n"
-            "  would patch config.json: +1 (mtp.fc) -1 (mtp)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
+      "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
+      "modules_to_not_convert entry \"mtp\"\n"
+      "  would patch config.json: +1 (mtp.fc) -1 (mtp)\n"
+      "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","mtp.fc"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);

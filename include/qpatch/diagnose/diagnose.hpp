@@ -67,6 +67,7 @@ struct Diagnosis {
   std::string engine_rules; // which engine behaviour the verdict models
   std::vector<Finding> findings;
   std::vector<std::string> notes; // traps worth knowing that change no verdict
+  std::string mtp;                // the MTP head as a unit, or "" when there is none
   std::vector<ArrayChange> array_changes;
   std::vector<ObjectChange> object_changes;
   std::vector<std::pair<std::string, std::string>> index_additions; // tensor -> file

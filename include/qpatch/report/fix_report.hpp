@@ -40,6 +40,7 @@ struct CheckpointOutcome {
   std::vector<std::string> replaced_links;
   std::vector<std::string> warnings; // inventory warnings that are not findings
   std::vector<std::string> notes;    // traps that change no verdict
+  std::string mtp;                   // the MTP head as a unit, or ""
   std::optional<Error> error;
 };
 

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: Apache-2.0
+// The multi-token-prediction draft head as a unit: how many layers config.json declares and
+// which modules hold it, per family (quant-formats.md §6.11): Qwen3.5/3.6/Next, EXAONE and
+// Nemotron-3 under `mtp.`; MiMo under `model.mtp_layers.`; DeepSeek-V3/R1, GLM-4.x and others as
+// extra decoder layers `model.layers.{N..N+k-1}` after the N main layers.
+#pragma once
+
+#include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/checkpoint/module.hpp>
+#include <qpatch/json/strict_json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qpatch::checkpoint {
+
+struct MtpHead {
+  uint64_t declared = 0;         // layers config.json declares (0: none)
+  std::string declared_by;       // "mtp_num_hidden_layers", "num_nextn_predict_layers", ...
+  std::vector<uint32_t> modules; // indices into the module list, in checkpoint order
+  std::string summary;           // "8 linears BF16, 7 norms in model_extra_tensors.safetensors"
+};
+
+// Find the MTP head of a checkpoint from its config.json document and its modules.
+MtpHead find_mtp_head(const json::Json& config,
+                      const std::vector<Module>& modules,
+                      const Inventory& inventory);
+
+} // namespace qpatch::checkpoint

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/checkpoint/mtp_head.hpp>
+
+#include <map>
+
+namespace qpatch::checkpoint {
+namespace {
+
+// Read a non-negative integer field from the top level or from text_config.
+std::pair<uint64_t, std::string> declared_layers(const json::Json& config) {
+  for (const char* key : {"mtp_num_hidden_layers", "num_nextn_predict_layers", "num_mtp_layers"}) {
+    for (const json::Json* scope :
+         {&config,
+          config.contains("text_config") && config["text_config"].is_object()
+              ? &config["text_config"]
+              : nullptr}) {
+      if (scope != nullptr && scope->contains(key) && (*scope)[key].is_number_unsigned()) {
+        return {(*scope)[key].get<uint64_t>(), key};
+      }
+    }
+  }
+  return {0, ""};
+}
+
+uint64_t hidden_layers(const json::Json& config) {
+  for (const json::Json* scope :
+       {&config,
+        config.contains("text_config") && config["text_config"].is_object() ? &config["text_config"]
+                                                                            : nullptr}) {
+    if (scope != nullptr && scope->contains("num_hidden_layers") &&
+        (*scope)["num_hidden_layers"].is_number_unsigned()) {
+      return (*scope)["num_hidden_layers"].get<uint64_t>();
+    }
+  }
+  return 0;
+}
+
+// True for model.layers.{k} with first <= k < first + count.
+bool in_appended_layers(std::string_view name, uint64_t first, uint64_t count) {
+  constexpr std::string_view prefix = "model.layers.";
+  if (count == 0 || name.substr(0, prefix.size()) != prefix) {
+    return false;
+  }
+  uint64_t k = 0;
+  size_t i = prefix.size();
+  if (i >= name.size() || name[i] < '0' || name[i] > '9') {
+    return false;
+  }
+  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && k < 1'000'000; ++i) {
+    k = k * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  return (i == name.size() || name[i] == '.') && k >= first && k < first + count;
+}
+
+} // namespace
+
+MtpHead find_mtp_head(const json::Json& config,
+                      const std::vector<Module>& modules,
+                      const Inventory& inventory) {
+  MtpHead head;
+  std::tie(head.declared, head.declared_by) = declared_layers(config);
+  const uint64_t main_layers = hidden_layers(config);
+  for (uint32_t m = 0; m < modules.size(); ++m) {
+    const std::string_view name = modules[m].name;
+    if (name.substr(0, 4) == "mtp." || name.substr(0, 16) == "model.mtp_layers" ||
+        name.substr(0, 10) == "model.mtp." ||
+        in_appended_layers(name, main_layers, main_layers > 0 ? head.declared : 0)) {
+      head.modules.push_back(m);
+    }
+  }
+  if (head.modules.empty()) {
+    return head;
+  }
+  std::map<std::string, size_t> counts;
+  std::vector<std::string> order;
+  std::vector<std::string> files;
+  for (const uint32_t m : head.modules) {
+    const Module& module = modules[m];
+    std::string key = std::string(to_string(module.kind));
+    if (module.kind == ModuleKind::linear || module.kind == ModuleKind::experts) {
+      key += " " + (is_quantized(module.format)
+                        ? std::string(to_string(module.format))
+                        : std::string(to_string(inventory.tensors[module.primary].dtype)));
+    }
+    if (counts[key]++ == 0) {
+      order.push_back(key);
+    }
+    for (const uint32_t f : module.files) {
+      const std::string& file = inventory.files[f].name;
+      if (std::find(files.begin(), files.end(), file) == files.end()) {
+        files.push_back(file);
+      }
+    }
+  }
+  for (const std::string& key : order) {
+    // "8 linears BF16", "1 linear BF16": the kind is the first word of the key.
+    std::string words = key;
+    if (counts[key] != 1) {
+      const size_t space = words.find(' ');
+      words.insert(space == std::string::npos ? words.size() : space, "s");
+    }
+    head.summary += (head.summary.empty() ? "" : ", ") + std::to_string(counts[key]) + " " + words;
+  }
+  std::string in;
+  for (const std::string& file : files) {
+    in += (in.empty() ? "" : ", ") + file;
+  }
+  head.summary += " in " + in;
+  return head;
+}
+
+} // namespace qpatch::checkpoint
