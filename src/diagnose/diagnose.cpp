@@ -651,7 +651,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     return diagnosis; // not quantized
   }
   diagnosis.quantized = true;
-  diagnosis.quant_method = quant::quant_method(active->config());
+  diagnosis.quant_method = quant::declared_method(*active);
   if (diagnosis.quant_method == "compressed-tensors" ||
       diagnosis.quant_method == "compressed_tensors") {
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));

@@ -83,7 +83,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     lines.emplace_back("config", "none: not quantized, every layer is dense");
     return out;
   }
-  const std::string method = quant::quant_method(active->config());
+  const std::string method = quant::declared_method(*active);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
                          "), judged as " + detail::k_vllm_rules + " loads it");

@@ -240,7 +240,7 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     return ok_status();
   }
   for (const quant::ConfigFile& file : configs.files) {
-    if (!file.has_config() || quant::quant_method(file.config()) != "gptq") {
+    if (quant::declared_method(file) != "gptq") {
       continue;
     }
     auto same = quant::read_gptq(file);

@@ -30,7 +30,24 @@ const ConfigFile* ConfigSet::active() const {
       return &file;
     }
   }
+  for (const ConfigFile& file : files) {
+    if (file.name == "quantize_config.json" && file.has_config()) {
+      return &file;
+    }
+  }
   return nullptr;
+}
+
+std::string declared_method(const ConfigFile& file) {
+  if (!file.has_config()) {
+    return "";
+  }
+  const json::Json& config = file.config();
+  const auto it = config.find("quant_method");
+  if (it != config.end() && it->is_string()) {
+    return it->get<std::string>();
+  }
+  return file.name == "quantize_config.json" ? "gptq" : "";
 }
 
 const ConfigFile* ConfigSet::find(const std::string& name) const {

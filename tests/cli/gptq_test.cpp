@@ -16,6 +16,7 @@ namespace {
 using test::Head;
 using test::HeadFile;
 using test::Packing;
+namespace fs = std::filesystem;
 
 std::string gptq_config(const std::string& architecture, const std::string& extra) {
   return "{\n  \"architectures\": [\n    \"" + architecture +
@@ -113,6 +114,41 @@ TEST_F(GptqTest, MissingDynamicIsCreated) {
   EXPECT_EQ(run_qpatch({}).first, 0);
   const auto doc = nlohmann::ordered_json::parse(read("config.json"));
   EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{}})");
+}
+
+} // namespace
+} // namespace qpatch::cli
+
+namespace qpatch::cli {
+namespace {
+
+TEST_F(GptqTest, QuantizeConfigJsonIsKeptInStepAndReadWhenConfigJsonHasNone) {
+  const std::string rules = "    \"dynamic\": {\n      \"-:.mtp.\": {}\n    },\n"
+                            "    \"modules_in_block_to_quantize\": [\n      \"self_attn\",\n"
+                            "      \"mlp\"\n    ],\n";
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    gptq_config("Qwen3NextForCausalLM", rules),
+                    Packing::gptq});
+  // AutoGPTQ's own file, without quant_method, carries the same rules.
+  write(
+      "quantize_config.json",
+      "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:.mtp.\": {}\n  },\n  \"group_size\": 32\n}\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(
+      read("quantize_config.json"),
+      "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n    \"-:.mtp.\": {}\n  },\n"
+      "  \"group_size\": 32\n}\n");
+  // Without a quantization_config in config.json, vLLM reads quantize_config.json.
+  write("config.json", "{\n  \"architectures\": [\n    \"Qwen3NextForCausalLM\"\n  ]\n}\n");
+  fs::remove(dir() / "quantize_config.json.bak");
+  write("quantize_config.json",
+        "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"+:.*mtp.*\": {}\n  },\n"
+        "  \"modules_in_block_to_quantize\": [\n    \"mlp\"\n  ]\n}\n");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("DIR: gptq, judged as"), std::string::npos) << out;
 }
 
 } // namespace

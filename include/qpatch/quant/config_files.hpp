@@ -29,16 +29,21 @@ struct ConfigSet {
   std::vector<ConfigFile> files; // config.json first, then the sidecars that exist
   std::string architecture;      // config.json "architectures"[0], or ""
 
-  // The file whose quantization config vLLM uses, if any.
+  // The file whose quantization config vLLM uses, if any: config.json's quantization_config, else
+  // GPTQ/AWQ's own quantize_config.json (engines.md §2; compressed-tensors has no file of its own).
   const ConfigFile* active() const;
   const ConfigFile* find(const std::string& name) const;
 };
 
 // Sidecars qpatch keeps in step with config.json (issue 4 adds the other methods' files).
 inline const std::vector<std::string>& sidecar_names() {
-  static const std::vector<std::string> names{"quantization_config.json"};
+  static const std::vector<std::string> names{"quantization_config.json", "quantize_config.json"};
   return names;
 }
+
+// Return the quant_method a file declares; quantize_config.json, which AutoGPTQ writes without
+// one, counts as "gptq".
+std::string declared_method(const ConfigFile& file);
 
 // Read config.json (required) and every sidecar present in `dir`.
 Result<ConfigSet> load_config_files(const std::filesystem::path& dir);
