@@ -402,22 +402,7 @@ void judge_compressed_tensors(const Inventory& inventory,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model = engine::model_info_for(configs.architecture);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
-  std::vector<LayerView> views;
-  for (const Layer& layer : layers) {
-    if (options.only) {
-      const bool any = std::any_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
-        return options.only->matches(std::string(modules[m].name), engine::MatchMode::search)
-            .value_or(false);
-      });
-      if (!any) {
-        continue;
-      }
-    }
-    views.push_back({&layer,
-                     disk_of(layer, modules),
-                     stored_as(layer, modules, inventory),
-                     layer.modules.front()});
-  }
+  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
   Fixer fixer(config, model, views, modules);
   fixer.run();
   const engine::VllmCompressedTensors before(config, model);
