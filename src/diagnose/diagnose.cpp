@@ -648,7 +648,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     return diagnosis;
   }
   if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "awq" ||
-      diagnosis.quant_method == "fp8") {
+      diagnosis.quant_method == "fp8" || diagnosis.quant_method == "modelopt" ||
+      diagnosis.quant_method == "modelopt_fp4") {
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
     auto status =
@@ -665,9 +666,9 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   Finding finding;
   finding.kind = FindingKind::unsupported_method;
   finding.label = active->name;
-  finding.detail =
-      active->name + ": quant_method \"" + diagnosis.quant_method +
-      "\" is not judged by this version of qpatch (compressed-tensors, gptq, awq and fp8 are)";
+  finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
+                   "\" is not judged by this version of qpatch (compressed-tensors, gptq, awq, fp8 "
+                   "and modelopt are)";
   diagnosis.findings.push_back(std::move(finding));
   return diagnosis;
 }

@@ -65,6 +65,18 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
     list.written = list.entries.size();
     return ok_status();
   };
+  if (method == SkipListMethod::modelopt) {
+    // config.json carries ModelOpt's exclude_modules as `ignore`; hf_quant_config.json as
+    // `exclude_modules`.
+    const std::string key = file.name == "hf_quant_config.json" ? "exclude_modules" : "ignore";
+    if (auto status = read(key); !status) {
+      return status.take_error();
+    }
+    if (!list.exists) {
+      list.key = key;
+    }
+    return list;
+  }
   if (method == SkipListMethod::fp8) {
     if (auto status = read("modules_to_not_convert"); !status) {
       return status.take_error();
@@ -119,8 +131,19 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
                        const quant::ConfigFile& active,
                        const DiagnoseOptions& options,
                        Diagnosis& diagnosis) {
-  const std::string method_name = quant::quant_method(active.config());
-  const SkipListMethod method = method_name == "awq" ? SkipListMethod::awq : SkipListMethod::fp8;
+  const std::string method_name = quant::declared_method(active);
+  const SkipListMethod method = method_name == "awq"   ? SkipListMethod::awq
+                                : method_name == "fp8" ? SkipListMethod::fp8
+                                                       : SkipListMethod::modelopt;
+  // ModelOpt NVFP4: vLLM builds Qwen3.5/Next mtp.fc dense (the "modelopt_fp4" method).
+  std::string algo;
+  for (const quant::ConfigFile& file : configs.files) {
+    if (file.has_config() && file.config().contains("quant_algo") &&
+        file.config()["quant_algo"].is_string() && algo.empty()) {
+      algo = file.config()["quant_algo"].get<std::string>();
+    }
+  }
+  const bool nvfp4 = method == SkipListMethod::modelopt && algo == "NVFP4";
   QP_TRY_ASSIGN(const SkipList list, read_skip_list(active, method, modules, inventory));
   const engine::ModelInfo model = engine::model_info_for(configs.architecture);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
@@ -146,7 +169,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   };
   for (int round = 0; round < 16; ++round) {
     const auto [entries, origin] = current();
-    const engine::VllmSkipList judge(method, entries, model);
+    const engine::VllmSkipList judge(method, entries, model, nvfp4);
     bool changed = false;
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {
@@ -171,8 +194,8 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       break;
     }
   }
-  const engine::VllmSkipList before(method, list.entries, model);
-  const engine::VllmSkipList after(method, current().first, model);
+  const engine::VllmSkipList before(method, list.entries, model, nvfp4);
+  const engine::VllmSkipList after(method, current().first, model, nvfp4);
   std::vector<LayerProblem> problems;
   std::set<FindingKind> fixed;
   std::set<FindingKind> unfixed;
@@ -234,6 +257,39 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   for (const auto& [name, order] : appended) {
     change.append.push_back(name);
+  }
+  // ModelOpt's two copies of the list follow the one vLLM reads: same removals, same additions.
+  if (method == SkipListMethod::modelopt) {
+    for (const quant::ConfigFile& file : configs.files) {
+      const std::string other_method = quant::declared_method(file);
+      if (&file == &active || (other_method != "modelopt" && other_method != "modelopt_fp4")) {
+        continue;
+      }
+      auto other = read_skip_list(file, method, modules, inventory);
+      if (!other || !other->exists) {
+        continue;
+      }
+      ArrayChange sync;
+      sync.file = file.name;
+      sync.pointer = file.pointer;
+      sync.pointer.push_back(other->key);
+      for (size_t i = 0; i < other->entries.size(); ++i) {
+        if (std::find(change.removed_values.begin(),
+                      change.removed_values.end(),
+                      other->entries[i]) != change.removed_values.end()) {
+          sync.remove.push_back(i);
+          sync.removed_values.push_back(other->entries[i]);
+        }
+      }
+      for (const std::string& name : change.append) {
+        if (std::find(other->entries.begin(), other->entries.end(), name) == other->entries.end()) {
+          sync.append.push_back(name);
+        }
+      }
+      if (!sync.remove.empty() || !sync.append.empty()) {
+        diagnosis.array_changes.push_back(std::move(sync));
+      }
+    }
   }
   diagnosis.array_changes.push_back(std::move(change));
   return ok_status();

@@ -9,20 +9,88 @@ namespace qpatch::engine {
 using util::last_component;
 using util::replace_all;
 
+bool fnmatch(std::string_view name, std::string_view pattern) {
+  size_t n = 0;
+  size_t p = 0;
+  size_t star = std::string_view::npos;
+  size_t resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+      continue;
+    }
+    if (p < pattern.size() && pattern[p] == '[') {
+      const size_t close = pattern.find(']', p + 2);
+      if (close != std::string_view::npos) {
+        const bool negate = pattern[p + 1] == '!';
+        std::string_view set = pattern.substr(p + (negate ? 2 : 1), close - p - (negate ? 2 : 1));
+        bool in = false;
+        for (size_t i = 0; i < set.size(); ++i) {
+          if (i + 2 < set.size() && set[i + 1] == '-') {
+            in = in || (name[n] >= set[i] && name[n] <= set[i + 2]);
+            i += 2;
+          } else {
+            in = in || name[n] == set[i];
+          }
+        }
+        if (in != negate) {
+          ++n;
+          p = close + 1;
+          continue;
+        }
+      } else if (name[n] == '[') {
+        ++n;
+        ++p;
+        continue;
+      }
+    } else if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++n;
+      ++p;
+      continue;
+    }
+    if (star == std::string_view::npos) {
+      return false;
+    }
+    p = star + 1;
+    n = ++resume;
+  }
+  while (p < pattern.size() && pattern[p] == '*') {
+    ++p;
+  }
+  return p == pattern.size();
+}
+
 VllmSkipList::VllmSkipList(SkipListMethod method,
                            std::vector<std::string> entries,
-                           const ModelInfo& model)
-    : m_method(method), m_entries(std::move(entries)), m_model(model) {
+                           const ModelInfo& model,
+                           bool nvfp4)
+    : m_method(method), m_nvfp4(nvfp4), m_entries(std::move(entries)), m_model(model) {
   for (const std::string& entry : m_entries) {
     m_mapped.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
   }
 }
 
+bool VllmSkipList::matches(const std::string& entry, const std::string& name) const {
+  switch (m_method) {
+  case SkipListMethod::awq:
+    return name.find(entry) != std::string::npos;
+  case SkipListMethod::fp8:
+    return name == entry;
+  case SkipListMethod::modelopt: {
+    constexpr std::string_view k_language_model = "language_model.";
+    const std::string_view stripped = std::string_view(name).substr(
+        name.rfind(k_language_model, 0) == 0 ? k_language_model.size() : 0);
+    return name.find(entry) != std::string::npos ||
+           stripped.find(entry) != std::string_view::npos || fnmatch(name, entry);
+  }
+  }
+  return false;
+}
+
 std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
-    const bool hit = m_method == SkipListMethod::awq ? name.find(m_mapped[i]) != std::string::npos
-                                                     : name == m_mapped[i];
-    if (hit) {
+    if (matches(m_mapped[i], name)) {
       return i;
     }
   }
@@ -31,9 +99,13 @@ std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) cons
 
 Decision VllmSkipList::decide(const Layer& layer) const {
   Decision decision;
-  decision.target = m_method == SkipListMethod::awq ? "AWQ" : "FP8";
+  decision.target = m_method == SkipListMethod::awq   ? "AWQ"
+                    : m_method == SkipListMethod::fp8 ? "FP8"
+                                                      : "ModelOpt";
+  const bool qwen_mtp = m_model.architecture.rfind("Qwen3_5", 0) == 0 ||
+                        m_model.architecture == "Qwen3NextForCausalLM";
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      layer.kind == LayerKind::lm_head) {
+      layer.kind == LayerKind::lm_head || (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc")) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
@@ -46,10 +118,10 @@ Decision VllmSkipList::decide(const Layer& layer) const {
   if (layer.kind == LayerKind::experts) {
     for (size_t i = 0; i < m_mapped.size(); ++i) {
       const std::string& entry = m_mapped[i];
-      const bool hit = m_method == SkipListMethod::awq
-                           ? layer.prefix.find(entry) != std::string::npos
-                           : entry.find("experts") != std::string::npos &&
-                                 entry.find(layer.prefix) != std::string::npos;
+      const bool hit = m_method == SkipListMethod::fp8
+                           ? entry.find("experts") != std::string::npos &&
+                                 entry.find(layer.prefix) != std::string::npos
+                           : matches(entry, layer.prefix);
       if (hit) {
         return skipped_by(i);
       }

@@ -30,9 +30,12 @@ const ConfigFile* ConfigSet::active() const {
       return &file;
     }
   }
-  for (const ConfigFile& file : files) {
-    if (file.name == "quantize_config.json" && file.has_config()) {
-      return &file;
+  // Then ModelOpt's legacy file, then the method's own file (engines.md §2).
+  for (const char* name : {"hf_quant_config.json", "quantize_config.json"}) {
+    for (const ConfigFile& file : files) {
+      if (file.name == name && file.has_config()) {
+        return &file;
+      }
     }
   }
   return nullptr;
@@ -46,6 +49,9 @@ std::string declared_method(const ConfigFile& file) {
   const auto it = config.find("quant_method");
   if (it != config.end() && it->is_string()) {
     return it->get<std::string>();
+  }
+  if (file.name == "hf_quant_config.json") {
+    return "modelopt";
   }
   return file.name == "quantize_config.json" ? "gptq" : "";
 }
@@ -106,6 +112,9 @@ Result<ConfigSet> load_config_files(const fs::path& dir) {
       continue;
     }
     QP_TRY_ASSIGN(ConfigFile sidecar, read_config_file(dir, name));
+    if (name == "hf_quant_config.json") {
+      sidecar.pointer = {"quantization"}; // ModelOpt nests its config one level down
+    }
     set.files.push_back(std::move(sidecar));
   }
   return set;

@@ -5,6 +5,8 @@
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
+#include <qpatch/engine/vllm_skip_list.hpp>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -111,6 +113,84 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","mtp.fc"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+} // namespace
+} // namespace qpatch::cli
+
+namespace qpatch::cli {
+namespace {
+
+TEST(Fnmatch, IsAWholeNameGlob) {
+  EXPECT_TRUE(engine::fnmatch("mtp.layers.0.self_attn.qkv_proj", "mtp.layers.0*"));
+  EXPECT_FALSE(engine::fnmatch("mtp.fc", "mtp.layers.0*"));
+  EXPECT_TRUE(engine::fnmatch("mtp.fc", "mtp*"));
+  EXPECT_TRUE(engine::fnmatch("model.layers.3.self_attn", "model.layers.*.self_attn"));
+  EXPECT_TRUE(engine::fnmatch("a.b", "a?b"));
+  EXPECT_TRUE(engine::fnmatch("layer7", "layer[0-9]"));
+  EXPECT_FALSE(engine::fnmatch("layer7", "layer[!0-9]"));
+  EXPECT_FALSE(engine::fnmatch("mtp.fc.x", "mtp.fc"));
+}
+
+constexpr const char* k_hf_quant = R"({
+  "producer": {"name": "modelopt", "version": "0.44.0"},
+  "quantization": {
+    "quant_algo": "ALGO",
+    "exclude_modules": ["lm_head", "mtp.layers.0*"]
+  }
+}
+)";
+
+std::string hf_quant(const std::string& algo) {
+  std::string text = k_hf_quant;
+  text.replace(text.find("ALGO"), 4, algo);
+  return text;
+}
+
+TEST_F(SkipListTest, ModelOptGlobMissesMtpFcAndBothCopiesAreFixed) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    config_json("modelopt",
+                                "    \"ignore\": [\n      \"lm_head\",\n"
+                                "      \"mtp.layers.0*\"\n    ],\n"
+                                "    \"quant_algo\": \"FP8\",\n"),
+                    Packing::fp8});
+  write("hf_quant_config.json", hf_quant("FP8"));
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp.fc: 1 module stored BF16 but quantized by modelopt (not in ignore)\n"
+            "  would patch config.json: +1 (mtp.fc)\n"
+            "  would patch hf_quant_config.json: +1 (mtp.fc)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(list("ignore"), R"(["lm_head","mtp.layers.0*","mtp.fc"])");
+  EXPECT_EQ(read("hf_quant_config.json"),
+            "{\n  \"producer\": {\"name\": \"modelopt\", \"version\": \"0.44.0\"},\n"
+            "  \"quantization\": {\n    \"quant_algo\": \"FP8\",\n"
+            "    \"exclude_modules\": [\"lm_head\", \"mtp.layers.0*\", \"mtp.fc\"]\n  }\n}\n");
+}
+
+TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    config_json("modelopt", "    \"quant_algo\": \"NVFP4\",\n"),
+                    Packing::fp8});
+  write("hf_quant_config.json", hf_quant("NVFP4"));
+  // config.json has no list: vLLM reads config.json's quantization_config, which excludes
+  // nothing but lm_head-like layers; mtp.layers.0 is quantized by it, mtp.fc built dense.
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by modelopt "
+                     "(not in ignore)\n"),
+            std::string::npos)
+      << out;
+  // mtp.fc is dense on disk and built dense: it is neither a finding nor part of the patch.
+  EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
 }
 
 } // namespace

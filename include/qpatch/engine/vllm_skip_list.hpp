@@ -8,7 +8,12 @@
 //   fp8  `ignored_layers`, else `modules_to_not_convert` (fp8.py, is_layer_skipped, exact
 //        mode): a fused name listed verbatim, else exact shard names that must agree; experts
 //        when the prefix is a substring of an entry that contains "experts".
-// lm_head is a ParallelLMHead, which neither method quantizes.
+//   modelopt  `exclude_modules` (hf_quant_config.json) or its copy `ignore` in config.json
+//        (modelopt.py, is_layer_excluded): exact, or the entry a substring of the name (also of
+//        the name without a leading "language_model."), or fnmatch(name, entry) (a glob over the
+//        whole name: "mtp.layers.0*" does not cover "mtp.fc"). With NVFP4, vLLM builds Qwen3.5
+//        and Qwen3-Next `mtp.fc` without a quant config (#38832, #46316).
+// lm_head is a ParallelLMHead, which none of these methods quantizes.
 #pragma once
 
 #include <qpatch/engine/layers.hpp>
@@ -19,18 +24,27 @@
 
 namespace qpatch::engine {
 
-enum class SkipListMethod { awq, fp8 };
+enum class SkipListMethod { awq, fp8, modelopt };
+
+// Python fnmatch.fnmatchcase: `*` any run (dots included), `?` one character, `[seq]`/`[!seq]`.
+bool fnmatch(std::string_view name, std::string_view pattern);
 
 class VllmSkipList {
 public:
-  VllmSkipList(SkipListMethod method, std::vector<std::string> entries, const ModelInfo& model);
+  VllmSkipList(SkipListMethod method,
+               std::vector<std::string> entries,
+               const ModelInfo& model,
+               bool nvfp4 = false);
 
   Decision decide(const Layer& layer) const;
   // Return the index of the entry that skips vLLM name `name`, if any.
   std::optional<size_t> skipping_entry(const std::string& name) const;
 
 private:
+  bool matches(const std::string& entry, const std::string& name) const;
+
   SkipListMethod m_method;
+  bool m_nvfp4 = false;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // renamed like the layers (dotted entries)
   ModelInfo m_model;

@@ -37,7 +37,8 @@ struct ConfigSet {
 
 // Sidecars qpatch keeps in step with config.json (issue 4 adds the other methods' files).
 inline const std::vector<std::string>& sidecar_names() {
-  static const std::vector<std::string> names{"quantization_config.json", "quantize_config.json"};
+  static const std::vector<std::string> names{
+      "quantization_config.json", "quantize_config.json", "hf_quant_config.json"};
   return names;
 }
 
