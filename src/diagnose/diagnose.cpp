@@ -214,6 +214,16 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
   return views;
 }
 
+std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {
+  std::set<std::string> names;
+  for (const auto& tensor : inventory.tensors) {
+    if (!safetensors::is_floating(tensor.dtype)) {
+      names.insert(std::string(checkpoint::split_tensor_name(tensor.name).first));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 bool consistent(const LayerView& view, const Decision& decision) {
   if (decision.verdict == Verdict::load_error || decision.by == DecidedBy::undecidable) {
     return false;

@@ -9,26 +9,11 @@
 #include <qpatch/report/inspect_report.hpp>
 
 #include <algorithm>
-#include <set>
 
 namespace qpatch::diagnose {
 
 using checkpoint::Module;
 using engine::Layer;
-
-namespace {
-
-std::vector<std::string> derived_list(const checkpoint::Inventory& inventory) {
-  std::set<std::string> names;
-  for (const auto& tensor : inventory.tensors) {
-    if (!safetensors::is_floating(tensor.dtype)) {
-      names.insert(std::string(checkpoint::split_tensor_name(tensor.name).first));
-    }
-  }
-  return {names.begin(), names.end()};
-}
-
-} // namespace
 
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const std::vector<Module>& modules,
@@ -96,7 +81,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     decision = judge.decide(*layer);
   } else if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-    const engine::VllmGptq judge(config, model, derived_list(inventory));
+    const engine::VllmGptq judge(config, model, detail::derived_module_list(inventory));
     const auto trace = judge.trace(*layer);
     lines.insert(lines.end(), trace.begin(), trace.end());
     decision = judge.decide(*layer);

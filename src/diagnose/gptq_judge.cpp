@@ -38,18 +38,6 @@ std::string escape_regex(const std::string& name) {
   return out;
 }
 
-// vLLM derives modules_in_block_to_quantize from every *.safetensors file, indexed or not:
-// the modules of every tensor whose dtype is not a float dtype.
-std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {
-  std::set<std::string> names;
-  for (const auto& tensor : inventory.tensors) {
-    if (!safetensors::is_floating(tensor.dtype)) {
-      names.insert(std::string(checkpoint::split_tensor_name(tensor.name).first));
-    }
-  }
-  return {names.begin(), names.end()};
-}
-
 struct GptqFix {
   std::set<size_t> removed;         // original dynamic rules to drop
   std::vector<std::string> prepend; // new negative keys, in checkpoint order
@@ -174,47 +162,28 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   const engine::VllmGptq before(config, model, derived);
   const engine::VllmGptq after(patched(config, fix), model, derived);
 
-  std::vector<LayerProblem> problems;
-  std::set<FindingKind> fixed;
-  std::set<FindingKind> unfixed;
-  for (const LayerView& view : views) {
-    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-      continue; // the compressed-tensors judge words these; GPTQ adds nothing
-    }
-    const Decision decision = before.decide(*view.layer);
-    if (consistent(view, decision)) {
-      continue;
-    }
-    std::vector<std::string> names;
-    for (const uint32_t m : view.layer->modules) {
-      names.emplace_back(modules[m].name);
-    }
-    FindingKind kind{};
-    std::string key;
+  const auto word = [&](const LayerView& view, const Decision& decision) {
     if (decision.verdict == Verdict::load_error) {
-      kind = FindingKind::fused_shards_disagree;
-      key = "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error;
-    } else if (view.disk == Disk::dense) {
-      kind = FindingKind::dense_quantized_by_config;
-      key = "stored " + view.stored + " but quantized by " + rule_text(decision) +
-            "; no negative dynamic rule excludes them";
-    } else if (decision.by == DecidedBy::ignore_entry ||
-               (decision.by == DecidedBy::built_dense && before.mtp_special_case())) {
-      kind = FindingKind::quantized_made_dense;
-      key = "stored " + view.stored + " but made dense by " + rule_text(decision);
-    } else {
-      kind = FindingKind::quantized_untargeted;
-      key = "stored " + view.stored +
-            " but vLLM builds them dense (not in modules_in_block_to_quantize, or a layer GPTQ "
-            "never quantizes): not fixable by a config patch";
+      return std::pair(FindingKind::fused_shards_disagree,
+                       "are judged as one layer (" + view.layer->name +
+                           "); vLLM: " + decision.error);
     }
-    problems.push_back({kind, key, names, view.order});
-    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
-  }
-  for (const FindingKind kind : unfixed) {
-    fixed.erase(kind);
-  }
-  add_grouped(problems, diagnosis.findings, fixed);
+    if (view.disk == Disk::dense) {
+      return std::pair(FindingKind::dense_quantized_by_config,
+                       "stored " + view.stored + " but quantized by " + rule_text(decision) +
+                           "; no negative dynamic rule excludes them");
+    }
+    if (decision.by == DecidedBy::ignore_entry ||
+        (decision.by == DecidedBy::built_dense && before.mtp_special_case())) {
+      return std::pair(FindingKind::quantized_made_dense,
+                       "stored " + view.stored + " but made dense by " + rule_text(decision));
+    }
+    return std::pair(FindingKind::quantized_untargeted,
+                     "stored " + view.stored +
+                         " but vLLM builds them dense (not in modules_in_block_to_quantize, or a "
+                         "layer GPTQ never quantizes): not fixable by a config patch");
+  };
+  report_layers(views, modules, before, after, word, diagnosis.findings);
   // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
     const auto& rule = config.dynamic[i];

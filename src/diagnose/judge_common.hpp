@@ -39,6 +39,9 @@ std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
                                    const checkpoint::Inventory& inventory,
                                    const DiagnoseOptions& options);
 bool consistent(const LayerView& view, const engine::Decision& decision);
+// The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
+// in every *.safetensors file (indexed or not), whose dtype is not a float dtype.
+std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory);
 std::vector<std::string> ignore_names(const engine::Layer& layer,
                                       const std::vector<checkpoint::Module>& modules);
 std::string common_label(const std::vector<std::string>& names);
@@ -46,6 +49,42 @@ std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds);
+
+// Word every layer whose verdict under `before` disagrees with the disk, as `word(view,
+// decision) -> (kind, key)`, and group them into `findings`. A kind is fixable when the patched
+// judge `after` makes every layer of that kind consistent. Layers stored inconsistently or with
+// shards stored differently are left to the caller.
+template <class Judge, class Word>
+void report_layers(const std::vector<LayerView>& views,
+                   const std::vector<checkpoint::Module>& modules,
+                   const Judge& before,
+                   const Judge& after,
+                   Word&& word,
+                   std::vector<Finding>& findings) {
+  std::vector<LayerProblem> problems;
+  std::set<FindingKind> fixed;
+  std::set<FindingKind> unfixed;
+  for (const LayerView& view : views) {
+    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+      continue;
+    }
+    const engine::Decision decision = before.decide(*view.layer);
+    if (consistent(view, decision)) {
+      continue;
+    }
+    std::vector<std::string> names;
+    for (const uint32_t m : view.layer->modules) {
+      names.emplace_back(modules[m].name);
+    }
+    auto [kind, key] = word(view, decision);
+    problems.push_back({kind, std::move(key), std::move(names), view.order});
+    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
+  }
+  for (const FindingKind kind : unfixed) {
+    fixed.erase(kind);
+  }
+  add_grouped(problems, findings, fixed);
+}
 
 // Judge a GPTQ config (gptq_judge.cpp).
 Status judge_gptq(const checkpoint::Inventory& inventory,

@@ -46,13 +46,8 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
       return ok_status();
     }
     if (!it->is_array()) {
-      Error error = make_error(ErrorCode::invalid_json,
-                               file.name,
-                               std::nullopt,
-                               quant::pointer_text(file.pointer) + "/" + key,
-                               "expected a list of module names");
-      error.subject_kind = "at";
-      return error;
+      return quant::field_error(
+          file, quant::pointer_text(file.pointer) + "/" + key, "expected a list of module names");
     }
     list.key = key;
     list.exists = true;
@@ -196,47 +191,27 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   const engine::VllmSkipList before(method, list.entries, model, nvfp4);
   const engine::VllmSkipList after(method, current().first, model, nvfp4);
-  std::vector<LayerProblem> problems;
-  std::set<FindingKind> fixed;
-  std::set<FindingKind> unfixed;
-  for (const LayerView& view : views) {
-    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-      continue;
-    }
-    const Decision decision = before.decide(*view.layer);
-    if (consistent(view, decision)) {
-      continue;
-    }
-    std::vector<std::string> names;
-    for (const uint32_t m : view.layer->modules) {
-      names.emplace_back(modules[m].name);
-    }
-    FindingKind kind{};
-    std::string key;
+  const auto word = [&](const LayerView& view, const Decision& decision) {
     if (decision.verdict == Verdict::load_error) {
-      kind = FindingKind::fused_shards_disagree;
-      key = "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error;
-    } else if (view.disk == Disk::dense) {
-      kind = FindingKind::dense_quantized_by_config;
-      key = "stored " + view.stored + " but quantized by " + method_name + " (not in " + list.key +
-            ")";
-    } else if (decision.by == DecidedBy::ignore_entry) {
-      kind = FindingKind::quantized_made_dense;
-      key = "stored " + view.stored + " but made dense by " + list.key + " entry " +
-            quoted(list.entries.at(*decision.ignore_index));
-    } else {
-      kind = FindingKind::engine_builds_dense;
-      key = "stored " + view.stored +
-            " but vLLM builds this layer dense: not fixable by a "
-            "config patch";
+      return std::pair(FindingKind::fused_shards_disagree,
+                       "are judged as one layer (" + view.layer->name +
+                           "); vLLM: " + decision.error);
     }
-    problems.push_back({kind, key, names, view.order});
-    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
-  }
-  for (const FindingKind kind : unfixed) {
-    fixed.erase(kind);
-  }
-  add_grouped(problems, diagnosis.findings, fixed);
+    if (view.disk == Disk::dense) {
+      return std::pair(FindingKind::dense_quantized_by_config,
+                       "stored " + view.stored + " but quantized by " + method_name + " (not in " +
+                           list.key + ")");
+    }
+    if (decision.by == DecidedBy::ignore_entry) {
+      return std::pair(FindingKind::quantized_made_dense,
+                       "stored " + view.stored + " but made dense by " + list.key + " entry " +
+                           quoted(list.entries.at(*decision.ignore_index)));
+    }
+    return std::pair(FindingKind::engine_builds_dense,
+                     "stored " + view.stored +
+                         " but vLLM builds this layer dense: not fixable by a config patch");
+  };
+  report_layers(views, modules, before, after, word, diagnosis.findings);
   if (removed.empty() && appended.empty()) {
     return ok_status();
   }

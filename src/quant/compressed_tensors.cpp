@@ -4,12 +4,6 @@
 namespace qpatch::quant {
 namespace {
 
-Error field_error(const ConfigFile& file, const std::string& pointer, const std::string& message) {
-  Error error = make_error(ErrorCode::invalid_json, file.name, std::nullopt, pointer, message);
-  error.subject_kind = "at";
-  return error;
-}
-
 Result<std::vector<std::string>>
 string_list(const ConfigFile& file, const json::Json& value, const std::string& pointer) {
   if (!value.is_array()) {

@@ -65,6 +65,12 @@ const ConfigFile* ConfigSet::find(const std::string& name) const {
   return nullptr;
 }
 
+Error field_error(const ConfigFile& file, const std::string& pointer, const std::string& message) {
+  Error error = make_error(ErrorCode::invalid_json, file.name, std::nullopt, pointer, message);
+  error.subject_kind = "at";
+  return error;
+}
+
 std::string pointer_text(const std::vector<std::string>& pointer) {
   std::string out;
   for (const std::string& token : pointer) {

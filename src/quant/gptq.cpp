@@ -2,16 +2,6 @@
 #include <qpatch/quant/gptq.hpp>
 
 namespace qpatch::quant {
-namespace {
-
-Error field_error(const ConfigFile& file, const std::string& pointer, const std::string& message) {
-  Error error = make_error(ErrorCode::invalid_json, file.name, std::nullopt, pointer, message);
-  error.subject_kind = "at";
-  return error;
-}
-
-} // namespace
-
 Result<GptqConfig> read_gptq(const ConfigFile& file) {
   const json::Json& config = file.config();
   const std::string base = pointer_text(file.pointer);

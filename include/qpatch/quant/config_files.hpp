@@ -49,6 +49,9 @@ std::string declared_method(const ConfigFile& file);
 // Read config.json (required) and every sidecar present in `dir`.
 Result<ConfigSet> load_config_files(const std::filesystem::path& dir);
 
+// Return an error about the field at JSON pointer `pointer` of `file`.
+Error field_error(const ConfigFile& file, const std::string& pointer, const std::string& message);
+
 // Return "/quantization_config/ignore" for `pointer` + `field`.
 std::string pointer_text(const std::vector<std::string>& pointer);
 
