@@ -41,18 +41,18 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
   const json::Json& config = file.config();
   SkipList list;
   const auto read = [&](const std::string& key) -> Status {
-    const auto it = config.find(key);
-    if (it == config.end() || it->is_null()) {
+    if (!config.contains(key) || config[key].is_null()) {
       return ok_status();
     }
-    if (!it->is_array()) {
+    const json::Json& value = config[key];
+    if (!value.is_array()) {
       return quant::field_error(
           file, quant::pointer_text(file.pointer) + "/" + key, "expected a list of module names");
     }
     list.key = key;
     list.exists = true;
     list.entries.clear();
-    for (const auto& item : *it) {
+    for (const auto& item : value) {
       if (item.is_string()) {
         list.entries.push_back(item.get<std::string>());
       }
