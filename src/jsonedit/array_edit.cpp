@@ -184,57 +184,17 @@ edit_array(std::string_view text, const ArrayEdit& edit, std::string_view path) 
   return std::string(text.substr(0, span->begin)) + array + std::string(text.substr(span->end));
 }
 
-namespace {
-
-// Append members given as (encoded key, raw value) pairs at the end of the object at `pointer`.
-Result<std::string> append_raw(std::string_view text,
-                               const std::vector<std::string>& pointer,
-                               const std::vector<std::pair<std::string, std::string>>& members,
-                               std::string_view path) {
-  const auto span = find_value(text, pointer);
-  if (!span || text[span->begin] != '{') {
-    return not_found(path, pointer, "an object");
-  }
-  const FileStyle style = detect_style(text);
-  const std::vector<Member> existing = object_members(text, *span);
-  std::vector<Span> spans;
-  for (const Member& member : existing) {
-    spans.push_back({member.key.begin, member.value.end});
-  }
-  const Layout layout = layout_of(text, *span, spans, style);
-  const std::string colon =
-      existing.empty() ? ": "
-                       : std::string(text.substr(existing[0].key.end,
-                                                 existing[0].value.begin - existing[0].key.end));
-  std::string object;
-  if (layout.empty) {
-    object = "{" + layout.head;
-  } else {
-    object = std::string(text.substr(span->begin, spans.back().end - span->begin));
-  }
-  for (size_t i = 0; i < members.size(); ++i) {
-    if (!layout.empty || i > 0) {
-      object += "," + layout.sep;
-    }
-    object += members[i].first + colon + members[i].second;
-  }
-  object += layout.tail;
-  return std::string(text.substr(0, span->begin)) + object + std::string(text.substr(span->end));
-}
-
-} // namespace
-
 Result<std::string> append_members(std::string_view text,
                                    const std::vector<std::string>& pointer,
                                    const std::vector<std::pair<std::string, std::string>>& members,
                                    std::string_view path) {
   const bool ascii = detect_style(text).ascii_only;
-  std::vector<std::pair<std::string, std::string>> raw;
-  raw.reserve(members.size());
+  std::vector<std::pair<std::string, std::string>> members_raw;
+  members_raw.reserve(members.size());
   for (const auto& [key, value] : members) {
-    raw.emplace_back(encode_string(key, ascii), encode_string(value, ascii));
+    members_raw.emplace_back(key, encode_string(value, ascii));
   }
-  return append_raw(text, pointer, raw, path);
+  return edit_object(text, {pointer, {}, {}, members_raw}, path);
 }
 
 Result<std::string> append_member_raw(std::string_view text,
@@ -242,8 +202,7 @@ Result<std::string> append_member_raw(std::string_view text,
                                       const std::string& key,
                                       const std::string& raw_value,
                                       std::string_view path) {
-  return append_raw(
-      text, pointer, {{encode_string(key, detect_style(text).ascii_only), raw_value}}, path);
+  return edit_object(text, {pointer, {}, {}, {{key, raw_value}}}, path);
 }
 
 Result<std::string>
@@ -263,16 +222,31 @@ edit_object(std::string_view text, const ObjectEdit& edit, std::string_view path
       members.empty() ? ": "
                       : std::string(text.substr(members[0].key.end,
                                                 members[0].value.begin - members[0].key.end));
+  const auto member = [&](const std::pair<std::string, std::string>& key_value) {
+    return encode_string(key_value.first, style.ascii_only) + colon + key_value.second;
+  };
+  std::string object;
+  if (edit.remove.empty() && edit.prepend.empty() && !layout.empty) {
+    // Appending only: every original byte of the object stays, new members go after the last.
+    object = std::string(text.substr(span->begin, spans.back().end - span->begin));
+    for (const auto& key_value : edit.append) {
+      object += "," + layout.sep + member(key_value);
+    }
+    object += layout.tail;
+    return std::string(text.substr(0, span->begin)) + object + std::string(text.substr(span->end));
+  }
   std::vector<std::string> items;
-  for (const auto& [key, raw] : edit.prepend) {
-    items.push_back(encode_string(key, style.ascii_only) + colon + raw);
+  for (const auto& key_value : edit.prepend) {
+    items.push_back(member(key_value));
   }
   for (size_t i = 0; i < members.size(); ++i) {
     if (std::find(edit.remove.begin(), edit.remove.end(), members[i].name) == edit.remove.end()) {
       items.emplace_back(text.substr(spans[i].begin, spans[i].end - spans[i].begin));
     }
   }
-  std::string object;
+  for (const auto& key_value : edit.append) {
+    items.push_back(member(key_value));
+  }
   if (items.empty()) {
     object = "{}";
   } else {

@@ -70,7 +70,7 @@ Result<std::string> apply_change(const std::string& text, const diagnose::Object
         current,
         jsonedit::append_member_raw(current, parent, change.pointer.back(), "{}", change.file));
   }
-  jsonedit::ObjectEdit edit{change.pointer, change.remove, {}};
+  jsonedit::ObjectEdit edit{change.pointer, change.remove, {}, {}};
   for (const std::string& key : change.prepend) {
     edit.prepend.emplace_back(key, "{}");
   }

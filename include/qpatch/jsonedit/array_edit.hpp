@@ -61,6 +61,7 @@ struct ObjectEdit {
   std::vector<std::string> pointer;                         // the object, e.g. {"dynamic"}
   std::vector<std::string> remove;                          // keys to drop
   std::vector<std::pair<std::string, std::string>> prepend; // (key, raw JSON value), in order
+  std::vector<std::pair<std::string, std::string>> append;  // (key, raw JSON value), in order
 };
 
 // Apply `edit` to the object at its pointer, keeping the object's layout and every kept member's
