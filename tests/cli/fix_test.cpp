@@ -3,6 +3,7 @@
 // reverse trap, sidecars, the index, symlinks, and the properties (fix twice == fix once;
 // --check and --dry-run never change a byte).
 #include "run.hpp"
+#include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -27,22 +28,8 @@ struct Outcome {
 class FixTest : public test::TempDirTest {
 protected:
   Outcome run_qpatch(std::vector<std::string> args) {
-    for (std::string& arg : args) {
-      if (arg == "DIR") {
-        arg = dir().string();
-      }
-    }
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = run(args, out, err, Terminal{});
-    const auto strip = [&](std::string text) {
-      const std::string path = dir().string();
-      for (size_t pos = text.find(path); pos != std::string::npos; pos = text.find(path)) {
-        text.replace(pos, path.size(), "DIR");
-      }
-      return text;
-    };
-    return {code, strip(out.str()), strip(err.str())};
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out, outcome.err};
   }
   // Read-only runs must leave every byte, mode and link as it was.
   void expect_read_only(const std::vector<std::string>& args, int expected_code) {

@@ -2,6 +2,7 @@
 // GPTQ `dynamic` under vLLM's rules: the official Qwen3.5 config, the dead "-:.mtp." trap with
 // short module names, and the reverse trap on a partly packed Qwen3.5 head.
 #include "run.hpp"
+#include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,16 +29,9 @@ std::string gptq_config(const std::string& architecture, const std::string& extr
 class GptqTest : public test::TempDirTest {
 protected:
   std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back(dir().string());
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = run(args, out, err, Terminal{});
-    std::string text = out.str();
-    for (size_t pos = text.find(dir().string()); pos != std::string::npos;
-         pos = text.find(dir().string())) {
-      text.replace(pos, dir().string().size(), "DIR");
-    }
-    return {code, text + err.str()};
+    args.push_back("DIR");
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
   }
 };
 

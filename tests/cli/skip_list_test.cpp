@@ -2,6 +2,7 @@
 // AWQ `modules_to_not_convert` (substring) and FP8 `ignored_layers`/`modules_to_not_convert`
 // (exact) under vLLM's rules.
 #include "run.hpp"
+#include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -28,16 +29,9 @@ std::string config_json(const std::string& method, const std::string& fields) {
 class SkipListTest : public test::TempDirTest {
 protected:
   std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back(dir().string());
-    std::ostringstream out;
-    std::ostringstream err;
-    const int code = run(args, out, err, Terminal{});
-    std::string text = out.str();
-    for (size_t pos = text.find(dir().string()); pos != std::string::npos;
-         pos = text.find(dir().string())) {
-      text.replace(pos, dir().string().size(), "DIR");
-    }
-    return {code, text + err.str()};
+    args.push_back("DIR");
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
   }
   std::string list(const std::string& key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
