@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The index parser. simdjson does the strict JSON work: a 1T-parameter MoE index holds ~200k
 // entries, where nlohmann's ordered_json (linear key lookup) would be quadratic.
+#include "json/plain_scanner.hpp"
 #include "json/simdjson_util.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
@@ -63,7 +64,136 @@ std::string unsafe_shard_name_reason(std::string_view name) {
 
 namespace {
 
-Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_view path) {
+// Where the shard names of weight_map go: distinct names in order of first appearance.
+class ShardTable {
+public:
+  explicit ShardTable(IndexFile& index) : m_index(index) {}
+  // Return (id, is new) for `shard`. Consecutive entries nearly always name the same shard:
+  // skip the lookup then.
+  std::pair<uint32_t, bool> add(std::string_view shard) {
+    if (!m_index.shards.empty() && shard == m_last) {
+      return {m_last_id, false};
+    }
+    const auto added =
+        m_ids.insert(shard, static_cast<uint32_t>(m_index.shards.size()), [&](uint32_t id) {
+          return std::string_view(m_index.shards[id]);
+        });
+    if (added.second) {
+      m_index.shards.emplace_back(shard);
+    }
+    m_last = m_index.shards[added.first];
+    m_last_id = added.first;
+    return added;
+  }
+
+private:
+  IndexFile& m_index;
+  util::NameIndex m_ids;
+  std::string_view m_last;
+  uint32_t m_last_id = 0;
+};
+
+// The fast path (json/plain_scanner.hpp): an object with "weight_map" (plain string to plain
+// string) and at most a flat "metadata" object, safe shard names, within the limits. True when
+// the whole text is such an index, parsed into `index` with names pointing into `text`. False
+// means "use the general path", which also words every error; never "invalid".
+bool scan_plain_index(std::string_view text, IndexFile& index) {
+  if (!simdjson::validate_utf8(text.data(), text.size())) {
+    return false;
+  }
+  json::PlainScanner in(text);
+  if (!in.take('{')) {
+    return false;
+  }
+  bool seen_metadata = false;
+  bool seen_weight_map = false;
+  do {
+    const auto key = in.string();
+    if (!key || !in.take(':')) {
+      return false;
+    }
+    if (*key == "metadata" && !std::exchange(seen_metadata, true)) {
+      std::vector<std::string_view> keys;
+      if (!in.take('{')) {
+        return false;
+      }
+      if (!in.take('}')) {
+        do {
+          const auto name = in.string();
+          if (!name || !in.take(':') || std::find(keys.begin(), keys.end(), *name) != keys.end()) {
+            return false;
+          }
+          keys.push_back(*name);
+          if (!(in.peek() == '"' ? in.string().has_value() : in.unsigned_integer().has_value())) {
+            return false;
+          }
+        } while (in.take(','));
+        if (!in.take('}')) {
+          return false;
+        }
+      }
+    } else if (*key == "weight_map" && !std::exchange(seen_weight_map, true)) {
+      if (!in.take('{')) {
+        return false;
+      }
+      index.entries.reserve(text.size() / 80 + 16); // ~90 bytes of JSON an entry
+      ShardTable shards(index);
+      if (!in.take('}')) {
+        do {
+          const auto tensor = in.string();
+          if (!tensor || !in.take(':')) {
+            return false;
+          }
+          const auto shard = in.string();
+          if (!shard || index.entries.size() >= limits::k_max_index_entries) {
+            return false;
+          }
+          const auto [shard_id, is_new] = shards.add(*shard);
+          if (is_new && (!unsafe_shard_name_reason(*shard).empty() ||
+                         index.shards.size() > limits::k_max_shards)) {
+            return false;
+          }
+          index.entries.push_back({*tensor, shard_id});
+        } while (in.take(','));
+        if (!in.take('}')) {
+          return false;
+        }
+      }
+    } else {
+      return false;
+    }
+  } while (in.take(','));
+  return seen_weight_map && in.take('}') && in.at_end();
+}
+
+// Sort the entries by name hash and reject a name listed twice: both paths end here.
+Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
+  const auto name_of = [&](uint32_t id) { return index.entries[id].tensor; };
+  index.by_hash = util::sort_by_hash(
+      index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
+  for (size_t i = 1; i < index.by_hash.size(); ++i) {
+    if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
+      // Equal hashes are rare: compare every earlier name of the run.
+      for (size_t j = i; j-- > 0 && index.by_hash[j].hash == index.by_hash[i].hash;) {
+        if (name_of(index.by_hash[j].id) == name_of(index.by_hash[i].id)) {
+          return index_error(ErrorCode::duplicate_key,
+                             path,
+                             std::nullopt,
+                             "/weight_map",
+                             "key \"" + std::string(name_of(index.by_hash[i].id)) +
+                                 "\" appears twice in one object");
+        }
+      }
+    }
+  }
+  return index;
+}
+
+// `owner` keeps `padded` alive; the fast path's names point into it.
+Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
+                               std::string_view path,
+                               std::shared_ptr<const char> owner,
+                               bool plain_fast_path = true) {
   using simdjson::dom::element;
   const std::string_view text(padded.data(), padded.length());
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -75,6 +205,13 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   }
   if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
     return index_error(ErrorCode::invalid_json, path, nul, "", "NUL byte in JSON text");
+  }
+  {
+    IndexFile index;
+    if (plain_fast_path && scan_plain_index(text, index)) {
+      index.text = std::move(owner);
+      return finish_index(std::move(index), path);
+    }
   }
   simdjson::dom::parser parser;
   if (parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
@@ -151,10 +288,8 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
   }
   IndexFile index;
   index.entries.reserve(map.size());
-  util::NameIndex shard_ids;
+  ShardTable shards(index);
   size_t names_size = 0;
-  std::string_view last_shard;
-  uint32_t last_shard_id = 0;
   for (auto field : map) {
     if (!field.value.is_string()) {
       return index_error(ErrorCode::invalid_index,
@@ -165,15 +300,7 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
                              ", expected a file name");
     }
     const std::string_view shard = field.value.get_string().value_unsafe();
-    // Consecutive entries nearly always name the same shard: skip the lookup then.
-    const auto [shard_id, new_shard] =
-        !index.shards.empty() && shard == last_shard
-            ? std::pair(last_shard_id, false)
-            : shard_ids.insert(shard, static_cast<uint32_t>(index.shards.size()), [&](uint32_t id) {
-                return std::string_view(index.shards[id]);
-              });
-    last_shard = shard;
-    last_shard_id = shard_id;
+    const auto [shard_id, new_shard] = shards.add(shard);
     if (new_shard) {
       if (const std::string reason = unsafe_shard_name_reason(shard); !reason.empty()) {
         return index_error(ErrorCode::unsafe_path,
@@ -182,52 +309,35 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded, std::string_
                            "/weight_map/" + std::string(field.key),
                            "file name \"" + std::string(shard) + "\" " + reason);
       }
-      if (index.shards.size() >= limits::k_max_shards) {
+      if (index.shards.size() > limits::k_max_shards) {
         return index_error(ErrorCode::limit_exceeded,
                            path,
                            std::nullopt,
                            "/weight_map",
                            "more than " + std::to_string(limits::k_max_shards) + " shard files");
       }
-      index.shards.emplace_back(shard);
     }
     index.entries.push_back({field.key, shard_id});
     names_size += field.key.size();
   }
-  const auto name_of = [&](uint32_t id) { return index.entries[id].tensor; };
-  index.by_hash = util::sort_by_hash(
-      index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
-  for (size_t i = 1; i < index.by_hash.size(); ++i) {
-    if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
-      // Equal hashes are rare: compare every earlier name of the run.
-      for (size_t j = i; j-- > 0 && index.by_hash[j].hash == index.by_hash[i].hash;) {
-        if (name_of(index.by_hash[j].id) == name_of(index.by_hash[i].id)) {
-          return index_error(ErrorCode::duplicate_key,
-                             path,
-                             std::nullopt,
-                             "/weight_map",
-                             "key \"" + std::string(name_of(index.by_hash[i].id)) +
-                                 "\" appears twice in one object");
-        }
-      }
-    }
-  }
   // The keys point into the parser, which is about to go: copy them once, back to back.
-  index.name_storage = std::make_unique<char[]>(names_size + 1);
-  char* cursor = index.name_storage.get();
+  const std::shared_ptr<char[]> names(new char[names_size + 1]);
+  char* cursor = names.get();
   for (IndexEntry& entry : index.entries) {
     std::memcpy(cursor, entry.tensor.data(), entry.tensor.size());
     entry.tensor = std::string_view(cursor, entry.tensor.size());
     cursor += entry.tensor.size();
   }
-  return index;
+  index.text = std::shared_ptr<const char>(names, names.get());
+  return finish_index(std::move(index), path);
 }
 
 } // namespace
 
-Result<IndexFile> parse_index(std::string_view text, std::string_view path) {
-  const simdjson::padded_string padded(text);
-  return parse_padded(padded, path);
+Result<IndexFile> parse_index(std::string_view text, std::string_view path, bool plain_fast_path) {
+  const auto padded = std::make_shared<const simdjson::padded_string>(text);
+  return parse_padded(
+      *padded, path, std::shared_ptr<const char>(padded, padded->data()), plain_fast_path);
 }
 
 Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view path) {
@@ -247,6 +357,8 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   // Map the file instead of copying 20-60 MB: reading it into fresh memory cost more than
   // parsing it. simdjson may read SIMDJSON_PADDING bytes past the end, so the mapping is used
   // only when the last page has that much slack (zeros past EOF); otherwise the file is copied.
+  // The mapping lives as long as the names that point into it (MAP_PRIVATE: replacing the file
+  // by rename, as qpatch's own writes do, leaves it intact).
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return index_error(ErrorCode::io_error,
@@ -261,18 +373,24 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   void* mapped = slack ? ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
   ::close(fd);
   if (mapped != MAP_FAILED) {
-    auto result = parse_padded(simdjson::padded_string_view(static_cast<const char*>(mapped),
-                                                            length,
-                                                            length + simdjson::SIMDJSON_PADDING),
-                               path);
-    ::munmap(mapped, length);
+    const auto* data = static_cast<const char*>(mapped);
+    std::shared_ptr<const char> owner(data, [length](const char* p) {
+      ::munmap(const_cast<char*>(p), length); // NOLINT: munmap takes a non-const pointer
+    });
+    auto result = parse_padded(
+        simdjson::padded_string_view(data, length, length + simdjson::SIMDJSON_PADDING),
+        path,
+        std::move(owner));
+    // The names are read again only to word a rare problem: give the pages back now (they
+    // refault from the page cache if needed), so they do not add to the peak of what follows.
+    ::madvise(mapped, length, MADV_DONTNEED);
     return result;
   }
-  simdjson::padded_string text;
-  if (simdjson::padded_string::load(file.string()).get(text)) {
+  auto text = std::make_shared<simdjson::padded_string>();
+  if (simdjson::padded_string::load(file.string()).get(*text)) {
     return index_error(ErrorCode::io_error, path, std::nullopt, "", "cannot read the file");
   }
-  return parse_padded(text, path);
+  return parse_padded(*text, path, std::shared_ptr<const char>(text, text->data()));
 }
 
 } // namespace qpatch::checkpoint

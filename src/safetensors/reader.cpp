@@ -2,6 +2,7 @@
 // The safetensors header reader. simdjson's DOM parser does the strict JSON and UTF-8 work on the
 // hot path (a 1T-parameter MoE has ~26 MB of header JSON); the rare error path re-parses with
 // nlohmann to learn the byte offset of a syntax error, which simdjson does not report.
+#include "json/plain_scanner.hpp"
 #include "json/simdjson_util.hpp"
 
 #include <qpatch/json/strict_json.hpp>
@@ -247,7 +248,13 @@ struct HeaderParser::Impl {
   std::string buffer;    // N header bytes plus simdjson's padding
   util::NameIndex names; // duplicate detection, reused from header to header
 
-  Result<Header> parse_text(std::string_view text, uint64_t file_size, std::string_view path);
+  Result<Header> parse_text(std::string_view text,
+                            uint64_t file_size,
+                            std::string_view path,
+                            const ReaderOptions& options);
+  bool scan_plain(std::string_view text, Header& header);
+  Result<Header> parse_general(std::string_view text, uint64_t file_size, std::string_view path);
+  Result<Header> finish(Header header, std::string_view path);
   Result<Header>
   syntax_error(std::string_view text, simdjson::error_code code, std::string_view path);
   std::optional<Error>
@@ -255,6 +262,142 @@ struct HeaderParser::Impl {
   std::optional<Error> read_metadata(element value, std::string_view path, Header& header);
   std::optional<Error> check_offsets(const Header& header, std::string_view path);
 };
+
+namespace {
+
+// One tensor entry of a plain header: exactly dtype, shape and data_offsets, once each, in any
+// order. False for anything else, which the general path then words.
+bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
+  if (!in.take('{')) {
+    return false;
+  }
+  unsigned seen = 0;
+  do {
+    const auto field = in.string();
+    if (!field || !in.take(':')) {
+      return false;
+    }
+    unsigned bit = 0;
+    if (*field == "dtype") {
+      bit = 1;
+      const auto text = in.string();
+      const auto dtype = text ? parse_dtype(*text) : std::nullopt;
+      if (!dtype) {
+        return false;
+      }
+      entry.dtype = *dtype;
+    } else if (*field == "shape") {
+      bit = 2;
+      if (!in.take('[')) {
+        return false;
+      }
+      if (!in.take(']')) {
+        do {
+          const auto dim = in.unsigned_integer();
+          if (!dim) {
+            return false;
+          }
+          entry.shape.push_back(*dim);
+        } while (in.take(','));
+        if (!in.take(']')) {
+          return false;
+        }
+      }
+    } else if (*field == "data_offsets") {
+      bit = 4;
+      if (!in.take('[')) {
+        return false;
+      }
+      const auto begin = in.unsigned_integer();
+      if (!begin || !in.take(',')) {
+        return false;
+      }
+      const auto end = in.unsigned_integer();
+      if (!end || !in.take(']')) {
+        return false;
+      }
+      entry.begin = *begin;
+      entry.end = *end;
+    } else {
+      return false;
+    }
+    if ((seen & bit) != 0) {
+      return false;
+    }
+    seen |= bit;
+  } while (in.take(','));
+  return in.take('}') && seen == 7;
+}
+
+// __metadata__ as an object of plain strings with distinct keys.
+bool scan_plain_metadata(json::PlainScanner& in, Header& header) {
+  if (!in.take('{')) {
+    return false;
+  }
+  if (in.take('}')) {
+    return true;
+  }
+  do {
+    const auto key = in.string();
+    if (!key || !in.take(':')) {
+      return false;
+    }
+    const auto value = in.string();
+    if (!value) {
+      return false;
+    }
+    for (const auto& [seen, _] : header.metadata) {
+      if (seen == *key) {
+        return false;
+      }
+    }
+    header.metadata.emplace_back(std::string(*key), std::string(*value));
+  } while (in.take(','));
+  return in.take('}');
+}
+
+} // namespace
+
+// The fast path (json/plain_scanner.hpp): true when the whole text is a plain header with
+// distinct names, parsed into `header`. False means "use the general path", never "invalid".
+bool HeaderParser::Impl::scan_plain(std::string_view text, Header& header) {
+  json::PlainScanner in(text);
+  if (!in.take('{')) {
+    return false;
+  }
+  names.clear();
+  header.tensors.reserve(text.size() / 96 + 16); // ~100-140 bytes of JSON a tensor
+  if (in.take('}')) {
+    return in.at_end();
+  }
+  bool seen_metadata = false;
+  do {
+    const auto key = in.string();
+    if (!key || !in.take(':')) {
+      return false;
+    }
+    if (*key == "__metadata__") {
+      if (std::exchange(seen_metadata, true) || !scan_plain_metadata(in, header)) {
+        return false;
+      }
+      continue;
+    }
+    const bool inserted = names
+                              .insert(*key,
+                                      static_cast<uint32_t>(header.tensors.size()),
+                                      [&](uint32_t id) { return header.tensors[id].name; })
+                              .second;
+    if (!inserted) {
+      return false;
+    }
+    TensorEntry& entry = header.tensors.emplace_back();
+    entry.name = *key;
+    if (!scan_plain_entry(in, entry)) {
+      return false;
+    }
+  } while (in.take(','));
+  return in.take('}') && in.at_end();
+}
 
 Result<Header> HeaderParser::Impl::syntax_error(std::string_view text,
                                                 simdjson::error_code code,
@@ -492,8 +635,10 @@ std::optional<Error> HeaderParser::Impl::check_offsets(const Header& header,
   return std::nullopt;
 }
 
-Result<Header>
-HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::string_view path) {
+Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
+                                              uint64_t file_size,
+                                              std::string_view path,
+                                              const ReaderOptions& options) {
   if (!simdjson::validate_utf8(text.data(), text.size())) {
     return header_error(ErrorCode::invalid_header,
                         path,
@@ -514,6 +659,18 @@ HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::s
                         8 + nul,
                         "NUL byte in the header (InvalidHeaderDeserialization)");
   }
+  Header header;
+  header.header_size = text.size();
+  header.file_size = file_size;
+  if (options.plain_fast_path && scan_plain(text, header)) {
+    return finish(std::move(header), path);
+  }
+  return parse_general(text, file_size, path);
+}
+
+Result<Header> HeaderParser::Impl::parse_general(std::string_view text,
+                                                 uint64_t file_size,
+                                                 std::string_view path) {
   if (parser.capacity() < text.size() || parser.max_depth() != limits::k_max_json_depth) {
     if (auto code = parser.allocate(std::max<size_t>(text.size() + text.size() / 4, 4096),
                                     limits::k_max_json_depth)) {
@@ -579,6 +736,11 @@ HeaderParser::Impl::parse_text(std::string_view text, uint64_t file_size, std::s
     }
     header.tensors.push_back(std::move(entry));
   }
+  return finish(std::move(header), path);
+}
+
+// Checks and copies shared by both paths, once the entries are known.
+Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) {
   if (auto problem = check_offsets(header, path)) {
     return *problem;
   }
@@ -608,7 +770,7 @@ Result<Header> HeaderParser::parse(std::string_view file_bytes,
   m_impl->buffer.assign(file_bytes.substr(8, length));
   m_impl->buffer.append(simdjson::SIMDJSON_PADDING, ' ');
   return m_impl->parse_text(
-      std::string_view(m_impl->buffer.data(), length), file_bytes.size(), path);
+      std::string_view(m_impl->buffer.data(), length), file_bytes.size(), path, options);
 }
 
 namespace {
@@ -679,7 +841,8 @@ Result<Header> HeaderParser::read(const std::filesystem::path& file,
       m_impl->buffer.begin() + static_cast<std::ptrdiff_t>(length), m_impl->buffer.end(), ' ');
   return m_impl->parse_text(std::string_view(m_impl->buffer.data(), static_cast<size_t>(length)),
                             file_size,
-                            display_path);
+                            display_path,
+                            options);
 }
 
 std::string format_shape(const Shape& shape) {

@@ -69,6 +69,83 @@ TEST(Mutation, HeaderParserNeverCrashesAndAcceptedHeadersTileTheData) {
   EXPECT_GT(accepted, 0U); // some mutants (e.g. in padding) stay valid
 }
 
+// Everything a header parse yields, as one comparable text: the tensors and metadata when it
+// succeeds, the error's code, offset, subject and message when it fails.
+std::string outcome(const Result<safetensors::Header>& result) {
+  if (!result.ok()) {
+    const Error& error = result.error();
+    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
+  }
+  std::string out = "ok " + std::to_string(result->header_size) + "\n";
+  for (const auto& [key, value] : result->metadata) {
+    out += "meta " + key + "=" + value + "\n";
+  }
+  for (const auto& tensor : result->tensors) {
+    out += std::string(tensor.name) + " " + std::string(to_string(tensor.dtype)) + " " +
+           safetensors::format_shape(tensor.shape) + " " + std::to_string(tensor.begin) + " " +
+           std::to_string(tensor.end) + "\n";
+  }
+  return out;
+}
+
+// The plain-JSON fast path must be invisible: on every input, valid or not, the result with it
+// equals the result of the general (simdjson) path alone.
+TEST(Mutation, HeaderFastPathAgreesWithTheGeneralPath) {
+  uint64_t data_size = 0;
+  const std::string header = test::header_json({{"mtp.fc.weight", "BF16", {4, 8}},
+                                                {"mtp.fc.weight_scale", "F32", {4, 1}},
+                                                {"mtp.norm.weight", "BF16", {4}}},
+                                               data_size);
+  std::vector<std::string> inputs = {
+      header,
+      R"({"__metadata__":{"format":"pt"},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      R"( { "a" : { "shape" : [ 2 ] , "data_offsets" : [ 0 , 2 ] , "dtype" : "U8" } } )",
+      "{\r\n\t\"a\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[0,1]}\n}",
+      R"({"a\u002eb":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      R"({"caf\u00e9":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      "{\"caf\xc3\xa9\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}",
+      R"({"a":{"dtype":"U8","shape":[02],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2.0],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2e0],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[-0],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[18446744073709551616],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[18446744073709551615],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"extra":{"k":1}}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2],"dtype":"U8"}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"a":{"dtype":"U8","shape":[2],"data_offsets":[2,4]}})",
+      R"({"__metadata__":null,"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      R"({"__metadata__":{"k":"1","k":"2"},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      R"({"__metadata__":{},"__metadata__":{},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"X9","shape":[2],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,4]}})",
+      R"({"a":{"dtype":"U8","shape":[2]}})",
+      R"({})",
+      R"({} x)",
+      R"([])",
+  };
+  std::mt19937 random(20261130);
+  for (int i = 0; i < 4000; ++i) {
+    std::string mutant = header;
+    for (int k = 0; k <= i % 4; ++k) {
+      mutant = mutate(mutant, random);
+    }
+    inputs.push_back(std::move(mutant));
+  }
+  safetensors::HeaderParser fast;
+  safetensors::HeaderParser general;
+  safetensors::ReaderOptions general_only;
+  general_only.plain_fast_path = false;
+  size_t accepted = 0;
+  for (const std::string& input : inputs) {
+    // Enough data for every valid input above; the offsets check words the rest.
+    const std::string bytes = test::shard_bytes(input, input == header ? data_size : 2);
+    const std::string expected = outcome(general.parse(bytes, "m.safetensors", general_only));
+    ASSERT_EQ(outcome(fast.parse(bytes, "m.safetensors")), expected) << input;
+    accepted += expected.rfind("ok", 0) == 0 ? 1U : 0U;
+  }
+  EXPECT_GT(accepted, 10U);
+}
+
 TEST(Mutation, IndexParserNeverCrashes) {
   const std::string index =
       R"({"metadata": {"total_size": 10}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors"}})";
@@ -85,6 +162,59 @@ TEST(Mutation, IndexParserNeverCrashes) {
       }
     }
   }
+}
+
+std::string outcome(const Result<checkpoint::IndexFile>& result) {
+  if (!result.ok()) {
+    const Error& error = result.error();
+    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
+  }
+  std::string out = "ok\n";
+  for (const auto& entry : result->entries) {
+    out += std::string(entry.tensor) + " -> " + result->shards.at(entry.shard) + "\n";
+  }
+  return out;
+}
+
+TEST(Mutation, IndexFastPathAgreesWithTheGeneralPath) {
+  const std::string index =
+      R"({"metadata": {"total_size": 10}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors", "c.weight": "model-00001-of-00002.safetensors"}})";
+  std::vector<std::string> inputs = {
+      index,
+      R"({"weight_map": {}})",
+      R"({"weight_map": {"a": "x.safetensors"}, "metadata": null})",
+      R"({"weight_map": {"a": "x.safetensors"}, "metadata": {"total_size": 1.5}})",
+      R"({"weight_map": {"a": "x.safetensors"}, "metadata": {"k": {"n": 1}}})",
+      R"({"weight_map": {"a": "x.safetensors"}, "metadata": {"k": 1, "k": 2}})",
+      R"({"weight_map": {"a": "x.safetensors"}, "metadata": {}, "metadata": {}})",
+      R"({"weight_map": {"a": "x.safetensors"}, "weight_map": {}})",
+      R"({"weight_map": {"a": "x.safetensors", "a": "y.safetensors"}})",
+      R"({"weight_map": {"a": "../x.safetensors"}})",
+      R"({"weight_map": {"a": "x.bin"}})",
+      R"({"weight_map": {"a\u0041": "x.safetensors"}})",
+      R"({"weight_map": {"a": 1}})",
+      R"({"weight_map": []})",
+      R"({"other": true, "weight_map": {"a": "x.safetensors"}})",
+      R"({"metadata": {}})",
+      R"([])",
+  };
+  std::mt19937 random(20261131);
+  for (int i = 0; i < 3000; ++i) {
+    std::string mutant = index;
+    for (int k = 0; k <= i % 3; ++k) {
+      mutant = mutate(mutant, random);
+    }
+    inputs.push_back(std::move(mutant));
+  }
+  size_t accepted = 0;
+  for (const std::string& input : inputs) {
+    const std::string expected =
+        outcome(checkpoint::parse_index(input, "model.safetensors.index.json", false));
+    ASSERT_EQ(outcome(checkpoint::parse_index(input, "model.safetensors.index.json")), expected)
+        << input;
+    accepted += expected.rfind("ok", 0) == 0 ? 1U : 0U;
+  }
+  EXPECT_GT(accepted, 10U);
 }
 
 TEST(Mutation, ArrayEditKeepsEveryValidMutantParseable) {

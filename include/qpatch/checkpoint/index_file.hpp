@@ -21,14 +21,15 @@ namespace qpatch::checkpoint {
 inline constexpr std::string_view k_index_file_name = "model.safetensors.index.json";
 
 struct IndexEntry {
-  std::string_view tensor; // points into IndexFile::name_storage
+  std::string_view tensor; // points into IndexFile::text
   uint32_t shard = 0;      // index into IndexFile::shards
 };
 
 struct IndexFile {
   std::vector<IndexEntry> entries; // weight_map, in the file's order
   std::vector<std::string> shards; // distinct shard names in order of first appearance
-  std::unique_ptr<char[]> name_storage;
+  // What the tensor names point into: the mapped index file (fast path) or a copy of the names.
+  std::shared_ptr<const char> text;
   std::vector<util::HashedId> by_hash; // entries sorted by the hash of their tensor name
 
   // Return the entry for `tensor`, if weight_map lists it.
@@ -37,8 +38,10 @@ struct IndexFile {
   }
 };
 
-// Parse the text of an index file; `path` names it in errors.
-Result<IndexFile> parse_index(std::string_view text, std::string_view path);
+// Parse the text of an index file; `path` names it in errors. `plain_fast_path`: as in
+// safetensors::ReaderOptions (identical results; tests turn it off to compare the two paths).
+Result<IndexFile>
+parse_index(std::string_view text, std::string_view path, bool plain_fast_path = true);
 // Read and parse `file` (at most limits::k_max_index_size bytes).
 Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view path);
 

@@ -63,6 +63,9 @@ struct Header {
 
 struct ReaderOptions {
   uint64_t max_header_size = limits::k_max_header_size;
+  // Try the plain-JSON fast path first (see src/json/plain_scanner.hpp). Results are identical
+  // either way; tests turn it off to compare the two paths.
+  bool plain_fast_path = true;
 };
 
 // Parses headers one after another, reusing its buffers (a checkpoint has up to thousands).
