@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "checkpoint/header_pipeline.hpp"
+
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
@@ -319,24 +321,36 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
   if (index) {
     inventory.tensors.reserve(index->entries.size() + 1024); // a close guess; spares regrowth
   }
-  safetensors::HeaderParser parser;
+  std::vector<uint32_t> existing; // the files to read, in inventory order
+  std::vector<std::string> names;
   for (uint32_t f = 0; f < inventory.files.size(); ++f) {
-    ShardFile& file = inventory.files[f];
-    if (!file.exists) {
-      add_problem(inventory,
-                  ProblemCode::missing_file,
-                  Severity::error,
-                  file.name,
-                  "",
-                  "the index names this file but it does not exist (vLLM: \"Weight files "
-                  "referenced in index but missing\")");
-      continue;
+    if (inventory.files[f].exists) {
+      existing.push_back(f);
+      names.push_back(inventory.files[f].name);
     }
-    auto header = parser.read(dir / file.name, file.name, options.reader);
+  }
+  uint32_t reported_up_to = 0; // files before this one have had their missing_file problem
+  const auto report_missing_before = [&](uint32_t end) {
+    for (; reported_up_to < end; ++reported_up_to) {
+      if (!inventory.files[reported_up_to].exists) {
+        add_problem(inventory,
+                    ProblemCode::missing_file,
+                    Severity::error,
+                    inventory.files[reported_up_to].name,
+                    "",
+                    "the index names this file but it does not exist (vLLM: \"Weight files "
+                    "referenced in index but missing\")");
+      }
+    }
+  };
+  const auto consume = [&](size_t i, Result<safetensors::Header> header) {
+    const uint32_t f = existing[i];
+    report_missing_before(f + 1);
     if (!header) {
       inventory.errors.push_back(header.take_error());
-      continue;
+      return;
     }
+    ShardFile& file = inventory.files[f];
     file.readable = true;
     if (!index && inventory.tensors.empty()) {
       // Growing the list by doubling copies it and page-faults each new block: after the first
@@ -352,7 +366,9 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
           entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
     }
     inventory.name_storage.push_back(std::move(header->name_storage));
-  }
+  };
+  read_headers_in_order(dir, names, options.reader, consume, options.threads);
+  report_missing_before(static_cast<uint32_t>(inventory.files.size()));
   cross_check(inventory, index ? &*index : nullptr);
   return inventory;
 }

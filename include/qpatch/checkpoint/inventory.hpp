@@ -88,6 +88,7 @@ struct Inventory {
 
 struct InventoryOptions {
   safetensors::ReaderOptions reader;
+  unsigned threads = 0; // header-reading threads; 0: one per hardware thread
 };
 
 // Read the headers of every shard under `dir`. Fails only when the directory, config.json or the

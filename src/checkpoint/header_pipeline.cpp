@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "checkpoint/header_pipeline.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace qpatch::checkpoint {
+
+void read_headers_in_order(const std::filesystem::path& dir,
+                           const std::vector<std::string>& names,
+                           const safetensors::ReaderOptions& options,
+                           const std::function<void(size_t, Result<safetensors::Header>)>& consume,
+                           unsigned threads) {
+  const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
+  const auto workers =
+      static_cast<unsigned>(std::min<size_t>(threads == 0 ? hardware : threads, names.size() / 2));
+  if (workers <= 1) {
+    safetensors::HeaderParser parser;
+    for (size_t i = 0; i < names.size(); ++i) {
+      consume(i, parser.read(dir / names[i], names[i], options));
+    }
+    return;
+  }
+  std::vector<std::optional<Result<safetensors::Header>>> slots(names.size());
+  std::mutex mutex;
+  std::condition_variable ready; // a slot was filled
+  std::condition_variable room;  // the consumer moved on
+  std::atomic<size_t> next_claim{0};
+  size_t consumed = 0; // guarded by mutex
+  // Workers stay at most this far ahead of the consumer: a bound on waiting headers.
+  const size_t window = size_t{4} * workers;
+  const auto work = [&] {
+    safetensors::HeaderParser parser;
+    for (size_t i = next_claim++; i < names.size(); i = next_claim++) {
+      {
+        std::unique_lock lock(mutex);
+        room.wait(lock, [&] { return i < consumed + window; });
+      }
+      auto result = parser.read(dir / names[i], names[i], options);
+      {
+        const std::lock_guard lock(mutex);
+        slots[i].emplace(std::move(result));
+      }
+      ready.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(workers);
+  for (unsigned w = 0; w < workers; ++w) {
+    pool.emplace_back(work);
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::optional<Result<safetensors::Header>> result;
+    {
+      std::unique_lock lock(mutex);
+      ready.wait(lock, [&] { return slots[i].has_value(); });
+      result = std::move(slots[i]);
+      slots[i].reset();
+      consumed = i + 1;
+    }
+    room.notify_all();
+    consume(i, std::move(*result));
+  }
+  for (std::thread& thread : pool) {
+    thread.join();
+  }
+}
+
+} // namespace qpatch::checkpoint
