@@ -31,27 +31,60 @@ public:
     }
     return out;
   }
+  SmallVector(const SmallVector& other) {
+    for (const T& value : other) {
+      push_back(value);
+    }
+  }
+  SmallVector(SmallVector&& other) noexcept : m_storage(other.m_storage), m_size(other.m_size) {
+    other.m_size = 0; // the heap block, if any, now belongs to this vector
+  }
+  SmallVector& operator=(const SmallVector& other) {
+    if (this != &other) {
+      SmallVector copy(other);
+      *this = std::move(copy);
+    }
+    return *this;
+  }
+  SmallVector& operator=(SmallVector&& other) noexcept {
+    if (this != &other) {
+      release();
+      m_storage = other.m_storage;
+      m_size = other.m_size;
+      other.m_size = 0;
+    }
+    return *this;
+  }
+  ~SmallVector() { release(); }
 
   void push_back(T value) {
     if (m_size < N) {
-      m_inline[m_size] = value;
+      m_storage.inline_items[m_size] = value;
+    } else if (m_size == N) {
+      auto* heap = new T[2 * N];
+      std::copy(m_storage.inline_items, m_storage.inline_items + N, heap);
+      heap[N] = value;
+      m_storage.heap = {heap, 2 * N};
     } else {
-      if (m_size == N) {
-        m_heap.assign(m_inline.begin(), m_inline.end());
+      if (m_size == m_storage.heap.capacity) {
+        auto* heap = new T[2 * m_size];
+        std::copy(m_storage.heap.items, m_storage.heap.items + m_size, heap);
+        delete[] m_storage.heap.items;
+        m_storage.heap = {heap, 2 * m_size};
       }
-      m_heap.push_back(value);
+      m_storage.heap.items[m_size] = value;
     }
     ++m_size;
   }
   void clear() {
+    release();
     m_size = 0;
-    m_heap.clear();
   }
 
   size_t size() const { return m_size; }
   bool empty() const { return m_size == 0; }
-  const T* data() const { return m_size <= N ? m_inline.data() : m_heap.data(); }
-  T* data() { return m_size <= N ? m_inline.data() : m_heap.data(); }
+  const T* data() const { return m_size <= N ? m_storage.inline_items : m_storage.heap.items; }
+  T* data() { return m_size <= N ? m_storage.inline_items : m_storage.heap.items; }
   const T* begin() const { return data(); }
   const T* end() const { return data() + m_size; }
   const T& operator[](size_t i) const { return data()[i]; }
@@ -67,8 +100,21 @@ public:
   }
 
 private:
-  std::array<T, N> m_inline{};
-  std::vector<T> m_heap;
+  void release() {
+    if (m_size > N) {
+      delete[] m_storage.heap.items;
+    }
+  }
+  // Up to N items inline; beyond that the same bytes hold the heap block. A 1T-parameter
+  // checkpoint keeps ~280k of these: every byte of a slot counts in its peak memory.
+  union Storage {
+    T inline_items[N];
+    struct {
+      T* items;
+      size_t capacity;
+    } heap;
+  };
+  Storage m_storage{};
   size_t m_size = 0;
 };
 
