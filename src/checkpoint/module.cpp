@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/checkpoint/module.hpp>
-#include <qpatch/util/name_index.hpp>
+#include <qpatch/util/hash_sort.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -369,34 +369,76 @@ std::string_view fused_layer_for(std::string_view last) {
   return "";
 }
 
+namespace {
+
+void add_tensor(Module& module, const Inventory& inventory, uint32_t id) {
+  const Tensor& tensor = inventory.tensors[id];
+  module.tensors.push_back(id);
+  if (std::find(module.files.begin(), module.files.end(), tensor.file) == module.files.end()) {
+    module.files.push_back(tensor.file);
+  }
+  module.loaded = module.loaded && inventory.loaded(tensor.file);
+}
+
+// An owner whose tensors are not contiguous (rare: writers group a module's tensors) starts one
+// run per stretch; fold every later run into the first, keeping tensors in checkpoint order.
+// Found by sorting the names' hashes: a hash table probe per module missed the cache every time.
+void merge_split_modules(std::vector<Module>& modules, const Inventory& inventory) {
+  const auto name_of = [&](uint32_t id) { return modules[id].name; };
+  const auto sorted = util::sort_by_hash(modules.size(), name_of);
+  std::vector<std::pair<uint32_t, uint32_t>> merges; // (later run, first run)
+  for (size_t i = 1; i < sorted.size(); ++i) {
+    for (size_t j = i; j-- > 0 && sorted[j].hash == sorted[i].hash;) {
+      if (name_of(sorted[j].id) == name_of(sorted[i].id)) {
+        merges.emplace_back(sorted[i].id, sorted[j].id);
+        break;
+      }
+    }
+  }
+  if (merges.empty()) {
+    return;
+  }
+  // Runs of one name sort by id, so each later run's first run is already final.
+  std::sort(merges.begin(), merges.end());
+  std::vector<uint32_t> first_run(modules.size());
+  std::vector<bool> merged(modules.size(), false);
+  for (uint32_t id = 0; id < modules.size(); ++id) {
+    first_run[id] = id;
+  }
+  for (const auto& [later, first] : merges) {
+    first_run[later] = first_run[first];
+    merged[later] = true;
+    for (const uint32_t t : modules[later].tensors) {
+      add_tensor(modules[first_run[later]], inventory, t);
+    }
+  }
+  size_t kept = 0;
+  for (size_t id = 0; id < modules.size(); ++id) {
+    if (!merged[id]) {
+      modules[kept++] = std::move(modules[id]);
+    }
+  }
+  modules.resize(kept);
+}
+
+} // namespace
+
 std::vector<Module> build_modules(const Inventory& inventory) {
   std::vector<Module> modules;
-  util::NameIndex by_name;
-  by_name.reserve(inventory.tensors.size() / 2 + 1);
   modules.reserve(inventory.tensors.size() / 2 + 1);
-  const auto name_of = [&](uint32_t id) { return modules[id].name; };
   for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
     const Tensor& tensor = inventory.tensors[i];
     if (tensor.shadowed) {
       continue;
     }
     const std::string_view owner = split_tensor_name(tensor.name).first;
-    // A module's tensors nearly always sit next to each other: skip the lookup then.
-    const auto [id, inserted] =
-        !modules.empty() && modules.back().name == owner
-            ? std::pair(static_cast<uint32_t>(modules.size() - 1), false)
-            : by_name.insert(owner, static_cast<uint32_t>(modules.size()), name_of);
-    if (inserted) {
+    if (modules.empty() || modules.back().name != owner) {
       modules.emplace_back();
       modules.back().name = owner;
     }
-    Module& module = modules[id];
-    module.tensors.push_back(i);
-    if (std::find(module.files.begin(), module.files.end(), tensor.file) == module.files.end()) {
-      module.files.push_back(tensor.file);
-    }
-    module.loaded = module.loaded && inventory.loaded(tensor.file);
+    add_tensor(modules.back(), inventory, i);
   }
+  merge_split_modules(modules, inventory);
   for (Module& module : modules) {
     // The parameters, re-derived from the tensor names rather than kept for every module.
     Params params;

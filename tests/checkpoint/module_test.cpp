@@ -153,6 +153,27 @@ TEST(Module, PerExpertModulesNameTheirExpertsLayer) {
   EXPECT_EQ(modules[0].fused_name, ""); // experts fuse into the experts layer, not gate_up_proj
 }
 
+// A module whose tensors are interleaved with another's (or split across shards) is still one
+// module, at the place of its first tensor, with its tensors in checkpoint order.
+TEST(Module, ScatteredTensorsOfOneModuleAreGroupedInCheckpointOrder) {
+  EXPECT_EQ(classify({{"a.weight_packed", "I32", {8, 1}},
+                      {"b.weight", "BF16", {8, 8}},
+                      {"a.weight_scale", "BF16", {8, 1}},
+                      {"c.weight", "BF16", {8}},
+                      {"a.weight_shape", "I64", {2}},
+                      {"b.bias", "BF16", {8}}}),
+            (Lines{"a: linear ct-pack-quantized", "b: linear dense", "c: other dense"}));
+  const Inventory inventory = inventory_of({{"a.weight_packed", "I32", {8, 1}},
+                                            {"b.weight", "BF16", {8, 8}},
+                                            {"a.weight_scale", "BF16", {8, 1}},
+                                            {"b.bias", "BF16", {8}},
+                                            {"a.weight_shape", "I64", {2}}});
+  const auto modules = build_modules(inventory);
+  ASSERT_EQ(modules.size(), 2U);
+  EXPECT_EQ(modules[0].tensors, (std::vector<uint32_t>{0, 2, 4}));
+  EXPECT_EQ(modules[1].tensors, (std::vector<uint32_t>{1, 3}));
+}
+
 TEST(Module, FusedShardsNameTheirLayer) {
   const Inventory inventory = inventory_of({{"a.self_attn.k_proj.weight", "BF16", {4, 8}},
                                             {"a.mlp.up_proj.weight", "BF16", {4, 8}},
