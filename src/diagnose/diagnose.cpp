@@ -657,14 +657,16 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return diagnosis;
   }
-  if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "awq" ||
-      diagnosis.quant_method == "fp8" || diagnosis.quant_method == "modelopt" ||
-      diagnosis.quant_method == "modelopt_fp4") {
+  if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "auto-round" ||
+      diagnosis.quant_method == "awq" || diagnosis.quant_method == "fp8" ||
+      diagnosis.quant_method == "modelopt" || diagnosis.quant_method == "modelopt_fp4") {
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
     auto status =
         diagnosis.quant_method == "gptq"
             ? detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis)
+        : diagnosis.quant_method == "auto-round"
+            ? detail::judge_auto_round(inventory, modules, configs, *active, options, diagnosis)
             : detail::judge_skip_list(inventory, modules, configs, *active, options, diagnosis);
     if (!status) {
       return status.take_error();
@@ -676,9 +678,10 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   Finding finding;
   finding.kind = FindingKind::unsupported_method;
   finding.label = active->name;
-  finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
-                   "\" is not judged by this version of qpatch (compressed-tensors, gptq, awq, fp8 "
-                   "and modelopt are)";
+  finding.detail =
+      active->name + ": quant_method \"" + diagnosis.quant_method +
+      "\" is not judged by this version of qpatch (compressed-tensors, gptq, auto-round, "
+      "awq, fp8 and modelopt are)";
   diagnosis.findings.push_back(std::move(finding));
   return diagnosis;
 }

@@ -4,6 +4,8 @@
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
 #include <qpatch/report/inspect_report.hpp>
@@ -82,6 +84,12 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   } else if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
     const engine::VllmGptq judge(config, model, detail::derived_module_list(inventory));
+    const auto trace = judge.trace(*layer);
+    lines.insert(lines.end(), trace.begin(), trace.end());
+    decision = judge.decide(*layer);
+  } else if (method == "auto-round") {
+    QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(*active));
+    const engine::VllmInc judge(config, model);
     const auto trace = judge.trace(*layer);
     lines.insert(lines.end(), trace.begin(), trace.end());
     decision = judge.decide(*layer);

@@ -94,6 +94,14 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                   const DiagnoseOptions& options,
                   Diagnosis& diagnosis);
 
+// Judge an auto-round config under vLLM's INC rules (inc_judge.cpp).
+Status judge_auto_round(const checkpoint::Inventory& inventory,
+                        const std::vector<checkpoint::Module>& modules,
+                        const quant::ConfigSet& configs,
+                        const quant::ConfigFile& active,
+                        const DiagnoseOptions& options,
+                        Diagnosis& diagnosis);
+
 // Judge an AWQ or FP8 config, one skip list (skip_list_judge.cpp).
 Status judge_skip_list(const checkpoint::Inventory& inventory,
                        const std::vector<checkpoint::Module>& modules,

@@ -70,7 +70,7 @@ Result<std::string> apply_change(const std::string& text, const diagnose::Object
         current,
         jsonedit::append_member_raw(current, parent, change.pointer.back(), "{}", change.file));
   }
-  jsonedit::ObjectEdit edit{change.pointer, change.remove, {}, {}};
+  jsonedit::ObjectEdit edit{change.pointer, change.remove, {}, change.append};
   for (const std::string& key : change.prepend) {
     edit.prepend.emplace_back(key, "{}");
   }
@@ -89,6 +89,9 @@ void apply_change(Json& doc, const diagnose::ObjectChange& change) {
         rebuilt[key] = value;
       }
     }
+  }
+  for (const auto& [key, raw] : change.append) {
+    rebuilt[key] = Json::parse(raw);
   }
   object = std::move(rebuilt);
 }
@@ -137,6 +140,9 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
       QP_TRY_ASSIGN(after, apply_change(after, edit));
       apply_change(intended, edit);
       change.added.insert(change.added.end(), edit.prepend.begin(), edit.prepend.end());
+      for (const auto& [key, raw] : edit.append) {
+        change.added.push_back(key);
+      }
       change.removed.insert(change.removed.end(), edit.remove.begin(), edit.remove.end());
     }
     if (after == file.text) {

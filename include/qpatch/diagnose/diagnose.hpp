@@ -59,6 +59,7 @@ struct ObjectChange {
   bool create = false;              // the key is absent and must be added
   std::vector<std::string> remove;  // keys to drop
   std::vector<std::string> prepend; // keys to insert first, each with the value {}
+  std::vector<std::pair<std::string, std::string>> append; // (key, raw JSON value) to add last
 };
 
 struct Diagnosis {

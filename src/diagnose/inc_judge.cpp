@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: Apache-2.0
+// The judge for auto-round configs under vLLM's INC rules (engine/vllm_inc.hpp). The fix adds an
+// exact extra_config key {"bits": 16, "data_type": "fp"} for every module stored dense that the
+// config would quantize (all shards of a fused layer; "...mlp.experts" for an experts layer),
+// and removes a key that makes quantized modules dense, as a fixpoint like the other judges.
+// Exact checkpoint names are the robust choice (engines.md §12.2): vLLM renames them like layer
+// names, and auto-round's own substring reading of plain keys matches them too.
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/quant/auto_round.hpp>
+#include <qpatch/util/names.hpp>
+
+#include <algorithm>
+#include <set>
+
+namespace qpatch::diagnose::detail {
+
+using checkpoint::Module;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::LayerKind;
+using engine::Verdict;
+
+namespace {
+
+constexpr const char* k_dense_entry = R"({"bits": 16, "data_type": "fp"})";
+
+struct IncFix {
+  std::set<size_t> removed;       // original extra_config entries to drop
+  std::vector<std::string> added; // new exact keys, in checkpoint order
+};
+
+quant::IncConfig patched(const quant::IncConfig& config, const IncFix& fix) {
+  quant::IncConfig out = config;
+  out.extra_config.clear();
+  for (size_t i = 0; i < config.extra_config.size(); ++i) {
+    if (fix.removed.count(i) == 0) {
+      out.extra_config.push_back(config.extra_config[i]);
+    }
+  }
+  for (const std::string& key : fix.added) {
+    out.extra_config.push_back({key, 16});
+  }
+  out.has_extra_config = true;
+  return out;
+}
+
+// The exact keys that make `layer` dense: its modules' checkpoint names, or the experts layer.
+std::vector<std::string> keys_for(const Layer& layer, const std::vector<Module>& modules) {
+  if (layer.kind == LayerKind::experts) {
+    return {layer.name};
+  }
+  std::vector<std::string> keys;
+  for (const uint32_t m : layer.modules) {
+    keys.emplace_back(modules[m].name);
+  }
+  return keys;
+}
+
+IncFix find_fix(const quant::IncConfig& config,
+                const engine::ModelInfo& model,
+                const std::vector<Module>& modules,
+                const std::vector<LayerView>& views) {
+  IncFix fix;
+  for (int round = 0; round < 16; ++round) {
+    const quant::IncConfig current = patched(config, fix);
+    const engine::VllmInc judge(current, model);
+    // Where each entry of `current` came from: an original index, or one of ours (nothing).
+    std::vector<std::optional<size_t>> origin;
+    for (size_t i = 0; i < config.extra_config.size(); ++i) {
+      if (fix.removed.count(i) == 0) {
+        origin.emplace_back(i);
+      }
+    }
+    origin.resize(current.extra_config.size());
+    bool changed = false;
+    const auto remove = [&](size_t index) {
+      if (const auto original = origin.at(index)) {
+        changed = fix.removed.insert(*original).second || changed;
+      }
+    };
+    for (const LayerView& view : views) {
+      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+        continue;
+      }
+      const Decision decision = judge.decide(*view.layer);
+      if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
+        for (const std::string& key : keys_for(*view.layer, modules)) {
+          if (std::find(fix.added.begin(), fix.added.end(), key) == fix.added.end()) {
+            fix.added.push_back(key);
+            changed = true;
+          }
+        }
+      } else if (view.disk == Disk::quantized && decision.verdict == Verdict::dense &&
+                 decision.by == DecidedBy::ignore_entry) {
+        remove(*decision.ignore_index);
+      } else if (view.disk == Disk::quantized && decision.verdict == Verdict::load_error) {
+        // A shard made dense by a key: drop the keys of >= 16 bits that name the shards.
+        for (size_t i = 0; i < current.extra_config.size(); ++i) {
+          const auto& entry = current.extra_config[i];
+          const bool names_shard = std::any_of(
+              decision.shards.begin(), decision.shards.end(), [&](const std::string& shard) {
+                return model.to_vllm(entry.key) == shard;
+              });
+          if (names_shard && entry.bits.value_or(current.bits) >= 16) {
+            remove(i);
+          }
+        }
+      }
+    }
+    if (!changed) {
+      break;
+    }
+  }
+  return fix;
+}
+
+} // namespace
+
+Status judge_auto_round(const checkpoint::Inventory& inventory,
+                        const std::vector<Module>& modules,
+                        const quant::ConfigSet& configs,
+                        const quant::ConfigFile& active,
+                        const DiagnoseOptions& options,
+                        Diagnosis& diagnosis) {
+  QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(active));
+  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const std::vector<Layer> layers = engine::build_layers(modules, model);
+  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+  const IncFix fix = find_fix(config, model, modules, views);
+  const engine::VllmInc before(config, model);
+  const engine::VllmInc after(patched(config, fix), model);
+
+  const auto word = [&](const LayerView& view, const Decision& decision) {
+    if (decision.verdict == Verdict::load_error) {
+      return std::pair(FindingKind::fused_shards_disagree,
+                       "are judged as one layer (" + view.layer->name +
+                           "); vLLM: " + decision.error);
+    }
+    if (view.disk == Disk::dense) {
+      return std::pair(FindingKind::dense_quantized_by_config,
+                       "stored " + view.stored + " but quantized (" + std::to_string(config.bits) +
+                           " bits) by " + decision.target +
+                           "; no extra_config key of 16 bits names them");
+    }
+    if (decision.by == DecidedBy::ignore_entry) {
+      std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
+      const Decision without = after.decide(*view.layer);
+      if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
+        detail += ", and without that key still dense (" + without.target +
+                  "): list its block in the block list by hand";
+      }
+      return std::pair(FindingKind::quantized_made_dense, detail);
+    }
+    if (decision.by == DecidedBy::built_dense && before.mtp_special_case()) {
+      return std::pair(FindingKind::engine_builds_dense,
+                       "stored " + view.stored +
+                           " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
+                           "containing \"mtp\") builds them dense: remove that key");
+    }
+    return std::pair(FindingKind::quantized_untargeted,
+                     "stored " + view.stored + " but vLLM builds them dense (" + decision.target +
+                         "): list their block in " +
+                         (config.block_names_key.empty() ? std::string("block_name_to_quantize")
+                                                         : config.block_names_key) +
+                         " by hand; qpatch does not widen the block list");
+  };
+  report_layers(views, modules, before, after, word, diagnosis.findings);
+
+  // Traps (engines.md §11.2): plain keys that look like patterns but, with no regex
+  // metacharacter, are literal names that no layer has.
+  for (const quant::IncEntry& entry : config.extra_config) {
+    if (quant::is_inc_regex_key(entry.key)) {
+      continue;
+    }
+    const std::string key = model.to_vllm(entry.key);
+    const bool names_a_layer = std::any_of(layers.begin(), layers.end(), [&](const Layer& layer) {
+      const std::string& p = layer.prefix;
+      if (p == key || "model." + p == key || util::ends_with(p, "." + key)) {
+        return true;
+      }
+      // A shard of a fused layer is looked up by its own name.
+      for (const uint32_t m : layer.modules) {
+        if (model.to_vllm(modules[m].name) == key) {
+          return true;
+        }
+      }
+      return false;
+    });
+    if (!names_a_layer) {
+      diagnosis.notes.push_back(
+          "extra_config key " + quoted(entry.key) +
+          " has no regex metacharacter, so vLLM reads it as a literal module name, and no layer "
+          "of this checkpoint has that name: it has no effect (write exact names, or a regex "
+          "key such as \"^mtp\\\\.\")");
+    }
+  }
+  if (fix.removed.empty() && fix.added.empty()) {
+    return ok_status();
+  }
+  for (const quant::ConfigFile& file : configs.files) {
+    if (quant::declared_method(file) != "auto-round") {
+      continue;
+    }
+    auto same = quant::read_auto_round(file);
+    if (!same) {
+      continue;
+    }
+    ObjectChange change;
+    change.file = file.name;
+    change.pointer = file.pointer;
+    change.pointer.push_back("extra_config");
+    change.create = !same->has_extra_config;
+    for (const size_t i : fix.removed) {
+      change.remove.push_back(config.extra_config[i].key);
+    }
+    for (const std::string& key : fix.added) {
+      change.append.emplace_back(key, k_dense_entry);
+    }
+    diagnosis.object_changes.push_back(std::move(change));
+  }
+  return ok_status();
+}
+
+} // namespace qpatch::diagnose::detail
