@@ -658,8 +658,9 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     return diagnosis;
   }
   if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "auto-round" ||
-      diagnosis.quant_method == "awq" || diagnosis.quant_method == "fp8" ||
-      diagnosis.quant_method == "modelopt" || diagnosis.quant_method == "modelopt_fp4") {
+      diagnosis.quant_method == "awq" || diagnosis.quant_method == "bitsandbytes" ||
+      diagnosis.quant_method == "fp8" || diagnosis.quant_method == "modelopt" ||
+      diagnosis.quant_method == "modelopt_fp4") {
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
     auto status =
@@ -681,7 +682,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   finding.detail =
       active->name + ": quant_method \"" + diagnosis.quant_method +
       "\" is not judged by this version of qpatch (compressed-tensors, gptq, auto-round, "
-      "awq, fp8 and modelopt are)";
+      "awq, fp8, modelopt and bitsandbytes are)";
   diagnosis.findings.push_back(std::move(finding));
   return diagnosis;
 }

@@ -89,6 +89,15 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
     }
     return list;
   }
+  if (method == SkipListMethod::bitsandbytes) {
+    if (auto status = read("llm_int8_skip_modules"); !status) {
+      return status.take_error();
+    }
+    if (!list.exists) {
+      list.key = "llm_int8_skip_modules";
+    }
+    return list;
+  }
   if (auto status = read("modules_to_not_convert"); !status) {
     return status.take_error();
   }
@@ -115,6 +124,9 @@ exclusion_names(const LayerView& view, const std::vector<Module>& modules, SkipL
   if (layer.kind == LayerKind::experts && method == SkipListMethod::awq) {
     return {layer.name}; // the substring test must hit "...mlp.experts"
   }
+  if (method == SkipListMethod::bitsandbytes) {
+    return {layer.name}; // tested by the fused name; a dotted prefix of it, as written
+  }
   return ignore_names(layer, modules);
 }
 
@@ -127,9 +139,10 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
                        const DiagnoseOptions& options,
                        Diagnosis& diagnosis) {
   const std::string method_name = quant::declared_method(active);
-  const SkipListMethod method = method_name == "awq"   ? SkipListMethod::awq
-                                : method_name == "fp8" ? SkipListMethod::fp8
-                                                       : SkipListMethod::modelopt;
+  const SkipListMethod method = method_name == "awq"            ? SkipListMethod::awq
+                                : method_name == "fp8"          ? SkipListMethod::fp8
+                                : method_name == "bitsandbytes" ? SkipListMethod::bitsandbytes
+                                                                : SkipListMethod::modelopt;
   // ModelOpt NVFP4: vLLM builds Qwen3.5/Next mtp.fc dense (the "modelopt_fp4" method).
   std::string algo;
   for (const quant::ConfigFile& file : configs.files) {
@@ -233,11 +246,15 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   for (const auto& [name, order] : appended) {
     change.append.push_back(name);
   }
-  // ModelOpt's two copies of the list follow the one vLLM reads: same removals, same additions.
-  if (method == SkipListMethod::modelopt) {
+  // Every other file carrying the same method's list (ModelOpt's hf_quant_config.json, an AWQ
+  // or FP8 quantization_config.json sidecar) follows the one vLLM reads: same removals, same
+  // additions.
+  {
+    const auto family = [](const std::string& name) {
+      return name == "modelopt_fp4" ? std::string("modelopt") : name;
+    };
     for (const quant::ConfigFile& file : configs.files) {
-      const std::string other_method = quant::declared_method(file);
-      if (&file == &active || (other_method != "modelopt" && other_method != "modelopt_fp4")) {
+      if (&file == &active || family(quant::declared_method(file)) != family(method_name)) {
         continue;
       }
       auto other = read_skip_list(file, method, modules, inventory);

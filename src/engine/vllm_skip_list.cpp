@@ -77,6 +77,17 @@ bool VllmSkipList::matches(const std::string& entry, const std::string& name) co
     return name.find(entry) != std::string::npos;
   case SkipListMethod::fp8:
     return name == entry;
+  case SkipListMethod::bitsandbytes: {
+    // One dot-component equal to the entry, or the first k components joined equal to it.
+    for (size_t start = 0; start <= name.size();) {
+      const size_t dot = std::min(name.find('.', start), name.size());
+      if (name.compare(start, dot - start, entry) == 0 || name.compare(0, dot, entry) == 0) {
+        return true;
+      }
+      start = dot + 1;
+    }
+    return false;
+  }
   case SkipListMethod::modelopt: {
     constexpr std::string_view k_language_model = "language_model.";
     const std::string_view stripped = std::string_view(name).substr(
@@ -99,9 +110,10 @@ std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) cons
 
 Decision VllmSkipList::decide(const Layer& layer) const {
   Decision decision;
-  decision.target = m_method == SkipListMethod::awq   ? "AWQ"
-                    : m_method == SkipListMethod::fp8 ? "FP8"
-                                                      : "ModelOpt";
+  decision.target = m_method == SkipListMethod::awq            ? "AWQ"
+                    : m_method == SkipListMethod::fp8          ? "FP8"
+                    : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
+                                                               : "ModelOpt";
   const bool qwen_mtp = m_model.architecture.rfind("Qwen3_5", 0) == 0 ||
                         m_model.architecture == "Qwen3NextForCausalLM";
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
@@ -133,6 +145,11 @@ Decision VllmSkipList::decide(const Layer& layer) const {
   // A fused name listed (or, for AWQ, contained) verbatim is honoured first.
   if (const auto direct = skipping_entry(layer.prefix)) {
     return skipped_by(*direct);
+  }
+  if (m_method == SkipListMethod::bitsandbytes) {
+    decision.verdict = Verdict::quantized; // bitsandbytes tests the fused name only
+    decision.by = DecidedBy::target_class;
+    return decision;
   }
   const std::string last(last_component(layer.prefix));
   std::vector<std::string> names{layer.prefix};

@@ -187,5 +187,69 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
   EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
 }
 
+// bitsandbytes: an entry skips a layer when it equals one dot-component or a dotted prefix of
+// the layer's (fused) name, so "mtp" covers the whole head and a short "fc" would too.
+TEST(BitsandbytesMatcher, ComponentsAndDottedPrefixes) {
+  const engine::ModelInfo model = engine::model_info_for("Qwen3NextForCausalLM");
+  const engine::VllmSkipList list(
+      engine::SkipListMethod::bitsandbytes, {"mtp", "model.layers.1", "out_proj"}, model);
+  EXPECT_EQ(list.skipping_entry("mtp.layers.0.self_attn.qkv_proj"), std::optional<size_t>(0));
+  EXPECT_EQ(list.skipping_entry("model.layers.1.mlp.down_proj"), std::optional<size_t>(1));
+  EXPECT_EQ(list.skipping_entry("model.layers.10.mlp.down_proj"), std::nullopt); // not "1."
+  EXPECT_EQ(list.skipping_entry("model.layers.3.linear_attn.out_proj"), std::optional<size_t>(2));
+  EXPECT_EQ(list.skipping_entry("model.layers.3.linear_attn.out_projx"), std::nullopt);
+  EXPECT_EQ(list.skipping_entry("model.mtpx.fc"), std::nullopt);
+}
+
+TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    config_json("bitsandbytes",
+                                "    \"llm_int8_skip_modules\": [\n"
+                                "      \"lm_head\"\n    ],\n    \"load_in_4bit\": true,\n"),
+                    Packing::bnb_4bit});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
+  EXPECT_EQ(out,
+            "DIR: bitsandbytes, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
+            "llm_int8_skip_modules)\n"
+            "  would patch config.json: +5 (mtp.fc, mtp.layers.0.self_attn.qkv_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_up_proj, "
+            "mtp.layers.0.mlp.down_proj)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(
+      list("llm_int8_skip_modules"),
+      R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.qkv_proj","mtp.layers.0.self_attn.o_proj",)"
+      R"("mtp.layers.0.mlp.gate_up_proj","mtp.layers.0.mlp.down_proj"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// A sidecar carrying the same FP8 list is kept in step with config.json (which vLLM reads).
+TEST_F(SkipListTest, Fp8SidecarIsKeptInStep) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    config_json("fp8",
+                                "    \"modules_to_not_convert\": [\n"
+                                "      \"lm_head\"\n    ],\n"),
+                    Packing::fp8});
+  write("quantization_config.json",
+        "{\n  \"modules_to_not_convert\": [\n    \"lm_head\"\n  ],\n  \"quant_method\": "
+        "\"fp8\"\n}\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("quantization_config.json"),
+            "{\n  \"modules_to_not_convert\": [\n    \"lm_head\",\n    \"mtp.fc\",\n"
+            "    \"mtp.layers.0.self_attn.q_proj\",\n    \"mtp.layers.0.self_attn.k_proj\",\n"
+            "    \"mtp.layers.0.self_attn.v_proj\",\n    \"mtp.layers.0.self_attn.o_proj\",\n"
+            "    \"mtp.layers.0.mlp.gate_proj\",\n    \"mtp.layers.0.mlp.up_proj\",\n"
+            "    \"mtp.layers.0.mlp.down_proj\"\n  ],\n  \"quant_method\": \"fp8\"\n}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
 } // namespace
 } // namespace qpatch::cli

@@ -37,6 +37,17 @@ void fp8(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows,
   out.push_back({module + ".weight_scale_inv", "F32", {(rows + 127) / 128, (cols + 127) / 128}});
 }
 
+// bitsandbytes NF4: weight U8 [rows*cols/2, 1] plus its quant state below `weight`.
+void bnb_4bit(std::vector<TensorSpec>& out,
+              const std::string& module,
+              uint64_t rows,
+              uint64_t cols) {
+  out.push_back({module + ".weight", "U8", {rows * cols / 2, 1}});
+  out.push_back({module + ".weight.absmax", "F32", {rows * cols / 64}});
+  out.push_back({module + ".weight.quant_map", "F32", {16}});
+  out.push_back({module + ".weight.quant_state.bitsandbytes__nf4", "U8", {64}});
+}
+
 Packing g_packing = Packing::compressed_tensors;
 
 void quantized_linear(std::vector<TensorSpec>& out,
@@ -52,6 +63,9 @@ void quantized_linear(std::vector<TensorSpec>& out,
     break;
   case Packing::fp8:
     fp8(out, module, rows, cols);
+    break;
+  case Packing::bnb_4bit:
+    bnb_4bit(out, module, rows, cols);
     break;
   case Packing::compressed_tensors:
     packed(out, module, rows, cols);

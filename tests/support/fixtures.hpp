@@ -13,7 +13,7 @@ namespace qpatch::test {
 enum class Head { dense, packed, packed_fc_dense, absent };
 enum class HeadFile { indexed_shard, unindexed_sidecar };
 
-enum class Packing { compressed_tensors, gptq, awq, fp8 };
+enum class Packing { compressed_tensors, gptq, awq, fp8, bnb_4bit };
 
 struct MiniCheckpoint {
   Head head = Head::dense;

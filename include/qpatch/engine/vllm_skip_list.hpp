@@ -13,6 +13,9 @@
 //        the name without a leading "language_model."), or fnmatch(name, entry) (a glob over the
 //        whole name: "mtp.layers.0*" does not cover "mtp.fc"). With NVFP4, vLLM builds Qwen3.5
 //        and Qwen3-Next `mtp.fc` without a quant config (#38832, #46316).
+//   bitsandbytes  `llm_int8_skip_modules` (bitsandbytes.py, is_layer_skipped_bnb): skipped when
+//        an entry equals one dot-component of the layer name ("mtp" skips every mtp.* layer) or
+//        a dotted prefix of it ("mtp.layers.0"); fused layers are tested by their fused name.
 // lm_head is a ParallelLMHead, which none of these methods quantizes.
 #pragma once
 
@@ -24,7 +27,7 @@
 
 namespace qpatch::engine {
 
-enum class SkipListMethod { awq, fp8, modelopt };
+enum class SkipListMethod { awq, fp8, modelopt, bitsandbytes };
 
 // Python fnmatch.fnmatchcase: `*` any run (dots included), `?` one character, `[seq]`/`[!seq]`.
 bool fnmatch(std::string_view name, std::string_view pattern);
