@@ -98,17 +98,25 @@ stored_as(const Layer& layer, const std::vector<Module>& modules, const Inventor
 
 // The exact names that put `layer` in ignore: its checkpoint modules, or, for experts stored as
 // fused 3-D tensors, the expert-0 projections vLLM asks about (engines.md §3.2).
-std::vector<std::string> ignore_names(const Layer& layer, const std::vector<Module>& modules) {
+std::vector<std::string> ignore_names(const Layer& layer,
+                                      const std::vector<Module>& modules,
+                                      const engine::ModelInfo& model) {
   std::vector<std::string> names;
   if (layer.kind == LayerKind::experts && layer.modules.size() == 1 &&
       modules[layer.modules[0]].experts_name.empty()) {
     for (const char* projection : {"gate_proj", "up_proj", "down_proj"}) {
       names.push_back(layer.name + ".0." + projection);
     }
-    return names;
+  } else {
+    for (const uint32_t m : layer.modules) {
+      names.emplace_back(modules[m].name);
+    }
   }
-  for (const uint32_t m : layer.modules) {
-    names.emplace_back(modules[m].name);
+  const size_t checkpoint_names = names.size();
+  for (size_t i = 0; i < checkpoint_names; ++i) {
+    if (std::string renamed = model.layer_prefix(names[i]); renamed != model.to_vllm(names[i])) {
+      names.push_back(std::move(renamed));
+    }
   }
   return names;
 }
@@ -303,7 +311,7 @@ private:
   }
   bool append_layer(const LayerView& view) {
     bool changed = false;
-    for (const std::string& name : ignore_names(*view.layer, m_modules)) {
+    for (const std::string& name : ignore_names(*view.layer, m_modules, m_model)) {
       if (!in_ignore(name)) {
         m_appended.emplace_back(name, view.order);
         changed = true;
@@ -410,7 +418,8 @@ void judge_compressed_tensors(const Inventory& inventory,
                               const quant::CtConfig& config,
                               const DiagnoseOptions& options,
                               Diagnosis& diagnosis) {
-  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
   const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
   Fixer fixer(config, model, views, modules);
@@ -437,12 +446,10 @@ void judge_compressed_tensors(const Inventory& inventory,
   }
   for (const LayerView& view : views) {
     const Layer& layer = *view.layer;
-    std::vector<std::string> names = ignore_names(layer, modules);
-    if (layer.kind == LayerKind::experts) {
-      names.clear();
-      for (const uint32_t m : layer.modules) {
-        names.emplace_back(modules[m].name);
-      }
+    // Findings name checkpoint modules only, never the names vLLM asks about.
+    std::vector<std::string> names;
+    for (const uint32_t m : layer.modules) {
+      names.emplace_back(modules[m].name);
     }
     if (view.disk == Disk::inconsistent) {
       for (const uint32_t m : layer.modules) {

@@ -21,7 +21,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const std::vector<Module>& modules,
                             const quant::ConfigSet& configs,
                             const std::string& name) {
-  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
   const Layer* layer = nullptr;
   const Module* module = nullptr;

@@ -154,7 +154,8 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                   const DiagnoseOptions& options,
                   Diagnosis& diagnosis) {
   QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(active));
-  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
   const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
   const std::vector<std::string> derived = derived_module_list(inventory);

@@ -48,15 +48,12 @@ quant::IncConfig patched(const quant::IncConfig& config, const IncFix& fix) {
 }
 
 // The exact keys that make `layer` dense: its modules' checkpoint names, or the experts layer.
-std::vector<std::string> keys_for(const Layer& layer, const std::vector<Module>& modules) {
+std::vector<std::string>
+keys_for(const Layer& layer, const std::vector<Module>& modules, const engine::ModelInfo& model) {
   if (layer.kind == LayerKind::experts) {
     return {layer.name};
   }
-  std::vector<std::string> keys;
-  for (const uint32_t m : layer.modules) {
-    keys.emplace_back(modules[m].name);
-  }
-  return keys;
+  return ignore_names(layer, modules, model);
 }
 
 IncFix find_fix(const quant::IncConfig& config,
@@ -87,7 +84,7 @@ IncFix find_fix(const quant::IncConfig& config,
       }
       const Decision decision = judge.decide(*view.layer);
       if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
-        for (const std::string& key : keys_for(*view.layer, modules)) {
+        for (const std::string& key : keys_for(*view.layer, modules, model)) {
           if (std::find(fix.added.begin(), fix.added.end(), key) == fix.added.end()) {
             fix.added.push_back(key);
             changed = true;
@@ -126,7 +123,8 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
                         const DiagnoseOptions& options,
                         Diagnosis& diagnosis) {
   QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(active));
-  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
   const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
   const IncFix fix = find_fix(config, model, modules, views);

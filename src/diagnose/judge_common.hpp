@@ -42,8 +42,11 @@ bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
 // in every *.safetensors file (indexed or not), whose dtype is not a float dtype.
 std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory);
+// The exact names that exclude `layer`: its modules' checkpoint names, and where vLLM asks about
+// another name that plain entries do not reach (MiMo's renumbered MTP layers), that name too.
 std::vector<std::string> ignore_names(const engine::Layer& layer,
-                                      const std::vector<checkpoint::Module>& modules);
+                                      const std::vector<checkpoint::Module>& modules,
+                                      const engine::ModelInfo& model);
 std::string common_label(const std::vector<std::string>& names);
 std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,

@@ -118,8 +118,10 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
   return list;
 }
 
-std::vector<std::string>
-exclusion_names(const LayerView& view, const std::vector<Module>& modules, SkipListMethod method) {
+std::vector<std::string> exclusion_names(const LayerView& view,
+                                         const std::vector<Module>& modules,
+                                         SkipListMethod method,
+                                         const engine::ModelInfo& model) {
   const Layer& layer = *view.layer;
   if (layer.kind == LayerKind::experts && method == SkipListMethod::awq) {
     return {layer.name}; // the substring test must hit "...mlp.experts"
@@ -127,7 +129,7 @@ exclusion_names(const LayerView& view, const std::vector<Module>& modules, SkipL
   if (method == SkipListMethod::bitsandbytes) {
     return {layer.name}; // tested by the fused name; a dotted prefix of it, as written
   }
-  return ignore_names(layer, modules);
+  return ignore_names(layer, modules, model);
 }
 
 } // namespace
@@ -153,7 +155,8 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   const bool nvfp4 = method == SkipListMethod::modelopt && algo == "NVFP4";
   QP_TRY_ASSIGN(const SkipList list, read_skip_list(active, method, modules, inventory));
-  const engine::ModelInfo model = engine::model_info_for(configs.architecture);
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
   const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
 
@@ -186,7 +189,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       const Decision decision = judge.decide(*view.layer);
       const bool error = decision.verdict == Verdict::load_error;
       if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-        for (const std::string& name : exclusion_names(view, modules, method)) {
+        for (const std::string& name : exclusion_names(view, modules, method, model)) {
           if (std::find(entries.begin(), entries.end(), name) == entries.end()) {
             appended.emplace_back(name, view.order);
             changed = true;

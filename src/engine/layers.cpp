@@ -47,7 +47,7 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
       Layer layer;
       layer.kind = kind;
       layer.name = name;
-      layer.prefix = model.to_vllm(name);
+      layer.prefix = model.layer_prefix(name);
       layer.cls = std::move(cls);
       layers.push_back(std::move(layer));
     }
@@ -81,6 +81,10 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
       layer_for(name, LayerKind::built_dense, "ReplicatedLinear").modules.push_back(m);
       break;
     case ModuleKind::linear: {
+      if (model.is_plain_linear(name)) {
+        layer_for(name, LayerKind::built_dense, "Linear").modules.push_back(m);
+        break;
+      }
       if (last == "lm_head") {
         layer_for(name, LayerKind::lm_head, "ParallelLMHead").modules.push_back(m);
         break;

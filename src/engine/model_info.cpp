@@ -4,6 +4,8 @@
 // (qwen3_5.py). MTP names (mtp.*) are untouched by every Qwen mapper.
 #include <qpatch/engine/model_info.hpp>
 
+#include <algorithm>
+
 namespace qpatch::engine {
 
 std::string_view ModelInfo::fused_for(std::string_view shard) const {
@@ -35,7 +37,34 @@ std::string ModelInfo::to_vllm(std::string_view name) const {
   return std::string(name);
 }
 
-ModelInfo model_info_for(const std::string& architecture) {
+std::string ModelInfo::layer_prefix(std::string_view name) const {
+  if (!renumbered_from.empty() && name.substr(0, renumbered_from.size()) == renumbered_from) {
+    const std::string_view rest = name.substr(renumbered_from.size());
+    const size_t dot = std::min(rest.find('.'), rest.size());
+    uint64_t index = 0;
+    bool digits = dot > 0 && dot <= 6;
+    for (size_t i = 0; digits && i < dot; ++i) {
+      digits = rest[i] >= '0' && rest[i] <= '9';
+      index = index * 10 + static_cast<uint64_t>(rest[i] - '0');
+    }
+    if (digits) {
+      return "model.layers." + std::to_string(renumber_base + index) +
+             std::string(rest.substr(dot));
+    }
+  }
+  return to_vllm(name);
+}
+
+bool ModelInfo::is_plain_linear(std::string_view name) const {
+  const size_t dot = name.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  const bool in_mtp =
+      !renumbered_from.empty() && name.substr(0, renumbered_from.size()) == renumbered_from;
+  return in_mtp &&
+         std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
+}
+
+ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers) {
   ModelInfo info;
   info.architecture = architecture;
   info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
@@ -56,6 +85,12 @@ ModelInfo model_info_for(const std::string& architecture) {
                            {"model.language_model.", "language_model.model."}};
   } else if (qwen35_text) {
     info.prefix_renames = {{"model.language_model.", "model."}};
+  }
+  if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
+    info.known = true;
+    info.renumbered_from = "model.mtp_layers.";
+    info.renumber_base = num_hidden_layers;
+    info.plain_linears = {"input_proj"};
   }
   if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
     info.known = true;

@@ -111,6 +111,16 @@ Result<ConfigSet> load_config_files(const fs::path& dir) {
   if (architectures.is_array() && !architectures.empty() && architectures[0].is_string()) {
     set.architecture = architectures[0].get<std::string>();
   }
+  for (const json::Json* scope :
+       {&config.doc,
+        config.doc.contains("text_config") && config.doc["text_config"].is_object()
+            ? &config.doc["text_config"]
+            : nullptr}) {
+    if (scope != nullptr && set.num_hidden_layers == 0 && scope->contains("num_hidden_layers") &&
+        (*scope)["num_hidden_layers"].is_number_unsigned()) {
+      set.num_hidden_layers = (*scope)["num_hidden_layers"].get<uint64_t>();
+    }
+  }
   set.files.push_back(std::move(config));
   for (const std::string& name : sidecar_names()) {
     std::error_code ec;

@@ -126,6 +126,27 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
+void write_mimo(const std::filesystem::path& dir, const std::string& config_json) {
+  synth::CheckpointSpec spec;
+  spec.config_json = config_json;
+  g_packing = Packing::compressed_tensors;
+  synth::ShardSpec main{"model-00001-of-00002.safetensors", {}, true};
+  dense(main.tensors, "model.embed_tokens.weight", {256, 64});
+  layer(main.tensors, "model.layers.0", true);
+  dense(main.tensors, "model.norm.weight", {64});
+  dense(main.tensors, "lm_head.weight", {256, 64});
+  spec.shards.push_back(std::move(main));
+  synth::ShardSpec head{"model-00002-of-00002.safetensors", {}, true};
+  const std::string p = "model.mtp_layers.0";
+  dense(head.tensors, p + ".final_layernorm.weight", {64});
+  dense(head.tensors, p + ".hidden_layernorm.weight", {64});
+  dense(head.tensors, p + ".input_proj.weight", {64, 128});
+  layer(head.tensors, p, false);
+  dense(head.tensors, p + ".token_layernorm.weight", {64});
+  spec.shards.push_back(std::move(head));
+  ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
+}
+
 std::string ct_config_json(const std::string& ignore_array,
                            const std::string& targets_array,
                            const std::string& architecture) {

@@ -25,6 +25,10 @@ struct MiniCheckpoint {
 // Write `checkpoint` into `dir`.
 void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint);
 
+// A MiMo-style checkpoint (model.mtp_layers.0.*, with input_proj and the extra norms of the real
+// MiMo-7B index): one compressed-tensors packed decoder layer, the MTP layer stored dense.
+void write_mimo(const std::filesystem::path& dir, const std::string& config_json);
+
 // A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
 // quantization_config whose ignore and group_0 targets are the given JSON arrays.
 std::string ct_config_json(const std::string& ignore_array,

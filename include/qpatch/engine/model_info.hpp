@@ -4,6 +4,7 @@
 // layer (packed_modules_mapping, quant-formats.md §4). Keyed by config.json's architecture.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,15 +19,28 @@ struct ModelInfo {
   // fused layer name -> checkpoint shard names
   std::vector<std::pair<std::string, std::vector<std::string>>> packed;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
+  // MiMo: the draft's layers model.mtp_layers.{i} are built as model.layers.{base + i}, and the
+  // per-instance name mapper is not applied to the quant config (engines.md §10.2).
+  std::string renumbered_from; // "model.mtp_layers." or ""
+  uint64_t renumber_base = 0;  // num_hidden_layers
+  // Last name components of MTP projections vLLM builds as a plain nn.Linear (never quantized).
+  std::vector<std::string> plain_linears;
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".
   std::string_view fused_for(std::string_view shard) const;
   // Return the shards of fused layer name `fused`, or nullptr.
   const std::vector<std::string>* shards_of(std::string_view fused) const;
-  // Return the name vLLM uses for checkpoint name `name` (prefix renames only).
+  // Return the name vLLM uses for checkpoint name `name` (prefix renames only): how plain
+  // config entries are renamed.
   std::string to_vllm(std::string_view name) const;
+  // Return the prefix vLLM asks the quant config about for checkpoint layer `name`: the renames,
+  // and MiMo's renumbering of its MTP layers.
+  std::string layer_prefix(std::string_view name) const;
+  // True when vLLM builds layer `name` (checkpoint naming) as a plain nn.Linear.
+  bool is_plain_linear(std::string_view name) const;
 };
 
-ModelInfo model_info_for(const std::string& architecture);
+// `num_hidden_layers` (config.json) places renumbered MTP layers; 0 when unknown.
+ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers = 0);
 
 } // namespace qpatch::engine

@@ -8,6 +8,7 @@
 #include <qpatch/error.hpp>
 #include <qpatch/json/strict_json.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,8 +27,9 @@ struct ConfigFile {
 };
 
 struct ConfigSet {
-  std::vector<ConfigFile> files; // config.json first, then the sidecars that exist
-  std::string architecture;      // config.json "architectures"[0], or ""
+  std::vector<ConfigFile> files;  // config.json first, then the sidecars that exist
+  std::string architecture;       // config.json "architectures"[0], or ""
+  uint64_t num_hidden_layers = 0; // config.json (or its text_config), 0 when absent
 
   // The file whose quantization config vLLM uses, if any: config.json's quantization_config, else
   // GPTQ/AWQ's own quantize_config.json (engines.md §2; compressed-tensors has no file of its own).

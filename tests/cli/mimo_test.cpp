@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// MiMo: vLLM builds the draft's model.mtp_layers.{i} as model.layers.{num_hidden_layers + i} and
+// does not rename config entries for it (engines.md §10.2), so an exclusion must carry the
+// renumbered name; input_proj is a plain nn.Linear. Built from the real MiMo-7B config.json.
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace qpatch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The real MiMo-7B config.json with a W4A16 compressed-tensors quantization_config added.
+std::string mimo_config(const std::string& ignore) {
+  std::ifstream in(fs::path(QPATCH_TESTDATA_DIR) / "real-configs" / "mimo-7b-bf16.config.json");
+  auto config = nlohmann::ordered_json::parse(in);
+  config["quantization_config"] = nlohmann::ordered_json::parse(
+      R"({"config_groups": {"group_0": {"format": "pack-quantized", "targets": ["Linear"],
+          "weights": {"group_size": 32, "num_bits": 4, "strategy": "group", "symmetric": true,
+          "type": "int"}}}, "format": "pack-quantized", "ignore": )" +
+      ignore + R"(, "quant_method": "compressed-tensors"})");
+  return config.dump(2) + "\n";
+}
+
+class MimoTest : public test::TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back("DIR");
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
+  }
+};
+
+TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
+  test::write_mimo(dir(), mimo_config(R"(["lm_head"])"));
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  // input_proj is a plain nn.Linear in vLLM: dense whatever the config says, so not listed.
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
+            "(num_nextn_predict_layers: 1)\n"
+            "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
+            "[\"Linear\"] (group_0, class name); not in ignore\n"
+            "  would patch config.json: +14 (model.mtp_layers.0.self_attn.q_proj, "
+            "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
+            "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
+            "model.layers.36.self_attn.v_proj, model.mtp_layers.0.self_attn.o_proj, "
+            "model.layers.36.self_attn.o_proj, ... (6 more))\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  const auto config = nlohmann::ordered_json::parse(read("config.json"));
+  EXPECT_EQ(
+      config["quantization_config"]["ignore"].dump(),
+      R"(["lm_head","model.mtp_layers.0.self_attn.q_proj","model.mtp_layers.0.self_attn.k_proj",)"
+      R"("model.mtp_layers.0.self_attn.v_proj","model.layers.36.self_attn.q_proj",)"
+      R"("model.layers.36.self_attn.k_proj","model.layers.36.self_attn.v_proj",)"
+      R"("model.mtp_layers.0.self_attn.o_proj","model.layers.36.self_attn.o_proj",)"
+      R"("model.mtp_layers.0.mlp.gate_proj","model.mtp_layers.0.mlp.up_proj",)"
+      R"("model.layers.36.mlp.gate_proj","model.layers.36.mlp.up_proj",)"
+      R"("model.mtp_layers.0.mlp.down_proj","model.layers.36.mlp.down_proj"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
+  // What a patch written by checkpoint names gives: vLLM never sees these names for the draft.
+  test::write_mimo(dir(), mimo_config(R"(["lm_head", "model.mtp_layers.0.self_attn.q_proj",
+                    "model.mtp_layers.0.self_attn.k_proj", "model.mtp_layers.0.self_attn.v_proj",
+                    "model.mtp_layers.0.self_attn.o_proj", "model.mtp_layers.0.mlp.gate_proj",
+                    "model.mtp_layers.0.mlp.up_proj", "model.mtp_layers.0.mlp.down_proj"])"));
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
+            "(num_nextn_predict_layers: 1)\n"
+            "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
+            "[\"Linear\"] (group_0, class name); not in ignore\n"
+            "  would patch config.json: +7 (model.layers.36.self_attn.q_proj, "
+            "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
+            "model.layers.36.self_attn.o_proj, model.layers.36.mlp.gate_proj, "
+            "model.layers.36.mlp.up_proj, model.layers.36.mlp.down_proj)\n"
+            "  status      needs-patch\n");
+}
+
+} // namespace
+} // namespace qpatch::cli
