@@ -29,6 +29,11 @@ void setup_fix(CLI::App& app, FixOptions& options) {
   app.add_option("--only",
                  options.only,
                  "Consider only modules whose checkpoint name matches REGEX (Python re.search)");
+  app.add_option("--engine",
+                 options.engine,
+                 "vllm|sglang|transformers|all: whose loading rules to judge by; with all, a "
+                 "patch satisfies every engine at once (default: all)")
+      ->check(CLI::IsMember({"vllm", "sglang", "transformers", "all"}));
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
@@ -94,6 +99,7 @@ CheckpointOutcome process(const std::string& dir,
   }
   outcome.quant_method = diagnosis->quant_method;
   outcome.engine_rules = diagnosis->engine_rules;
+  outcome.engines = diagnosis->engines;
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
   outcome.mtp = diagnosis->mtp;
@@ -152,6 +158,9 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
     }
     diagnose_options.only = *pattern;
   }
+  diagnose_options.engines =
+      engine::EngineSet::parse(options.engine)
+          .value_or(engine::EngineSet::all()); // CLI11 has already refused anything else
   std::vector<CheckpointOutcome> outcomes;
   std::string diff;
   ExitCode code = ExitCode::ok;

@@ -41,6 +41,7 @@ struct FixOptions {
   bool quiet = false;
   bool verbose = false;
   std::string only;
+  std::string engine = "all";
   std::string color = "auto";
 };
 

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <unordered_map>
 
@@ -189,6 +190,23 @@ void add_grouped(std::vector<LayerProblem>& problems,
     for (const std::string& name : problem.names) {
       it->second.modules.push_back(name);
     }
+    for (const std::string& engine : problem.engines) {
+      if (std::find(it->second.engines.begin(), it->second.engines.end(), engine) ==
+          it->second.engines.end()) {
+        it->second.engines.push_back(engine);
+      }
+    }
+  }
+  // Engines in their canonical order, whatever order the problems came in.
+  for (auto& [key, finding] : groups) {
+    std::vector<std::string> ordered;
+    for (const char* engine : {"vllm", "sglang", "transformers"}) {
+      if (std::find(finding.engines.begin(), finding.engines.end(), engine) !=
+          finding.engines.end()) {
+        ordered.emplace_back(engine);
+      }
+    }
+    finding.engines = std::move(ordered);
   }
   for (auto& [key, finding] : groups) {
     finding.label = common_label(finding.modules);
@@ -250,13 +268,52 @@ struct IgnoreItem {
   std::optional<size_t> original; // index in the file's list; nothing for appended names
 };
 
+// One engine's view of the checkpoint: its model rules, the layers it builds, their storage.
+struct EngineView {
+  engine::Engine engine{};
+  engine::ModelInfo model;
+  std::vector<Layer> layers;
+  std::vector<LayerView> views; // point into `layers`: an EngineView is never copied
+};
+
+// Build the views of every engine in `engines`. transformers never builds an MTP head, so its
+// view leaves the head's modules out.
+std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
+                                                      const engine::ModelInfo& model,
+                                                      const std::vector<Module>& modules,
+                                                      const Inventory& inventory,
+                                                      const quant::ConfigSet& configs,
+                                                      const DiagnoseOptions& options) {
+  std::vector<std::unique_ptr<EngineView>> out;
+  for (const engine::Engine engine : engines.list()) {
+    auto view = std::make_unique<EngineView>();
+    view->engine = engine;
+    view->model = engine == engine::Engine::transformers ? engine::transformers_view(model) : model;
+    view->layers = engine::build_layers(modules, view->model);
+    if (engine == engine::Engine::transformers) {
+      std::set<uint32_t> head;
+      if (const quant::ConfigFile* config = configs.find("config.json")) {
+        const auto mtp = checkpoint::find_mtp_head(config->doc, modules, inventory);
+        head.insert(mtp.modules.begin(), mtp.modules.end());
+      }
+      std::erase_if(view->layers, [&](const Layer& layer) {
+        return std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+          return head.count(m) > 0;
+        });
+      });
+    }
+    view->views = layer_views(view->layers, modules, inventory, options);
+    out.push_back(std::move(view));
+  }
+  return out;
+}
+
 class Fixer {
 public:
   Fixer(const quant::CtConfig& config,
-        const engine::ModelInfo& model,
-        const std::vector<LayerView>& layers,
+        const std::vector<std::unique_ptr<EngineView>>& engines,
         const std::vector<Module>& modules)
-      : m_config(config), m_model(model), m_layers(layers), m_modules(modules) {}
+      : m_config(config), m_engines(engines), m_modules(modules) {}
 
   // Iterate to the fixpoint; return the final judge.
   void run() {
@@ -309,9 +366,9 @@ private:
     }
     return false;
   }
-  bool append_layer(const LayerView& view) {
+  bool append_layer(const LayerView& view, const engine::ModelInfo& model) {
     bool changed = false;
-    for (const std::string& name : ignore_names(*view.layer, m_modules, m_model)) {
+    for (const std::string& name : ignore_names(*view.layer, m_modules, model)) {
       if (!in_ignore(name)) {
         m_appended.emplace_back(name, view.order);
         changed = true;
@@ -325,26 +382,29 @@ private:
     }
     return false;
   }
+  // One round over every engine: a patch must satisfy all of them at once.
   bool step() {
     const std::vector<IgnoreItem> current = items();
     const quant::CtConfig config = patched_config();
-    const engine::VllmCompressedTensors judge(config, m_model);
     bool changed = false;
-    for (const LayerView& view : m_layers) {
-      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-        continue;
-      }
-      const Decision decision = judge.decide(*view.layer);
-      const bool error = decision.verdict == Verdict::load_error;
-      if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-        changed = append_layer(view) || changed;
-      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
-        changed = remove_entry(current, *decision.ignore_index) || changed;
-      } else if (view.disk == Disk::quantized && error) {
-        for (const std::string& shard : decision.shards) {
-          bool undecidable = false;
-          if (const auto hit = judge.match_ignore(shard, undecidable)) {
-            changed = remove_entry(current, *hit) || changed;
+    for (const auto& engine_view : m_engines) {
+      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
+      for (const LayerView& view : engine_view->views) {
+        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+          continue;
+        }
+        const Decision decision = judge.decide(*view.layer);
+        const bool error = decision.verdict == Verdict::load_error;
+        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+          changed = append_layer(view, engine_view->model) || changed;
+        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+          changed = remove_entry(current, *decision.ignore_index) || changed;
+        } else if (view.disk == Disk::quantized && error) {
+          for (const std::string& shard : decision.shards) {
+            bool undecidable = false;
+            if (const auto hit = judge.match_ignore(shard, undecidable)) {
+              changed = remove_entry(current, *hit) || changed;
+            }
           }
         }
       }
@@ -353,8 +413,7 @@ private:
   }
 
   const quant::CtConfig& m_config;
-  const engine::ModelInfo& m_model;
-  const std::vector<LayerView>& m_layers;
+  const std::vector<std::unique_ptr<EngineView>>& m_engines;
   const std::vector<Module>& m_modules;
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
@@ -420,94 +479,142 @@ void judge_compressed_tensors(const Inventory& inventory,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const std::vector<Layer> layers = engine::build_layers(modules, model);
-  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
-  Fixer fixer(config, model, views, modules);
+  const auto engines = engine_views(options.engines, model, modules, inventory, configs, options);
+  Fixer fixer(config, engines, modules);
   fixer.run();
-  const engine::VllmCompressedTensors before(config, model);
   const quant::CtConfig patched = fixer.patched_config();
-  const engine::VllmCompressedTensors after(patched, model);
 
   std::vector<LayerProblem> problems;
   std::set<FindingKind> fixed;
   std::set<FindingKind> unfixed;
+  const std::vector<std::string> all_engines = options.engines.names();
   for (const std::string& entry : config.ignore) {
     if (entry.rfind("re:", 0) == 0) {
       auto pattern = engine::Pattern::compile(entry.substr(3), active.name);
       if (!pattern) {
         problems.push_back({FindingKind::undecidable,
                             "ignore entry " + quoted(entry) + " is not a valid regex (" +
-                                pattern.error().message + "): vLLM raises re.error",
+                                pattern.error().message + "): the engines raise re.error",
                             {entry},
-                            0});
+                            0,
+                            all_engines});
         unfixed.insert(FindingKind::undecidable);
       }
     }
   }
-  for (const LayerView& view : views) {
-    const Layer& layer = *view.layer;
-    // Findings name checkpoint modules only, never the names vLLM asks about.
-    std::vector<std::string> names;
-    for (const uint32_t m : layer.modules) {
-      names.emplace_back(modules[m].name);
-    }
-    if (view.disk == Disk::inconsistent) {
-      for (const uint32_t m : layer.modules) {
-        if (modules[m].format == StorageFormat::inconsistent) {
-          problems.push_back({FindingKind::inconsistent_storage,
-                              "stored inconsistently (" + modules[m].detail +
-                                  "): no config can load it; re-export the module",
-                              {std::string(modules[m].name)},
-                              view.order});
+  // Modules an earlier engine already reported with the same kind only add the engine to that
+  // problem (engines build different layers from the same modules: vLLM fuses, transformers
+  // does not); the rest form a problem of their own.
+  const auto add_problem = [&](LayerProblem problem) {
+    std::vector<std::string> remaining;
+    for (const std::string& name : problem.names) {
+      bool known = false;
+      for (LayerProblem& existing : problems) {
+        if (existing.kind == problem.kind &&
+            std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
+          if (std::find(existing.engines.begin(),
+                        existing.engines.end(),
+                        problem.engines.front()) == existing.engines.end()) {
+            existing.engines.push_back(problem.engines.front());
+          }
+          known = true;
+          break;
         }
       }
-      continue;
+      if (!known) {
+        remaining.push_back(name);
+      }
     }
-    if (view.disk == Disk::mixed) {
-      problems.push_back({FindingKind::disk_shards_disagree,
-                          "are shards of " + layer.name +
-                              " but stored partly quantized, partly dense: vLLM builds one "
-                              "layer for them, so no config can load it",
-                          names,
-                          view.order});
-      continue;
+    if (!remaining.empty()) {
+      problem.names = std::move(remaining);
+      problems.push_back(std::move(problem));
     }
-    const Decision decision = before.decide(layer);
-    if (consistent(view, decision)) {
-      continue;
+  };
+  for (const auto& engine_view : engines) {
+    const engine::Engine engine = engine_view->engine;
+    const std::string engine_name(engine::to_string(engine));
+    const std::string who(engine::display_name(engine));
+    const engine::VllmCompressedTensors before(config, engine_view->model, engine);
+    const engine::VllmCompressedTensors after(patched, engine_view->model, engine);
+    for (const LayerView& view : engine_view->views) {
+      const Layer& layer = *view.layer;
+      // Findings name checkpoint modules only, never the names an engine asks about.
+      std::vector<std::string> names;
+      for (const uint32_t m : layer.modules) {
+        names.emplace_back(modules[m].name);
+      }
+      if (view.disk == Disk::inconsistent) {
+        for (const uint32_t m : layer.modules) {
+          if (modules[m].format == StorageFormat::inconsistent) {
+            add_problem({FindingKind::inconsistent_storage,
+                         "stored inconsistently (" + modules[m].detail +
+                             "): no config can load it; re-export the module",
+                         {std::string(modules[m].name)},
+                         view.order,
+                         {engine_name}});
+          }
+        }
+        continue;
+      }
+      if (view.disk == Disk::mixed) {
+        add_problem({FindingKind::disk_shards_disagree,
+                     "are shards of " + layer.name +
+                         " but stored partly quantized, partly dense: " + who +
+                         " builds one layer for them, so no config can load it",
+                     names,
+                     view.order,
+                     {engine_name}});
+        continue;
+      }
+      const Decision decision = before.decide(layer);
+      if (consistent(view, decision)) {
+        continue;
+      }
+      const bool resolved = consistent(view, after.decide(layer));
+      FindingKind kind{};
+      std::string key;
+      if (decision.by == DecidedBy::undecidable) {
+        kind = FindingKind::undecidable;
+        key = "could not be judged: a regex gave up (match limit)";
+      } else if (decision.verdict == Verdict::load_error) {
+        kind = FindingKind::fused_shards_disagree;
+        key = "are judged as one layer (" + layer.name + ") but " +
+              (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
+                                                          : std::string("its shards")) +
+              " disagree in the config; " + who + ": " + decision.error;
+      } else if (view.disk == Disk::dense) {
+        kind = FindingKind::dense_quantized_by_config;
+        key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
+              "; not in ignore";
+      } else if (decision.by == DecidedBy::ignore_entry) {
+        kind = FindingKind::quantized_made_dense;
+        const std::string& entry = config.ignore.at(*decision.ignore_index);
+        bool undecidable = false;
+        const engine::VllmCompressedTensors exact(config, engine_view->model);
+        if (engine == engine::Engine::sglang &&
+            !exact.match_ignore(layer.prefix, undecidable).has_value() &&
+            entry.rfind("re:", 0) != 0) {
+          // One line for every module a short or parent-module entry catches.
+          key = "stored " + view.stored +
+                " but made dense by plain ignore entries that name a parent module or part of "
+                "a name (SGLang reads plain entries as case-insensitive substrings)";
+        } else {
+          key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
+        }
+      } else if (decision.by == DecidedBy::built_dense) {
+        kind = FindingKind::engine_builds_dense;
+        key = "stored " + view.stored + " but " + who +
+              " builds this layer without a quant config: it cannot load these "
+              "tensors; graft dense weights from the base model";
+      } else {
+        kind = FindingKind::quantized_untargeted;
+        key = "stored " + view.stored + " but no target matches them, so " + who +
+              " builds them dense: not fixable by a config patch (qpatch does not invent "
+              "targets)";
+      }
+      add_problem({kind, key, names, view.order, {engine_name}});
+      (resolved ? fixed : unfixed).insert(kind);
     }
-    const bool resolved = consistent(view, after.decide(layer));
-    FindingKind kind{};
-    std::string key;
-    if (decision.by == DecidedBy::undecidable) {
-      kind = FindingKind::undecidable;
-      key = "could not be judged: a regex gave up (match limit)";
-    } else if (decision.verdict == Verdict::load_error) {
-      kind = FindingKind::fused_shards_disagree;
-      key = "are judged as one layer (" + layer.name + ") but " +
-            (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
-                                                        : std::string("its shards")) +
-            " disagree in the config; vLLM: " + decision.error;
-    } else if (view.disk == Disk::dense) {
-      kind = FindingKind::dense_quantized_by_config;
-      key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
-            "; not in ignore";
-    } else if (decision.by == DecidedBy::ignore_entry) {
-      kind = FindingKind::quantized_made_dense;
-      key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
-    } else if (decision.by == DecidedBy::built_dense) {
-      kind = FindingKind::engine_builds_dense;
-      key = "stored " + view.stored +
-            " but vLLM builds this layer without a quant config: it cannot load these "
-            "tensors; graft dense weights from the base model";
-    } else {
-      kind = FindingKind::quantized_untargeted;
-      key = "stored " + view.stored +
-            " but no target matches them, so vLLM builds them dense: not fixable by a config "
-            "patch (qpatch does not invent targets)";
-    }
-    problems.push_back({kind, key, names, view.order});
-    (resolved ? fixed : unfixed).insert(kind);
   }
   for (const FindingKind kind : unfixed) {
     fixed.erase(kind);
@@ -627,12 +734,39 @@ void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
 
 } // namespace
 
+namespace {
+
+// Record which engines' rules the verdicts model.
+void judged_by(engine::EngineSet engines, Diagnosis& diagnosis) {
+  diagnosis.engines = engines.names();
+  diagnosis.engine_rules.clear();
+  const auto list = engines.list();
+  for (size_t i = 0; i < list.size(); ++i) {
+    diagnosis.engine_rules += std::string(i == 0                 ? ""
+                                          : i + 1 == list.size() ? " and "
+                                                                 : ", ") +
+                              std::string(engine::rules_of(list[i]));
+  }
+}
+
+// Findings that concern the checkpoint rather than one engine's rules affect every engine judged.
+Diagnosis finish(Diagnosis diagnosis) {
+  for (Finding& finding : diagnosis.findings) {
+    if (finding.engines.empty()) {
+      finding.engines = diagnosis.engines;
+    }
+  }
+  return diagnosis;
+}
+
+} // namespace
+
 Result<Diagnosis> diagnose(const Inventory& inventory,
                            const std::vector<Module>& modules,
                            const quant::ConfigSet& configs,
                            const DiagnoseOptions& options) {
   Diagnosis diagnosis;
-  diagnosis.engine_rules = k_vllm_rules;
+  judged_by(options.engines, diagnosis);
   inventory_findings(inventory, diagnosis);
   if (const quant::ConfigFile* config = configs.find("config.json")) {
     const checkpoint::MtpHead head = checkpoint::find_mtp_head(config->doc, modules, inventory);
@@ -650,7 +784,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   }
   const quant::ConfigFile* active = configs.active();
   if (active == nullptr) {
-    return diagnosis; // not quantized
+    return finish(std::move(diagnosis)); // not quantized
   }
   diagnosis.quantized = true;
   diagnosis.quant_method = quant::declared_method(*active);
@@ -662,7 +796,14 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     judge_compressed_tensors(inventory, modules, configs, *active, config, options, diagnosis);
     diagnosis.findings.insert(
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
-    return diagnosis;
+    return finish(std::move(diagnosis));
+  }
+  // The other methods model vLLM's rules only (engines.md documents no other engine's).
+  judged_by(engine::EngineSet::only(engine::Engine::vllm), diagnosis);
+  if (!options.engines.has(engine::Engine::vllm)) {
+    diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method +
+                              "\": only vLLM's rules are modelled for this method, so it is "
+                              "judged as vLLM loads it");
   }
   if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "auto-round" ||
       diagnosis.quant_method == "awq" || diagnosis.quant_method == "bitsandbytes" ||
@@ -681,7 +822,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     }
     diagnosis.findings.insert(
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
-    return diagnosis;
+    return finish(std::move(diagnosis));
   }
   Finding finding;
   finding.kind = FindingKind::unsupported_method;
@@ -691,7 +832,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       "\" is not judged by this version of qpatch (compressed-tensors, gptq, auto-round, "
       "awq, fp8, modelopt and bitsandbytes are)";
   diagnosis.findings.push_back(std::move(finding));
-  return diagnosis;
+  return finish(std::move(diagnosis));
 }
 
 } // namespace qpatch::diagnose

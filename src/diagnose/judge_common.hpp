@@ -32,6 +32,7 @@ struct LayerProblem {
   std::string key; // what the grouped line says after the count
   std::vector<std::string> names;
   size_t order = 0;
+  std::vector<std::string> engines; // the engines this problem shows in
 };
 
 std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
@@ -80,7 +81,7 @@ void report_layers(const std::vector<LayerView>& views,
       names.emplace_back(modules[m].name);
     }
     auto [kind, key] = word(view, decision);
-    problems.push_back({kind, std::move(key), std::move(names), view.order});
+    problems.push_back({kind, std::move(key), std::move(names), view.order, {"vllm"}});
     (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
   }
   for (const FindingKind kind : unfixed) {

@@ -35,6 +35,7 @@ std::string linear_class(std::string_view last) {
 } // namespace
 
 std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelInfo& model) {
+  const auto name_of = [](const Module& module) { return std::string(module.name); };
   std::vector<Layer> layers;
   std::unordered_map<std::string, size_t> by_name;
   const auto layer_for = [&](const std::string& name, LayerKind kind, std::string cls) -> Layer& {
@@ -56,6 +57,16 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view last = last_component(module.name);
+    if (!model.engine_layers) {
+      // transformers: every linear module is its own nn.Linear.
+      if (module.kind == ModuleKind::linear || !module.experts_name.empty()) {
+        // lm_head too: the library's "Linear" target reaches every nn.Linear.
+        layer_for(name_of(module), LayerKind::linear, "Linear").modules.push_back(m);
+      } else if (module.kind == ModuleKind::embedding) {
+        layer_for(name_of(module), LayerKind::embedding, "Embedding").modules.push_back(m);
+      }
+      continue;
+    }
     if (!module.experts_name.empty()) {
       if (!layers.empty() && layers.back().name == module.experts_name) {
         layers.back().modules.push_back(m); // skip building a string per expert

@@ -99,4 +99,12 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
   return info;
 }
 
+ModelInfo transformers_view(const ModelInfo& model) {
+  ModelInfo view;
+  view.architecture = model.architecture;
+  view.known = model.known;
+  view.engine_layers = false;
+  return view;
+}
+
 } // namespace qpatch::engine

@@ -65,8 +65,10 @@ VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string
   return entry;
 }
 
-VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config, const ModelInfo& model)
-    : m_config(config), m_model(model) {
+VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
+                                             const ModelInfo& model,
+                                             Engine engine)
+    : m_config(config), m_model(model), m_engine(engine) {
   for (const std::string& entry : config.ignore) {
     m_ignore.push_back(make_entry(entry));
   }
@@ -107,10 +109,29 @@ bool VllmCompressedTensors::matches(const Entry& entry,
   return entry.mapped == name;
 }
 
+bool VllmCompressedTensors::ignores(const Entry& entry,
+                                    const std::string& name,
+                                    const std::string& cls,
+                                    bool& undecidable) const {
+  if (is_regex(entry.text)) {
+    return matches(entry, name, undecidable);
+  }
+  switch (m_engine) {
+  case Engine::sglang: // check_contains=True
+    return lower(name).find(lower(entry.mapped)) != std::string::npos;
+  case Engine::transformers: // the library also honours class names in ignore
+    return entry.mapped == name || (!cls.empty() && entry.text == cls);
+  case Engine::vllm:
+    break;
+  }
+  return entry.mapped == name;
+}
+
 std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& prefix,
-                                                          bool& undecidable) const {
+                                                          bool& undecidable,
+                                                          const std::string& cls) const {
   for (size_t i = 0; i < m_ignore.size(); ++i) {
-    if (matches(m_ignore[i], prefix, undecidable)) {
+    if (ignores(m_ignore[i], prefix, cls, undecidable)) {
       return i;
     }
   }
@@ -119,7 +140,7 @@ std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& pre
 
 bool VllmCompressedTensors::entry_matches(size_t index, const std::string& prefix) const {
   bool undecidable = false;
-  return matches(m_ignore.at(index), prefix, undecidable);
+  return ignores(m_ignore.at(index), prefix, "", undecidable);
 }
 
 std::optional<VllmCompressedTensors::Target>
@@ -210,7 +231,7 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
       return decision;
     }
   } else {
-    ignored = match_ignore(prefix, undecidable);
+    ignored = match_ignore(prefix, undecidable, layer.cls);
   }
   if (undecidable) {
     decision.by = DecidedBy::undecidable;
@@ -240,7 +261,10 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
 }
 
 Decision VllmCompressedTensors::decide(const Layer& layer) const {
-  if (layer.kind == LayerKind::built_dense) {
+  // SGLang's Qwen3.5 draft builds fc as a plain nn.Linear (models/qwen3_5_mtp.py).
+  const bool sglang_plain_fc = m_engine == Engine::sglang && layer.prefix == "mtp.fc" &&
+                               m_model.architecture.rfind("Qwen3_5", 0) == 0;
+  if (layer.kind == LayerKind::built_dense || sglang_plain_fc) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
     return decision;

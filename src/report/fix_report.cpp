@@ -80,9 +80,10 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     if (verbosity == Verbosity::quiet) {
       continue;
     }
-    std::string what = outcome.quant_method.empty() ? std::string("not quantized")
-                                                    : outcome.quant_method + ", judged as " +
-                                                          outcome.engine_rules + " loads it";
+    std::string what = outcome.quant_method.empty()
+                           ? std::string("not quantized")
+                           : outcome.quant_method + ", judged as " + outcome.engine_rules +
+                                 (outcome.engines.size() > 1 ? " load it" : " loads it");
     out += style.paint(outcome.path, Role::heading) + ": " + what + "\n";
     for (const std::string& warning : outcome.warnings) {
       out += column(style, "warning", Role::warning) + warning + "\n";
@@ -94,9 +95,17 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
       out += column(style, "note", Role::dim) + note + "\n";
     }
     for (const auto& finding : outcome.findings) {
+      // Name the engines only when a finding does not concern every engine judged.
+      std::string engines;
+      if (!finding.engines.empty() && finding.engines != outcome.engines) {
+        for (const std::string& engine : finding.engines) {
+          engines += (engines.empty() ? " [" : ", ") + engine;
+        }
+        engines += "]";
+      }
       out += (finding.fixable ? column(style, "fixable", Role::warning)
                               : column(style, "not fixable", Role::error)) +
-             finding.detail + "\n";
+             finding.detail + engines + "\n";
       if (verbosity == Verbosity::verbose) {
         for (const std::string& module : finding.modules) {
           out += std::string(14, ' ') + module + "\n";
@@ -132,7 +141,8 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
       findings.push_back({{"kind", to_string(finding.kind)},
                           {"modules", finding.modules},
                           {"detail", finding.detail},
-                          {"fixable", finding.fixable}});
+                          {"fixable", finding.fixable},
+                          {"engines", finding.engines}});
     }
     Json changes = Json::array();
     for (const ChangeSummary& change : outcome.changes) {
@@ -151,6 +161,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
         {{"path", outcome.path},
          {"quant_method", outcome.quant_method.empty() ? Json() : Json(outcome.quant_method)},
          {"engine_rules", outcome.engine_rules},
+         {"engines", outcome.engines},
          {"status", to_string(outcome.status)},
          {"findings", std::move(findings)},
          {"changes", std::move(changes)},

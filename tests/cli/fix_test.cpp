@@ -61,11 +61,12 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   const Outcome fixed = run_qpatch({"DIR"});
   EXPECT_EQ(fixed.code, 0);
   EXPECT_EQ(fixed.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
+            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
             "(mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by targets [\"Linear\"] "
-            "(group_0, class name); not in ignore\n"
+            "(group_0, class name); not in ignore [vllm, sglang]\n"
             "  patched     config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
@@ -94,11 +95,12 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(checked.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
+            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
             "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
             "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-            "ignore entry \"re:^mtp.*\" (ignore[1])\n"
+            "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
             "  would patch config.json: +1 (mtp.fc) -1 (re:^mtp.*)\n"
             "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
@@ -115,14 +117,18 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
+      "transformers + compressed-tensors ac8e2ba load it\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
       "layer (model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in "
       "the config; vLLM: ValueError: Found a different quantization schemes for "
       "['q_proj', 'k_proj', 'v_proj'] in model.layers.0.self_attn.qkv_proj. vLLM requires "
-      "all to use the same scheme.\n"
+      "all to use the same scheme. [vllm, sglang]\n"
+      "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "
+      "ct-pack-quantized but made dense by ignore entry "
+      "\"model.language_model.layers.0.self_attn.k_proj\" (ignore[1]) [transformers]\n"
       "  would patch config.json: -1 (model.language_model.layers.0.self_attn.k_proj)\n"
       "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
@@ -138,7 +144,8 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
   EXPECT_EQ(outcome.code, 1);
   EXPECT_EQ(
       outcome.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
+      "transformers + compressed-tensors ac8e2ba load it\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  not fixable model.language_model.layers.0.self_attn: 4 modules stored "
@@ -160,7 +167,8 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
+      "transformers + compressed-tensors ac8e2ba load it\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  fixable     quantization_config.json: ignore differs from config.json's (vLLM "

@@ -44,11 +44,12 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
   EXPECT_EQ(code, 1);
   // input_proj is a plain nn.Linear in vLLM: dense whatever the config says, so not listed.
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
+            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
             "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n"
             "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-            "[\"Linear\"] (group_0, class name); not in ignore\n"
+            "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
             "  would patch config.json: +14 (model.mtp_layers.0.self_attn.q_proj, "
             "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
             "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
@@ -78,11 +79,12 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
+            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
             "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n"
             "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-            "[\"Linear\"] (group_0, class name); not in ignore\n"
+            "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
             "  would patch config.json: +7 (model.layers.36.self_attn.q_proj, "
             "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
             "model.layers.36.self_attn.o_proj, model.layers.36.mlp.gate_proj, "

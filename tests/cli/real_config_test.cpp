@@ -48,10 +48,10 @@ protected:
   }
 };
 
-TEST_F(RealConfigTest, CorrectPartialHeadConfigIsClean) {
+TEST_F(RealConfigTest, CorrectPartialHeadConfigIsCleanForVllm) {
   write_packed_head();
   std::string out;
-  EXPECT_EQ(run_in(dir(), {"--check"}, &out), 0);
+  EXPECT_EQ(run_in(dir(), {"--check", "--engine", "vllm"}, &out), 0);
   EXPECT_EQ(out,
             dir().string() +
                 ": compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
@@ -60,12 +60,41 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsClean) {
                 "  status      clean\n");
 }
 
+// The same real config lists 48 parent modules ("model.language_model.layers.0.linear_attn"):
+// no layer has that name in vLLM, but SGLang reads plain entries as substrings, so they make
+// the packed in_proj_qkvz/out_proj layers under them dense. Dropping them changes nothing for
+// vLLM or transformers.
+TEST_F(RealConfigTest, ParentModuleEntriesAreSubstringsForSglang) {
+  write_packed_head();
+  const auto before = ignore_of(dir());
+  std::string out;
+  EXPECT_EQ(run_in(dir(), {"--check"}, &out), 1);
+  EXPECT_NE(out.find("  fixable     model.language_model.layers: 144 modules stored "
+                     "ct-pack-quantized but made dense by plain ignore entries that name a "
+                     "parent module or part of a name (SGLang reads plain entries as "
+                     "case-insensitive substrings) [sglang]\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(run_in(dir(), {}), 0);
+  auto expected = before;
+  expected.clear();
+  for (const auto& item : before) {
+    const auto entry = item.get<std::string>();
+    if (entry.size() < 12 || entry.substr(entry.size() - 12) != ".linear_attn") {
+      expected.push_back(item);
+    }
+  }
+  EXPECT_EQ(before.size() - expected.size(), 48U);
+  EXPECT_EQ(ignore_of(dir()), expected);
+  EXPECT_EQ(run_in(dir(), {"--check"}), 0);
+}
+
 TEST_F(RealConfigTest, BlanketRegexAddedLaterIsRemovedAndNothingElse) {
   write_packed_head([](std::string& text) {
     text.replace(text.find("\"mtp.fc\"\n"), 9, "\"mtp.fc\",\n      \"re:^mtp.*\"\n");
   });
   const auto before = ignore_of(dir());
-  EXPECT_EQ(run_in(dir(), {}), 0);
+  EXPECT_EQ(run_in(dir(), {"--engine", "vllm"}), 0);
   auto expected = before;
   expected.erase(expected.size() - 1);
   EXPECT_EQ(ignore_of(dir()), expected);
@@ -76,12 +105,12 @@ TEST_F(RealConfigTest, DroppingMtpFcFromIgnoreIsCaughtByTheLinearTarget) {
   write_packed_head(
       [](std::string& text) { text.replace(text.find(",\n      \"mtp.fc\"\n"), 17, "\n"); });
   std::string out;
-  EXPECT_EQ(run_in(dir(), {"--check"}, &out), 1);
+  EXPECT_EQ(run_in(dir(), {"--check", "--engine", "vllm"}, &out), 1);
   EXPECT_NE(out.find("  fixable     mtp.fc: 1 module stored BF16 but quantized by targets "
                      "[\"Linear\"] (group_0, class name); not in ignore\n"),
             std::string::npos)
       << out;
-  EXPECT_EQ(run_in(dir(), {}), 0);
+  EXPECT_EQ(run_in(dir(), {"--engine", "vllm"}), 0);
   EXPECT_EQ(ignore_of(dir()).back(), "mtp.fc");
 }
 

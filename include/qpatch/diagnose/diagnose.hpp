@@ -7,6 +7,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/quant/config_files.hpp>
 
@@ -40,6 +41,7 @@ struct Finding {
   std::vector<std::string> modules; // checkpoint module names (or tensor names)
   std::string detail;               // one line for people
   bool fixable = false;
+  std::vector<std::string> engines; // the judged engines it affects ("vllm", "sglang", ...)
 };
 
 // Edits to one config file's arrays.
@@ -65,7 +67,8 @@ struct ObjectChange {
 struct Diagnosis {
   std::string quant_method; // "" when not quantized
   bool quantized = false;
-  std::string engine_rules; // which engine behaviour the verdict models
+  std::string engine_rules;         // which engine behaviour the verdict models
+  std::vector<std::string> engines; // the engines judged (a method may model only vLLM)
   std::vector<Finding> findings;
   std::vector<std::string> notes; // traps worth knowing that change no verdict
   std::string mtp;                // the MTP head as a unit, or "" when there is none
@@ -79,6 +82,7 @@ struct Diagnosis {
 
 struct DiagnoseOptions {
   std::optional<engine::Pattern> only; // consider only modules whose name matches (re.search)
+  engine::EngineSet engines = engine::EngineSet::all(); // --engine
 };
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.

@@ -25,6 +25,9 @@ struct ModelInfo {
   uint64_t renumber_base = 0;  // num_hidden_layers
   // Last name components of MTP projections vLLM builds as a plain nn.Linear (never quantized).
   std::vector<std::string> plain_linears;
+  // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, experts
+  // as separate modules, class "Linear" everywhere, no renames).
+  bool engine_layers = true;
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".
   std::string_view fused_for(std::string_view shard) const;
@@ -42,5 +45,7 @@ struct ModelInfo {
 
 // `num_hidden_layers` (config.json) places renumbered MTP layers; 0 when unknown.
 ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers = 0);
+// The same model as transformers builds it (see ModelInfo::engine_layers).
+ModelInfo transformers_view(const ModelInfo& model);
 
 } // namespace qpatch::engine

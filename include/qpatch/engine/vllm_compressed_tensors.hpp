@@ -13,6 +13,7 @@
 // copied to "RoutedExperts" (compressed_tensors_moe.py).
 #pragma once
 
+#include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
@@ -52,7 +53,13 @@ struct Decision {
 
 class VllmCompressedTensors {
 public:
-  VllmCompressedTensors(const quant::CtConfig& config, const ModelInfo& model);
+  // `engine` selects the dialect (engines.md §3.4-3.5): vLLM; SGLang (plain ignore entries
+  // match as case-insensitive substrings; Qwen3.5 mtp.fc is a plain nn.Linear); transformers
+  // through the compressed-tensors library (judged on its own layers, transformers_view: class
+  // names in ignore are honoured). Targets match the same way in all three.
+  VllmCompressedTensors(const quant::CtConfig& config,
+                        const ModelInfo& model,
+                        Engine engine = Engine::vllm);
 
   // Return what vLLM builds for `layer`.
   Decision decide(const Layer& layer) const;
@@ -60,7 +67,9 @@ public:
   std::vector<std::pair<std::string, std::string>> trace(const Layer& layer) const;
   // Return the index of the first ignore entry that matches vLLM name `prefix`, or nothing.
   // Sets `undecidable` when a regex gave up.
-  std::optional<size_t> match_ignore(const std::string& prefix, bool& undecidable) const;
+  std::optional<size_t>
+  match_ignore(const std::string& prefix, bool& undecidable, const std::string& cls = "") const;
+  Engine engine() const { return m_engine; }
   // Return whether ignore entry `index` matches vLLM name `prefix`.
   bool entry_matches(size_t index, const std::string& prefix) const;
   const quant::CtConfig& config() const { return m_config; }
@@ -78,6 +87,10 @@ private:
   };
   Entry make_entry(const std::string& text) const;
   bool matches(const Entry& entry, const std::string& name, bool& undecidable) const;
+  bool ignores(const Entry& entry,
+               const std::string& name,
+               const std::string& cls,
+               bool& undecidable) const;
   Decision decide_ignore_and_targets(const Layer& layer,
                                      const std::string& prefix,
                                      const std::vector<Target>& targets) const;
@@ -90,6 +103,7 @@ private:
 
   quant::CtConfig m_config;
   ModelInfo m_model;
+  Engine m_engine = Engine::vllm;
   std::vector<Entry> m_ignore;
   std::vector<Target> m_targets;
   std::vector<Target> m_moe_targets; // with "Linear" copied to "RoutedExperts"

@@ -33,6 +33,7 @@ struct CheckpointOutcome {
   std::string path;
   std::string quant_method; // "" when not quantized
   std::string engine_rules;
+  std::vector<std::string> engines; // the engines judged
   Status status = Status::clean;
   std::vector<diagnose::Finding> findings;
   std::vector<ChangeSummary> changes; // written, or that would be written

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The serving engines whose rules qpatch models, and a set of them (`--engine`). With more than
+// one engine a patch must satisfy all of them at once, and each finding says which it affects.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qpatch::engine {
+
+enum class Engine : uint8_t { vllm = 1, sglang = 2, transformers = 4 };
+
+// "vllm", "sglang", "transformers".
+std::string_view to_string(Engine engine);
+// The code base and version whose rules are modelled (engines.md §0).
+std::string_view rules_of(Engine engine);
+// How reports name the engine in sentences ("vLLM", "SGLang", "transformers").
+std::string_view display_name(Engine engine);
+
+class EngineSet {
+public:
+  static EngineSet all() { return EngineSet(7); }
+  static EngineSet only(Engine engine) { return EngineSet(static_cast<uint8_t>(engine)); }
+  // Parse "vllm", "sglang", "transformers" or "all".
+  static std::optional<EngineSet> parse(std::string_view text);
+
+  bool has(Engine engine) const { return (m_bits & static_cast<uint8_t>(engine)) != 0; }
+  void add(Engine engine) { m_bits = static_cast<uint8_t>(m_bits | static_cast<uint8_t>(engine)); }
+  bool empty() const { return m_bits == 0; }
+  bool operator==(const EngineSet& other) const { return m_bits == other.m_bits; }
+  std::vector<Engine> list() const; // in the order vllm, sglang, transformers
+  std::vector<std::string> names() const;
+
+private:
+  explicit EngineSet(uint8_t bits) : m_bits(bits) {}
+  uint8_t m_bits = 0;
+};
+
+} // namespace qpatch::engine

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/engines.hpp>
+
+namespace qpatch::engine {
+
+std::string_view to_string(Engine engine) {
+  switch (engine) {
+  case Engine::vllm:
+    return "vllm";
+  case Engine::sglang:
+    return "sglang";
+  case Engine::transformers:
+    return "transformers";
+  }
+  return "unknown";
+}
+
+std::string_view rules_of(Engine engine) {
+  switch (engine) {
+  case Engine::vllm:
+    return "vllm main 017e9f4 (2026-08-17)";
+  case Engine::sglang:
+    return "sglang 2026 (#35887)";
+  case Engine::transformers:
+    return "transformers + compressed-tensors ac8e2ba";
+  }
+  return "unknown";
+}
+
+std::string_view display_name(Engine engine) {
+  switch (engine) {
+  case Engine::vllm:
+    return "vLLM";
+  case Engine::sglang:
+    return "SGLang";
+  case Engine::transformers:
+    return "transformers";
+  }
+  return "unknown";
+}
+
+std::optional<EngineSet> EngineSet::parse(std::string_view text) {
+  if (text == "all") {
+    return all();
+  }
+  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
+    if (text == to_string(engine)) {
+      return only(engine);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Engine> EngineSet::list() const {
+  std::vector<Engine> out;
+  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
+    if (has(engine)) {
+      out.push_back(engine);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> EngineSet::names() const {
+  std::vector<std::string> out;
+  for (const Engine engine : list()) {
+    out.emplace_back(to_string(engine));
+  }
+  return out;
+}
+
+} // namespace qpatch::engine

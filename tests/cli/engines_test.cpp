@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// `--engine`: the same compressed-tensors checkpoint judged by vLLM, SGLang and transformers
+// (engines.md §3.4-3.5). SGLang's Qwen3.5 draft builds mtp.fc as a plain nn.Linear and reads
+// plain ignore entries as case-insensitive substrings; transformers never builds the MTP head.
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+
+constexpr const char* k_linear = "[\n          \"Linear\"\n        ]";
+
+class EnginesTest : public test::TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back("DIR");
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
+  }
+};
+
+TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "transformers"}).first, 0);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
+            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
+            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
+            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this "
+            "layer without a quant config: it cannot load these tensors; graft dense weights "
+            "from the base model [sglang]\n"
+            "  status      unfixable\n");
+}
+
+TEST_F(EnginesTest, TransformersNeverLoadsTheHead) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "sglang"}).first, 1);
+}
+
+TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
+  // "mtp" is a no-op for vLLM (no layer is named "mtp") and skips the whole head in SGLang.
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\",\n      \"mtp\"\n    ]", k_linear)});
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "sglang"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged as sglang 2026 (#35887) loads it\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
+            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
+            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this "
+            "layer without a quant config: it cannot load these tensors; graft dense weights "
+            "from the base model\n"
+            "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
+            "plain ignore entries that name a parent module or part of a name (SGLang reads "
+            "plain entries as case-insensitive substrings)\n"
+            "  would patch config.json: -1 (mtp)\n"
+            "  status      unfixable\n");
+}
+
+TEST_F(EnginesTest, UnknownEngineIsAUsageError) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "tgi"});
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("--engine"), std::string::npos) << out;
+}
+
+} // namespace
+} // namespace qpatch::cli
