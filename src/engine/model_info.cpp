@@ -52,14 +52,19 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
              std::string(rest.substr(dot));
     }
   }
+  // DeepSeek/GLM build the draft's shared head as model.layers.{N}.head (engines.md §10.2).
+  constexpr std::string_view k_shared_head = "shared_head.head";
+  if (!draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix &&
+      name.substr(draft_prefix.size()) == k_shared_head) {
+    return draft_prefix + "head";
+  }
   return to_vllm(name);
 }
 
 bool ModelInfo::is_plain_linear(std::string_view name) const {
   const size_t dot = name.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
-  const bool in_mtp =
-      !renumbered_from.empty() && name.substr(0, renumbered_from.size()) == renumbered_from;
+  const bool in_mtp = !draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix;
   return in_mtp &&
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }
@@ -90,11 +95,18 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
     info.known = true;
     info.renumbered_from = "model.mtp_layers.";
     info.renumber_base = num_hidden_layers;
+    info.draft_prefix = "model.mtp_layers.";
     info.plain_linears = {"input_proj"};
   }
-  if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
+  const bool deepseek =
+      architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM";
+  if (deepseek) {
     info.known = true;
     info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  }
+  if ((deepseek || architecture == "Glm4MoeForCausalLM") && num_hidden_layers > 0) {
+    info.draft_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".";
+    info.plain_linears = {"eh_proj"};
   }
   return info;
 }

@@ -23,7 +23,10 @@ struct ModelInfo {
   // per-instance name mapper is not applied to the quant config (engines.md §10.2).
   std::string renumbered_from; // "model.mtp_layers." or ""
   uint64_t renumber_base = 0;  // num_hidden_layers
-  // Last name components of MTP projections vLLM builds as a plain nn.Linear (never quantized).
+  // Where the MTP draft's layers start in checkpoint naming ("model.mtp_layers." for MiMo,
+  // "model.layers.61." for DeepSeek-V3), and the last name components of its projections vLLM
+  // builds as a plain nn.Linear (never quantized: MiMo input_proj, DeepSeek/GLM eh_proj).
+  std::string draft_prefix;
   std::vector<std::string> plain_linears;
   // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, experts
   // as separate modules, class "Linear" everywhere, no renames).
