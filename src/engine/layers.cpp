@@ -57,9 +57,10 @@ std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelI
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view last = last_component(module.name);
-    if (!model.engine_layers) {
-      // transformers: every linear module is its own nn.Linear.
-      if (module.kind == ModuleKind::linear || !module.experts_name.empty()) {
+    if (!model.engine_layers && module.experts_name.empty()) {
+      // transformers: every linear module is its own nn.Linear. Per-expert modules stay grouped
+      // and are judged through expert 0, as for vLLM: 1T-parameter MoEs have ~70k of them.
+      if (module.kind == ModuleKind::linear) {
         // lm_head too: the library's "Linear" target reaches every nn.Linear.
         layer_for(name_of(module), LayerKind::linear, "Linear").modules.push_back(m);
       } else if (module.kind == ModuleKind::embedding) {

@@ -62,6 +62,7 @@ VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string
     // apply_vllm_mapper renames only entries that contain a dot.
     entry.mapped = text.find('.') != std::string::npos ? m_model.to_vllm(text) : text;
   }
+  entry.mapped_lower = lower(entry.mapped);
   return entry;
 }
 
@@ -117,8 +118,8 @@ bool VllmCompressedTensors::ignores(const Entry& entry,
     return matches(entry, name, undecidable);
   }
   switch (m_engine) {
-  case Engine::sglang: // check_contains=True
-    return lower(name).find(lower(entry.mapped)) != std::string::npos;
+  case Engine::sglang: // check_contains=True; `name` arrives lower-cased (match_ignore)
+    return name.find(entry.mapped_lower) != std::string::npos;
   case Engine::transformers: // the library also honours class names in ignore
     return entry.mapped == name || (!cls.empty() && entry.text == cls);
   case Engine::vllm:
@@ -130,8 +131,10 @@ bool VllmCompressedTensors::ignores(const Entry& entry,
 std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& prefix,
                                                           bool& undecidable,
                                                           const std::string& cls) const {
+  const std::string lowered = m_engine == Engine::sglang ? lower(prefix) : std::string();
   for (size_t i = 0; i < m_ignore.size(); ++i) {
-    if (ignores(m_ignore[i], prefix, cls, undecidable)) {
+    const bool substring = m_engine == Engine::sglang && !is_regex(m_ignore[i].text);
+    if (ignores(m_ignore[i], substring ? lowered : prefix, cls, undecidable)) {
       return i;
     }
   }
@@ -140,7 +143,9 @@ std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& pre
 
 bool VllmCompressedTensors::entry_matches(size_t index, const std::string& prefix) const {
   bool undecidable = false;
-  return ignores(m_ignore.at(index), prefix, "", undecidable);
+  const Entry& entry = m_ignore.at(index);
+  const bool substring = m_engine == Engine::sglang && !is_regex(entry.text);
+  return ignores(entry, substring ? lower(prefix) : prefix, "", undecidable);
 }
 
 std::optional<VllmCompressedTensors::Target>

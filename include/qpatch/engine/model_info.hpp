@@ -28,8 +28,8 @@ struct ModelInfo {
   // builds as a plain nn.Linear (never quantized: MiMo input_proj, DeepSeek/GLM eh_proj).
   std::string draft_prefix;
   std::vector<std::string> plain_linears;
-  // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, experts
-  // as separate modules, class "Linear" everywhere, no renames).
+  // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, class
+  // "Linear" everywhere, no renames; per-expert modules are judged through expert 0).
   bool engine_layers = true;
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".

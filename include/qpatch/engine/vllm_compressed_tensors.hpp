@@ -79,6 +79,7 @@ private:
   struct Entry {
     std::string text;               // as written
     std::string mapped;             // renamed like layer names (dotted plain entries only)
+    std::string mapped_lower;       // for SGLang's case-insensitive substring test
     std::optional<Pattern> pattern; // for "re:" entries
   };
   struct Target {
