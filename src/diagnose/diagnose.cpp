@@ -272,8 +272,8 @@ struct IgnoreItem {
 struct EngineView {
   engine::Engine engine{};
   engine::ModelInfo model;
-  std::vector<Layer> layers;
-  std::vector<LayerView> views; // point into `layers`: an EngineView is never copied
+  std::shared_ptr<const std::vector<Layer>> layers; // vLLM and SGLang build the same layers
+  std::vector<LayerView> views;                     // point into `layers`
 };
 
 // Build the views of every engine in `engines`. transformers never builds an MTP head, so its
@@ -285,24 +285,33 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const quant::ConfigSet& configs,
                                                       const DiagnoseOptions& options) {
   std::vector<std::unique_ptr<EngineView>> out;
+  std::shared_ptr<const std::vector<Layer>> engine_layers; // vLLM's, shared with SGLang
   for (const engine::Engine engine : engines.list()) {
     auto view = std::make_unique<EngineView>();
     view->engine = engine;
-    view->model = engine == engine::Engine::transformers ? engine::transformers_view(model) : model;
-    view->layers = engine::build_layers(modules, view->model);
     if (engine == engine::Engine::transformers) {
+      view->model = engine::transformers_view(model);
+      auto layers = engine::build_layers(modules, view->model);
       std::set<uint32_t> head;
       if (const quant::ConfigFile* config = configs.find("config.json")) {
         const auto mtp = checkpoint::find_mtp_head(config->doc, modules, inventory);
         head.insert(mtp.modules.begin(), mtp.modules.end());
       }
-      std::erase_if(view->layers, [&](const Layer& layer) {
+      std::erase_if(layers, [&](const Layer& layer) {
         return std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
           return head.count(m) > 0;
         });
       });
+      view->layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
+    } else {
+      view->model = model;
+      if (!engine_layers) {
+        engine_layers =
+            std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, model));
+      }
+      view->layers = engine_layers;
     }
-    view->views = layer_views(view->layers, modules, inventory, options);
+    view->views = layer_views(*view->layers, modules, inventory, options);
     out.push_back(std::move(view));
   }
   return out;
