@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// Real configs of other methods against heads stored dense, partly quantized (mtp.fc dense) and
+// fully quantized: the official Qwen3-Next-80B-A3B-Instruct-FP8 config.json (407-entry
+// modules_to_not_convert naming mtp.fc) and the official Qwen3.5 GPTQ-Int4 `dynamic` table.
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+namespace fs = std::filesystem;
+const fs::path k_real = fs::path(QPATCH_TESTDATA_DIR) / "real-configs";
+
+std::string fp8_config() {
+  return test::read_bytes(k_real / "qwen3-next-80b-a3b-instruct-fp8.config.json");
+}
+
+// config.json with the official Qwen3.5 GPTQ-Int4 quantization_config, verbatim.
+std::string gptq_official_config() {
+  std::ifstream in(k_real / "fragments" / "qwen3.5-gptq-int4-official.quantization_config.json");
+  nlohmann::ordered_json config;
+  config["architectures"] = {"Qwen3_5ForCausalLM"};
+  config["quantization_config"] = nlohmann::ordered_json::parse(in);
+  return config.dump(2) + "\n";
+}
+
+class RealMethodConfigTest : public test::TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back("DIR");
+    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
+  }
+  std::vector<std::string> fp8_list() {
+    const auto config = nlohmann::ordered_json::parse(read("config.json"));
+    return config["quantization_config"]["modules_to_not_convert"].get<std::vector<std::string>>();
+  }
+};
+
+TEST_F(RealMethodConfigTest, Fp8OfficialConfigFitsItsOwnHeadLayout) {
+  // As released: MTP projections FP8, mtp.fc dense and listed.
+  test::write_mini(dir(),
+                   {Head::packed_fc_dense, HeadFile::indexed_shard, fp8_config(), Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 0) << out;
+}
+
+TEST_F(RealMethodConfigTest, Fp8OfficialConfigOnADenseHeadListsTheProjections) {
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, fp8_config(), Packing::fp8});
+  const auto before = fp8_list();
+  ASSERT_EQ(before.size(), 407U);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by fp8 (not "
+                     "in modules_to_not_convert)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  auto expected = before;
+  for (const char* name : {"mtp.layers.0.self_attn.q_proj",
+                           "mtp.layers.0.self_attn.k_proj",
+                           "mtp.layers.0.self_attn.v_proj",
+                           "mtp.layers.0.self_attn.o_proj",
+                           "mtp.layers.0.mlp.gate_proj",
+                           "mtp.layers.0.mlp.up_proj",
+                           "mtp.layers.0.mlp.down_proj"}) {
+    expected.emplace_back(name);
+  }
+  EXPECT_EQ(fp8_list(), expected);
+}
+
+TEST_F(RealMethodConfigTest, Fp8OfficialConfigOnAFullyQuantizedHeadDropsMtpFc) {
+  test::write_mini(dir(), {Head::packed, HeadFile::indexed_shard, fp8_config(), Packing::fp8});
+  const auto before = fp8_list();
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("  fixable     mtp.fc: 1 module stored fp8-block but made dense by "
+                     "modules_to_not_convert entry \"mtp.fc\"\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  auto expected = before;
+  expected.erase(std::find(expected.begin(), expected.end(), "mtp.fc"));
+  EXPECT_EQ(fp8_list(), expected);
+}
+
+TEST_F(RealMethodConfigTest, GptqOfficialRulesOnAFullyQuantizedHead) {
+  // "-:.*mtp.*" makes mtp.fc dense by re.match and, through vLLM's Qwen3.5 special case, the
+  // packed decoder layers too: the rule has to go.
+  test::write_mini(dir(),
+                   {Head::packed, HeadFile::indexed_shard, gptq_official_config(), Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("would patch config.json: -2 (-:.*attn.*, -:.*mtp.*)"), std::string::npos)
+      << out;
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  const auto config = nlohmann::ordered_json::parse(read("config.json"));
+  EXPECT_EQ(config["quantization_config"]["dynamic"].dump(),
+            R"({"lm_head":{},"model.language_model.embed_tokens":{},"-:.*shared_expert.*":{},)"
+            R"("-:.*visual.*":{}})");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(RealMethodConfigTest, GptqOfficialRulesOnADenseHeadOnlyTouchAttention) {
+  test::write_mini(dir(),
+                   {Head::dense, HeadFile::indexed_shard, gptq_official_config(), Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  // The head is dense and "-:.*mtp.*" keeps it so; only the packed attention of this layout
+  // (BF16 in the official release) disagrees with "-:.*attn.*".
+  EXPECT_NE(out.find("would patch config.json: -1 (-:.*attn.*)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
+}
+
+} // namespace
+} // namespace qpatch::cli
