@@ -272,8 +272,9 @@ struct IgnoreItem {
 struct EngineView {
   engine::Engine engine{};
   engine::ModelInfo model;
-  std::shared_ptr<const std::vector<Layer>> layers; // vLLM and SGLang build the same layers
-  std::vector<LayerView> views;                     // point into `layers`
+  // vLLM and SGLang build the same layers, so they share them and their storage views.
+  std::shared_ptr<const std::vector<Layer>> layers;
+  std::shared_ptr<const std::vector<LayerView>> views; // point into `layers`
 };
 
 // Build the views of every engine in `engines`. transformers never builds an MTP head, so its
@@ -286,6 +287,7 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const DiagnoseOptions& options) {
   std::vector<std::unique_ptr<EngineView>> out;
   std::shared_ptr<const std::vector<Layer>> engine_layers; // vLLM's, shared with SGLang
+  std::shared_ptr<const std::vector<LayerView>> engine_views;
   for (const engine::Engine engine : engines.list()) {
     auto view = std::make_unique<EngineView>();
     view->engine = engine;
@@ -303,15 +305,19 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
         });
       });
       view->layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
+      view->views = std::make_shared<const std::vector<LayerView>>(
+          layer_views(*view->layers, modules, inventory, options));
     } else {
       view->model = model;
       if (!engine_layers) {
         engine_layers =
             std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, model));
+        engine_views = std::make_shared<const std::vector<LayerView>>(
+            layer_views(*engine_layers, modules, inventory, options));
       }
       view->layers = engine_layers;
+      view->views = engine_views;
     }
-    view->views = layer_views(*view->layers, modules, inventory, options);
     out.push_back(std::move(view));
   }
   return out;
@@ -398,7 +404,7 @@ private:
     bool changed = false;
     for (const auto& engine_view : m_engines) {
       const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
-      for (const LayerView& view : engine_view->views) {
+      for (const LayerView& view : *engine_view->views) {
         if (view.disk != Disk::dense && view.disk != Disk::quantized) {
           continue;
         }
@@ -545,13 +551,17 @@ void judge_compressed_tensors(const Inventory& inventory,
     const std::string who(engine::display_name(engine));
     const engine::VllmCompressedTensors before(config, engine_view->model, engine);
     const engine::VllmCompressedTensors after(patched, engine_view->model, engine);
-    for (const LayerView& view : engine_view->views) {
+    for (const LayerView& view : *engine_view->views) {
       const Layer& layer = *view.layer;
-      // Findings name checkpoint modules only, never the names an engine asks about.
-      std::vector<std::string> names;
-      for (const uint32_t m : layer.modules) {
-        names.emplace_back(modules[m].name);
-      }
+      // Findings name checkpoint modules only, never the names an engine asks about. Built
+      // only for a problem: an experts layer of a 1T MoE has over a thousand modules.
+      const auto module_names = [&] {
+        std::vector<std::string> names;
+        for (const uint32_t m : layer.modules) {
+          names.emplace_back(modules[m].name);
+        }
+        return names;
+      };
       if (view.disk == Disk::inconsistent) {
         for (const uint32_t m : layer.modules) {
           if (modules[m].format == StorageFormat::inconsistent) {
@@ -570,7 +580,7 @@ void judge_compressed_tensors(const Inventory& inventory,
                      "are shards of " + layer.name +
                          " but stored partly quantized, partly dense: " + who +
                          " builds one layer for them, so no config can load it",
-                     names,
+                     module_names(),
                      view.order,
                      {engine_name}});
         continue;
@@ -621,7 +631,7 @@ void judge_compressed_tensors(const Inventory& inventory,
               " builds them dense: not fixable by a config patch (qpatch does not invent "
               "targets)";
       }
-      add_problem({kind, key, names, view.order, {engine_name}});
+      add_problem({kind, key, module_names(), view.order, {engine_name}});
       (resolved ? fixed : unfixed).insert(kind);
     }
   }
