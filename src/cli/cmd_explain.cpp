@@ -17,6 +17,11 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
                   options.module,
                   "A checkpoint module name (mtp.fc) or an engine layer name (…qkv_proj)")
       ->required();
+  cmd->add_option("--engine",
+                  options.engine,
+                  "vllm|sglang|transformers|all: whose rules to trace (default: all; methods "
+                  "other than compressed-tensors model vLLM's only)")
+      ->check(CLI::IsMember({"vllm", "sglang", "transformers", "all"}));
   return cmd;
 }
 
@@ -36,7 +41,12 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
     return ExitCode::invalid_input;
   }
   const auto modules = checkpoint::build_modules(*inventory);
-  auto explanation = diagnose::explain(*inventory, modules, *configs, options.module);
+  auto explanation = diagnose::explain(
+      *inventory,
+      modules,
+      *configs,
+      options.module,
+      engine::EngineSet::parse(options.engine).value_or(engine::EngineSet::all()));
   if (!explanation) {
     io.err << "qpatch: error: " << explanation.error().to_string() << "\n";
     return explanation.error().code == ErrorCode::unknown_module ? ExitCode::usage

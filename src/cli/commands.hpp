@@ -51,6 +51,7 @@ ExitCode run_fix(const FixOptions& options, Io& io);
 struct ExplainOptions {
   std::string dir;
   std::string module;
+  std::string engine = "all";
 };
 
 CLI::App* setup_explain(CLI::App& app, ExplainOptions& options);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "diagnose/judge_common.hpp"
 
+#include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_gptq.hpp>
@@ -20,7 +21,8 @@ using engine::Layer;
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const std::vector<Module>& modules,
                             const quant::ConfigSet& configs,
-                            const std::string& name) {
+                            const std::string& name,
+                            engine::EngineSet engines) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
@@ -72,17 +74,107 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     return out;
   }
   const std::string method = quant::declared_method(*active);
+  const bool ct = method == "compressed-tensors" || method == "compressed_tensors";
+  if (!ct) {
+    engines = engine::EngineSet::only(engine::Engine::vllm);
+  }
+  std::string judged;
+  const auto list = engines.list();
+  for (size_t i = 0; i < list.size(); ++i) {
+    judged += std::string(i == 0                 ? ""
+                          : i + 1 == list.size() ? " and "
+                                                 : ", ") +
+              std::string(engine::rules_of(list[i]));
+  }
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                         "), judged as " + detail::k_vllm_rules + " loads it");
-  engine::Decision decision;
-  if (method == "compressed-tensors" || method == "compressed_tensors") {
+                         "), judged as " + judged + (list.size() > 1 ? " load it" : " loads it"));
+  const DiagnoseOptions options;
+  const auto views = detail::layer_views(layers, modules, inventory, options);
+  const auto view = std::find_if(
+      views.begin(), views.end(), [&](const detail::LayerView& v) { return v.layer == layer; });
+  const auto disk_text = [](const detail::LayerView& v) {
+    return v.disk == detail::Disk::dense       ? "dense (" + v.stored + ")"
+           : v.disk == detail::Disk::quantized ? "quantized (" + v.stored + ")"
+           : v.disk == detail::Disk::mixed     ? std::string("shards stored differently")
+                                               : std::string("inconsistent");
+  };
+  if (ct) {
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
-    const engine::VllmCompressedTensors judge(config, model);
-    const auto trace = judge.trace(*layer);
-    lines.insert(lines.end(), trace.begin(), trace.end());
-    decision = judge.decide(*layer);
-  } else if (method == "gptq") {
+    std::vector<std::string> wrong;
+    for (const engine::Engine engine : list) {
+      const std::string engine_name(engine::to_string(engine));
+      if (list.size() > 1) {
+        lines.emplace_back("engine", std::string(engine::rules_of(engine)));
+      }
+      if (engine != engine::Engine::transformers) {
+        const engine::VllmCompressedTensors judge(config, model, engine);
+        const auto trace = judge.trace(*layer);
+        lines.insert(lines.end(), trace.begin(), trace.end());
+        if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
+          wrong.push_back(engine_name);
+        }
+        continue;
+      }
+      // transformers builds one nn.Linear per module and never builds the MTP head.
+      const engine::ModelInfo plain = engine::transformers_view(model);
+      const std::vector<Layer> plain_layers = engine::build_layers(modules, plain);
+      const quant::ConfigFile* config_json = configs.find("config.json");
+      const auto head = config_json != nullptr
+                            ? checkpoint::find_mtp_head(config_json->doc, modules, inventory)
+                            : checkpoint::MtpHead{};
+      const auto in_head = [&](uint32_t m) {
+        return std::find(head.modules.begin(), head.modules.end(), m) != head.modules.end();
+      };
+      bool traced = false;
+      for (const Layer& candidate : plain_layers) {
+        // The module asked about; for a fused name, each of its shards.
+        const bool mine =
+            std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
+              return module != nullptr
+                         ? &modules[m] == module
+                         : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                               layer->modules.end();
+            });
+        if (!mine) {
+          continue;
+        }
+        traced = true;
+        if (std::all_of(candidate.modules.begin(), candidate.modules.end(), in_head)) {
+          lines.emplace_back("not built",
+                             candidate.name + ": transformers never builds the MTP head");
+          continue;
+        }
+        const engine::VllmCompressedTensors judge(config, plain, engine);
+        const auto trace = judge.trace(candidate);
+        lines.insert(lines.end(), trace.begin(), trace.end());
+        const auto plain_views = detail::layer_views({candidate}, modules, inventory, options);
+        if (plain_views.empty() ||
+            !detail::consistent(plain_views.front(), judge.decide(candidate))) {
+          if (std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+            wrong.push_back(engine_name);
+          }
+        }
+      }
+      if (!traced) {
+        lines.emplace_back("not built", "transformers builds no layer of this name");
+      }
+    }
+    out.consistent = wrong.empty();
+    lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
+    std::string who;
+    for (const std::string& engine : wrong) {
+      who += (who.empty() ? "" : ", ") + engine;
+    }
+    lines.emplace_back("status",
+                       out.consistent
+                           ? std::string("consistent: every engine builds what is stored")
+                           : "inconsistent for " + who + ": run `qpatch --dry-run " +
+                                 inventory.display_dir + "` to see the fix");
+    return out;
+  }
+  engine::Decision decision;
+  if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
     const engine::VllmGptq judge(config, model, detail::derived_module_list(inventory));
     const auto trace = judge.trace(*layer);
@@ -98,17 +190,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
     return out;
   }
-  const DiagnoseOptions options;
-  const auto views = detail::layer_views(layers, modules, inventory, options);
-  const auto view = std::find_if(
-      views.begin(), views.end(), [&](const detail::LayerView& v) { return v.layer == layer; });
   out.consistent = view != views.end() && detail::consistent(*view, decision);
-  lines.emplace_back("on disk",
-                     view == views.end()                     ? std::string("?")
-                     : view->disk == detail::Disk::dense     ? "dense (" + view->stored + ")"
-                     : view->disk == detail::Disk::quantized ? "quantized (" + view->stored + ")"
-                     : view->disk == detail::Disk::mixed ? std::string("shards stored differently")
-                                                         : std::string("inconsistent"));
+  lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
   lines.emplace_back("status",
                      out.consistent ? std::string("consistent: the engine builds what is stored")
                                     : std::string("inconsistent: run `qpatch --dry-run ") +

@@ -311,6 +311,11 @@ VllmCompressedTensors::trace(const Layer& layer) const {
     lines.emplace_back("built", "without a quant config: dense whatever the config says");
     return lines;
   }
+  if (m_engine == Engine::sglang && layer.prefix == "mtp.fc" &&
+      m_model.architecture.rfind("Qwen3_5", 0) == 0) {
+    lines.emplace_back("built", "as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
+    return lines;
+  }
   std::vector<std::string> names{layer.prefix};
   const std::string last(last_component(layer.prefix));
   if (layer.kind == LayerKind::experts) {
@@ -336,11 +341,19 @@ VllmCompressedTensors::trace(const Layer& layer) const {
   for (const std::string& name : names) {
     bool undecidable = false;
     bool any = false;
+    const std::string lowered = lower(name);
     for (size_t i = 0; i < m_ignore.size(); ++i) {
-      if (matches(m_ignore[i], name, undecidable)) {
+      const bool regex = is_regex(m_ignore[i].text);
+      const bool substring = m_engine == Engine::sglang && !regex;
+      if (ignores(m_ignore[i], substring ? lowered : name, layer.cls, undecidable)) {
+        const bool by_class =
+            m_engine == Engine::transformers && !regex && m_ignore[i].mapped != name;
         lines.emplace_back("ignore[" + std::to_string(i) + "]",
                            "\"" + m_ignore[i].text + "\" matches " + name +
-                               (is_regex(m_ignore[i].text) ? " (re.match)" : " (exact)"));
+                               (regex       ? " (re.match)"
+                                : substring ? " (case-insensitive substring)"
+                                : by_class  ? " (class name " + layer.cls + ")"
+                                            : " (exact)"));
         any = true;
         ++ignored;
         break;

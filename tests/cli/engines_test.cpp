@@ -76,6 +76,31 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
             "plain entries as case-insensitive substrings)\n"
             "  would patch config.json: -1 (mtp)\n"
             "  status      unfixable\n");
+  // explain shows the rule each engine applies to the same module.
+  const test::CliOutcome explained =
+      test::run_cli({"explain", "DIR", "mtp.layers.0.mlp.down_proj"}, dir());
+  EXPECT_EQ(explained.code, 1);
+  EXPECT_EQ(explained.out,
+            "mtp.layers.0.mlp.down_proj\n"
+            "  stored       ct-pack-quantized I32 [64, 16] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.layers.0.mlp.down_proj (RowParallelLinear)\n"
+            "  config       config.json /quantization_config (compressed-tensors), judged as vllm "
+            "main 017e9f4 (2026-08-17), sglang 2026 (#35887) and transformers + "
+            "compressed-tensors ac8e2ba load it\n"
+            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  ignore       2 entries checked, none matches mtp.layers.0.mlp.down_proj\n"
+            "  target       group_0 \"Linear\" matches class RowParallelLinear (case-insensitive "
+            "substring)\n"
+            "  verdict      quantized (target_class, group_0)\n"
+            "  engine       sglang 2026 (#35887)\n"
+            "  ignore[1]    \"mtp\" matches mtp.layers.0.mlp.down_proj (case-insensitive "
+            "substring)\n"
+            "  targets      not consulted: ignore is checked first\n"
+            "  verdict      dense (ignore_entry)\n"
+            "  engine       transformers + compressed-tensors ac8e2ba\n"
+            "  not built    mtp.layers.0.mlp.down_proj: transformers never builds the MTP head\n"
+            "  on disk      quantized (ct-pack-quantized)\n"
+            "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
 }
 
 TEST_F(EnginesTest, UnknownEngineIsAUsageError) {

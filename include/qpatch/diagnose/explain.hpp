@@ -6,6 +6,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/engine/engines.hpp>
 #include <qpatch/quant/config_files.hpp>
 
 #include <string>
@@ -20,9 +21,12 @@ struct Explanation {
 };
 
 // Explain `name`: a checkpoint module name, or the name of a layer vLLM builds (a fused name).
+// For compressed-tensors every engine of `engines` is traced in turn; the other methods model
+// vLLM's rules only.
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const std::vector<checkpoint::Module>& modules,
                             const quant::ConfigSet& configs,
-                            const std::string& name);
+                            const std::string& name,
+                            engine::EngineSet engines = engine::EngineSet::all());
 
 } // namespace qpatch::diagnose
