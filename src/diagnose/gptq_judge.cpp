@@ -206,6 +206,45 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
           "works through the Qwen3.5 special case, which does not cover mtp.fc");
     }
   }
+  // Traps: a positive rule that matches a layer first shadows a later negative rule matching the
+  // same layer (first match wins): the exclusion never applies to it (failures.md F17).
+  std::vector<std::pair<std::pair<size_t, size_t>, size_t>> shadowed; // ((+, -), layers)
+  for (const LayerView& view : views) {
+    bool undecidable = false;
+    const auto first = before.first_dynamic(view.layer->prefix, undecidable);
+    if (!first || config.dynamic[*first].negative) {
+      continue;
+    }
+    for (size_t j = *first + 1; j < config.dynamic.size(); ++j) {
+      if (!config.dynamic[j].negative) {
+        continue;
+      }
+      const engine::VllmGptq one(
+          quant::GptqConfig{{config.dynamic[j]}, true, config.modules_in_block, false},
+          model,
+          derived);
+      if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
+        const auto pair = std::pair(*first, j);
+        const auto it = std::find_if(shadowed.begin(), shadowed.end(), [&](const auto& entry) {
+          return entry.first == pair;
+        });
+        if (it == shadowed.end()) {
+          shadowed.emplace_back(pair, 1);
+        } else {
+          ++it->second;
+        }
+        break;
+      }
+    }
+  }
+  for (const auto& [pair, count] : shadowed) {
+    diagnosis.notes.push_back(
+        "dynamic rule " + quoted(config.dynamic[pair.first].key) + " (dynamic[" +
+        std::to_string(pair.first) + "]) matches " + std::to_string(count) + " layer" +
+        (count == 1 ? "" : "s") + " before " + quoted(config.dynamic[pair.second].key) +
+        " (dynamic[" + std::to_string(pair.second) +
+        "]) is tried: the first match wins, so that exclusion never applies to them");
+  }
   if (fix.removed.empty() && fix.prepend.empty()) {
     return ok_status();
   }

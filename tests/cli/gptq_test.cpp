@@ -145,5 +145,33 @@ TEST_F(GptqTest, QuantizeConfigJsonIsKeptInStepAndReadWhenConfigJsonHasNone) {
   EXPECT_NE(out.find("DIR: gptq, judged as"), std::string::npos) << out;
 }
 
+// failures.md F17: a community AutoRound->GPTQ export declared its BF16 head quantized with
+// positive rules, and the widely shared fix appends "-:.*mtp.*" after them, where it never wins.
+TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
+  const std::string config =
+      gptq_config("Qwen3NextForCausalLM",
+                  "    \"dynamic\": {\n      \"+:.*mtp.*\": {\n        \"bits\": 4,\n"
+                  "        \"group_size\": 64\n      },\n      \"-:.*mtp.*\": {}\n    },\n"
+                  "    \"modules_in_block_to_quantize\": [\n      \"self_attn.q_proj\",\n"
+                  "      \"self_attn.k_proj\",\n      \"self_attn.v_proj\",\n"
+                  "      \"self_attn.o_proj\",\n      \"mlp.gate_proj\",\n"
+                  "      \"mlp.up_proj\",\n      \"mlp.down_proj\"\n    ],\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before "
+            "\"-:.*mtp.*\" (dynamic[1]) is tried: the first match wins, so that exclusion never "
+            "applies to them\n"
+            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+            "  would patch config.json: +1 (-:^mtp\\.)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
 } // namespace
 } // namespace qpatch::cli
