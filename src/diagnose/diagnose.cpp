@@ -240,6 +240,17 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
   return views;
 }
 
+VllmSetting vllm_setting(const Inventory& inventory,
+                         const std::vector<Module>& modules,
+                         const quant::ConfigSet& configs,
+                         const DiagnoseOptions& options) {
+  VllmSetting setting;
+  setting.model = engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  setting.layers = engine::build_layers(modules, setting.model);
+  setting.views = layer_views(setting.layers, modules, inventory, options);
+  return setting;
+}
+
 std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {
   std::set<std::string> names;
   for (const auto& tensor : inventory.tensors) {
@@ -758,14 +769,7 @@ namespace {
 // Record which engines' rules the verdicts model.
 void judged_by(engine::EngineSet engines, Diagnosis& diagnosis) {
   diagnosis.engines = engines.names();
-  diagnosis.engine_rules.clear();
-  const auto list = engines.list();
-  for (size_t i = 0; i < list.size(); ++i) {
-    diagnosis.engine_rules += std::string(i == 0                 ? ""
-                                          : i + 1 == list.size() ? " and "
-                                                                 : ", ") +
-                              std::string(engine::rules_of(list[i]));
-  }
+  diagnosis.engine_rules = engine::rules_of(engines);
 }
 
 // Findings that concern the checkpoint rather than one engine's rules affect every engine judged.

@@ -78,17 +78,11 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   if (!ct) {
     engines = engine::EngineSet::only(engine::Engine::vllm);
   }
-  std::string judged;
   const auto list = engines.list();
-  for (size_t i = 0; i < list.size(); ++i) {
-    judged += std::string(i == 0                 ? ""
-                          : i + 1 == list.size() ? " and "
-                                                 : ", ") +
-              std::string(engine::rules_of(list[i]));
-  }
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                         "), judged as " + judged + (list.size() > 1 ? " load it" : " loads it"));
+                         "), judged as " + engine::rules_of(engines) +
+                         (list.size() > 1 ? " load it" : " loads it"));
   const DiagnoseOptions options;
   const auto views = detail::layer_views(layers, modules, inventory, options);
   const auto view = std::find_if(

@@ -154,10 +154,9 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                   const DiagnoseOptions& options,
                   Diagnosis& diagnosis) {
   QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(active));
-  const engine::ModelInfo model =
-      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const std::vector<Layer> layers = engine::build_layers(modules, model);
-  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+  const engine::ModelInfo& model = setting.model;
+  const std::vector<LayerView>& views = setting.views;
   const std::vector<std::string> derived = derived_module_list(inventory);
   const GptqFix fix = find_fix(config, model, derived, views);
   const engine::VllmGptq before(config, model, derived);
@@ -248,25 +247,21 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   if (fix.removed.empty() && fix.prepend.empty()) {
     return ok_status();
   }
-  for (const quant::ConfigFile& file : configs.files) {
-    if (quant::declared_method(file) != "gptq") {
-      continue;
-    }
-    auto same = quant::read_gptq(file);
-    if (!same) {
-      continue;
-    }
-    ObjectChange change;
-    change.file = file.name;
-    change.pointer = file.pointer;
-    change.pointer.push_back("dynamic");
-    change.create = !same->has_dynamic;
-    for (const size_t i : fix.removed) {
-      change.remove.push_back(config.dynamic[i].key);
-    }
-    change.prepend = fix.prepend;
-    diagnosis.object_changes.push_back(std::move(change));
+  ObjectChange edit;
+  for (const size_t i : fix.removed) {
+    edit.remove.push_back(config.dynamic[i].key);
   }
+  edit.prepend = fix.prepend;
+  edit_every_copy(
+      configs,
+      "gptq",
+      "dynamic",
+      [](const quant::ConfigFile& file) -> std::optional<bool> {
+        auto same = quant::read_gptq(file);
+        return same ? std::optional<bool>(same->has_dynamic) : std::nullopt;
+      },
+      edit,
+      diagnosis);
   return ok_status();
 }
 

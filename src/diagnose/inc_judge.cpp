@@ -123,10 +123,10 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
                         const DiagnoseOptions& options,
                         Diagnosis& diagnosis) {
   QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(active));
-  const engine::ModelInfo model =
-      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const std::vector<Layer> layers = engine::build_layers(modules, model);
-  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+  const engine::ModelInfo& model = setting.model;
+  const std::vector<Layer>& layers = setting.layers;
+  const std::vector<LayerView>& views = setting.views;
   const IncFix fix = find_fix(config, model, modules, views);
   const engine::VllmInc before(config, model);
   const engine::VllmInc after(patched(config, fix), model);
@@ -198,27 +198,23 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
   if (fix.removed.empty() && fix.added.empty()) {
     return ok_status();
   }
-  for (const quant::ConfigFile& file : configs.files) {
-    if (quant::declared_method(file) != "auto-round") {
-      continue;
-    }
-    auto same = quant::read_auto_round(file);
-    if (!same) {
-      continue;
-    }
-    ObjectChange change;
-    change.file = file.name;
-    change.pointer = file.pointer;
-    change.pointer.push_back("extra_config");
-    change.create = !same->has_extra_config;
-    for (const size_t i : fix.removed) {
-      change.remove.push_back(config.extra_config[i].key);
-    }
-    for (const std::string& key : fix.added) {
-      change.append.emplace_back(key, k_dense_entry);
-    }
-    diagnosis.object_changes.push_back(std::move(change));
+  ObjectChange edit;
+  for (const size_t i : fix.removed) {
+    edit.remove.push_back(config.extra_config[i].key);
   }
+  for (const std::string& key : fix.added) {
+    edit.append.emplace_back(key, k_dense_entry);
+  }
+  edit_every_copy(
+      configs,
+      "auto-round",
+      "extra_config",
+      [](const quant::ConfigFile& file) -> std::optional<bool> {
+        auto same = quant::read_auto_round(file);
+        return same ? std::optional<bool>(same->has_extra_config) : std::nullopt;
+      },
+      edit,
+      diagnosis);
   return ok_status();
 }
 

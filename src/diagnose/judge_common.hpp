@@ -9,13 +9,12 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace qpatch::diagnose::detail {
-
-inline constexpr const char* k_vllm_rules = "vllm main 017e9f4 (2026-08-17)";
 
 enum class Disk { dense, quantized, mixed, inconsistent };
 
@@ -39,6 +38,18 @@ std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
                                    const std::vector<checkpoint::Module>& modules,
                                    const checkpoint::Inventory& inventory,
                                    const DiagnoseOptions& options);
+
+// What every vLLM-rules judge starts from: the model's rules, the layers vLLM builds, and how
+// each is stored. `views` point into `layers` (a moved vector keeps its elements in place).
+struct VllmSetting {
+  engine::ModelInfo model;
+  std::vector<engine::Layer> layers;
+  std::vector<LayerView> views;
+};
+VllmSetting vllm_setting(const checkpoint::Inventory& inventory,
+                         const std::vector<checkpoint::Module>& modules,
+                         const quant::ConfigSet& configs,
+                         const DiagnoseOptions& options);
 bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
 // in every *.safetensors file (indexed or not), whose dtype is not a float dtype.
@@ -88,6 +99,33 @@ void report_layers(const std::vector<LayerView>& views,
     fixed.erase(kind);
   }
   add_grouped(problems, findings, fixed);
+}
+
+// Apply one edit of the object `key` (GPTQ `dynamic`, auto-round `extra_config`) to every file
+// that declares `method`: config.json and its sidecars carry copies of one config, and they stay
+// in step. `has_object(file)` returns whether that file has the object (nothing: skip the file).
+template <class HasObject>
+void edit_every_copy(const quant::ConfigSet& configs,
+                     const std::string& method,
+                     const std::string& key,
+                     HasObject&& has_object,
+                     const ObjectChange& edit,
+                     Diagnosis& diagnosis) {
+  for (const quant::ConfigFile& file : configs.files) {
+    if (quant::declared_method(file) != method) {
+      continue;
+    }
+    const std::optional<bool> exists = has_object(file);
+    if (!exists) {
+      continue;
+    }
+    ObjectChange change = edit;
+    change.file = file.name;
+    change.pointer = file.pointer;
+    change.pointer.push_back(key);
+    change.create = !*exists;
+    diagnosis.object_changes.push_back(std::move(change));
+  }
 }
 
 // Judge a GPTQ config (gptq_judge.cpp).

@@ -155,10 +155,9 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   const bool nvfp4 = method == SkipListMethod::modelopt && algo == "NVFP4";
   QP_TRY_ASSIGN(const SkipList list, read_skip_list(active, method, modules, inventory));
-  const engine::ModelInfo model =
-      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const std::vector<Layer> layers = engine::build_layers(modules, model);
-  const std::vector<LayerView> views = layer_views(layers, modules, inventory, options);
+  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+  const engine::ModelInfo& model = setting.model;
+  const std::vector<LayerView>& views = setting.views;
 
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
   std::set<size_t> removed;

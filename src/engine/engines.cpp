@@ -69,4 +69,16 @@ std::vector<std::string> EngineSet::names() const {
   return out;
 }
 
+std::string rules_of(const EngineSet& engines) {
+  std::string out;
+  const auto list = engines.list();
+  for (size_t i = 0; i < list.size(); ++i) {
+    out += std::string(i == 0                 ? ""
+                       : i + 1 == list.size() ? " and "
+                                              : ", ") +
+           std::string(rules_of(list[i]));
+  }
+  return out;
+}
+
 } // namespace qpatch::engine

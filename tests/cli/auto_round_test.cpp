@@ -59,13 +59,8 @@ std::string dot_mtp_dot_config() {
                      "  \"packing_format\": \"auto_round:auto_gptq\",\n  \"sym\": true\n}");
 }
 
-class AutoRoundTest : public test::TempDirTest {
+class AutoRoundTest : public test::CheckpointCliTest {
 protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
   nlohmann::ordered_json extra_config() {
     return nlohmann::ordered_json::parse(
         read_file(dir() / "config.json"))["quantization_config"]["extra_config"];

@@ -16,14 +16,7 @@ using test::HeadFile;
 
 constexpr const char* k_linear = "[\n          \"Linear\"\n        ]";
 
-class EnginesTest : public test::TempDirTest {
-protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
-};
+class EnginesTest : public test::CheckpointCliTest {};
 
 TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
   test::write_mini(dir(),

@@ -26,14 +26,7 @@ std::string gptq_config(const std::string& architecture, const std::string& extr
          "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
 }
 
-class GptqTest : public test::TempDirTest {
-protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
-};
+class GptqTest : public test::CheckpointCliTest {};
 
 TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   // The official rules keep attention BF16 ("-:.*attn.*"); this disk packs it, so the rule

@@ -29,14 +29,7 @@ std::string mimo_config(const std::string& ignore) {
   return config.dump(2) + "\n";
 }
 
-class MimoTest : public test::TempDirTest {
-protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
-};
+class MimoTest : public test::CheckpointCliTest {};
 
 TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
   test::write_mimo(dir(), mimo_config(R"(["lm_head"])"));

@@ -34,13 +34,8 @@ std::string gptq_official_config() {
   return config.dump(2) + "\n";
 }
 
-class RealMethodConfigTest : public test::TempDirTest {
+class RealMethodConfigTest : public test::CheckpointCliTest {
 protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
   std::vector<std::string> fp8_list() {
     const auto config = nlohmann::ordered_json::parse(read("config.json"));
     return config["quantization_config"]["modules_to_not_convert"].get<std::vector<std::string>>();

@@ -26,13 +26,8 @@ std::string config_json(const std::string& method, const std::string& fields) {
          fields + "    \"quant_method\": \"" + method + "\"\n  }\n}\n";
 }
 
-class SkipListTest : public test::TempDirTest {
+class SkipListTest : public test::CheckpointCliTest {
 protected:
-  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
-    args.push_back("DIR");
-    const test::CliOutcome outcome = test::run_cli(std::move(args), dir());
-    return {outcome.code, outcome.out + outcome.err};
-  }
   std::string list(const std::string& key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
   }

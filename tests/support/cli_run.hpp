@@ -3,8 +3,11 @@
 // directory's (temporary) path written as DIR, so expectations can be exact strings.
 #pragma once
 
+#include "support/temp_dir.hpp"
+
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qpatch::test {
@@ -17,5 +20,16 @@ struct CliOutcome {
 
 // Run qpatch with `args`, where an argument "DIR" stands for `dir`.
 CliOutcome run_cli(std::vector<std::string> args, const std::filesystem::path& dir);
+
+// A test with its own checkpoint directory that runs `qpatch ARGS... DIR` and reads the exit code
+// and everything printed (stdout then stderr).
+class CheckpointCliTest : public TempDirTest {
+protected:
+  std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    args.push_back("DIR");
+    const CliOutcome outcome = run_cli(std::move(args), dir());
+    return {outcome.code, outcome.out + outcome.err};
+  }
+};
 
 } // namespace qpatch::test

@@ -20,6 +20,11 @@ std::string_view rules_of(Engine engine);
 // How reports name the engine in sentences ("vLLM", "SGLang", "transformers").
 std::string_view display_name(Engine engine);
 
+class EngineSet;
+// "vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and transformers + ...": the rules of
+// every engine in `engines`, for the sentence "judged as ... load(s) it".
+std::string rules_of(const EngineSet& engines);
+
 class EngineSet {
 public:
   static EngineSet all() { return EngineSet(7); }
