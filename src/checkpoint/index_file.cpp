@@ -137,6 +137,7 @@ bool scan_plain_index(std::string_view text, IndexFile& index) {
         return false;
       }
       index.entries.reserve(text.size() / 80 + 16); // ~90 bytes of JSON an entry
+      index.by_hash.reserve(index.entries.capacity());
       ShardTable shards(index);
       if (!in.take('}')) {
         do {
@@ -153,6 +154,11 @@ bool scan_plain_index(std::string_view text, IndexFile& index) {
                          index.shards.size() > limits::k_max_shards)) {
             return false;
           }
+          // Fingerprint the name while it is in cache; finish_index only sorts.
+          index.by_hash.push_back({util::hash_name(*tensor),
+                                   util::check_name(*tensor),
+                                   static_cast<uint32_t>(index.entries.size()),
+                                   shard_id});
           index.entries.push_back({*tensor, shard_id});
         } while (in.take(','));
         if (!in.take('}')) {
@@ -169,8 +175,12 @@ bool scan_plain_index(std::string_view text, IndexFile& index) {
 // Sort the entries by name hash and reject a name listed twice: both paths end here.
 Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
   const auto name_of = [&](uint32_t id) { return index.entries[id].tensor; };
-  index.by_hash = util::sort_by_hash(
-      index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
+  if (index.by_hash.size() == index.entries.size()) {
+    util::radix_sort(index.by_hash); // the fast path fingerprinted the names as it read them
+  } else {
+    index.by_hash = util::sort_by_hash(
+        index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
+  }
   for (size_t i = 1; i < index.by_hash.size(); ++i) {
     if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
       // Equal hashes are rare: compare every earlier name of the run.

@@ -261,10 +261,8 @@ void check_index(Inventory& inventory, const IndexFile& index) {
 }
 
 void cross_check(Inventory& inventory, const IndexFile* index) {
-  inventory.by_hash = util::sort_by_hash(
-      inventory.tensors.size(),
-      [&](uint32_t id) { return inventory.tensors[id].name; },
-      [&](uint32_t id) { return inventory.tensors[id].file; });
+  // by_hash was filled in tensor order with the fingerprints the readers computed.
+  util::radix_sort(inventory.by_hash);
   mark_duplicates(inventory);
   report_unindexed_files(inventory);
   if (index != nullptr) {
@@ -361,7 +359,12 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     file.header_size = header->header_size;
     file.tensor_count = header->tensors.size();
     file.metadata = std::move(header->metadata);
+    if (inventory.by_hash.capacity() < inventory.tensors.capacity()) {
+      inventory.by_hash.reserve(inventory.tensors.capacity());
+    }
     for (auto& entry : header->tensors) {
+      inventory.by_hash.push_back(
+          {entry.name_hash, entry.name_check, static_cast<uint32_t>(inventory.tensors.size()), f});
       inventory.tensors.push_back(Tensor{
           entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
     }

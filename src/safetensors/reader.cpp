@@ -8,6 +8,7 @@
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/safetensors/reader.hpp>
 #include <qpatch/util/checked.hpp>
+#include <qpatch/util/hash_sort.hpp>
 #include <qpatch/util/name_index.hpp>
 
 #include <simdjson.h>
@@ -755,6 +756,8 @@ Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) 
     std::memcpy(cursor, tensor.name.data(), tensor.name.size());
     tensor.name = std::string_view(cursor, tensor.name.size());
     cursor += tensor.name.size();
+    tensor.name_hash = util::hash_name(tensor.name);
+    tensor.name_check = util::check_name(tensor.name);
   }
   return header;
 }

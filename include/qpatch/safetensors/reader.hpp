@@ -49,6 +49,10 @@ struct TensorEntry {
   Shape shape;
   uint64_t begin = 0; // data_offsets, relative to the start of the data section
   uint64_t end = 0;
+  // util::hash_name and util::check_name of `name`, computed while the name is in cache (on the
+  // reading thread): the inventory's index join sorts these instead of touching 200k names again.
+  uint64_t name_hash = 0;
+  uint64_t name_check = 0;
 };
 
 struct Header {
