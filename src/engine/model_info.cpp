@@ -111,11 +111,23 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
   return info;
 }
 
+std::string ModelInfo::fused_alias(std::string_view name) const {
+  const size_t dot = name.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  for (const auto& [fused, shards] : fused_aliases) {
+    if (std::find(shards.begin(), shards.end(), last) != shards.end()) {
+      return std::string(name.substr(0, name.size() - last.size())) + fused;
+    }
+  }
+  return "";
+}
+
 ModelInfo transformers_view(const ModelInfo& model) {
   ModelInfo view;
   view.architecture = model.architecture;
   view.known = model.known;
   view.engine_layers = false;
+  view.fused_aliases = model.packed;
   return view;
 }
 

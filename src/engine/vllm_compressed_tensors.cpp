@@ -115,13 +115,23 @@ bool VllmCompressedTensors::ignores(const Entry& entry,
                                     const std::string& cls,
                                     bool& undecidable) const {
   if (is_regex(entry.text)) {
-    return matches(entry, name, undecidable);
+    if (matches(entry, name, undecidable)) {
+      return true;
+    }
+    const std::string alias =
+        m_engine == Engine::transformers ? m_model.fused_alias(name) : std::string();
+    return !alias.empty() && matches(entry, alias, undecidable);
   }
   switch (m_engine) {
   case Engine::sglang: // check_contains=True; `name` arrives lower-cased (match_ignore)
     return name.find(entry.mapped_lower) != std::string::npos;
-  case Engine::transformers: // the library also honours class names in ignore
-    return entry.mapped == name || (!cls.empty() && entry.text == cls);
+  case Engine::transformers: { // the library also honours class names and fused names
+    if (entry.mapped == name || (!cls.empty() && entry.text == cls)) {
+      return true;
+    }
+    const std::string alias = m_model.fused_alias(name);
+    return !alias.empty() && entry.mapped == alias;
+  }
   case Engine::vllm:
     break;
   }
@@ -155,8 +165,11 @@ VllmCompressedTensors::find_target(const std::string& prefix,
                                    DecidedBy& by,
                                    bool class_targets,
                                    bool& undecidable) const {
+  // transformers: the library also matches a shard through the fused layer it belongs to.
+  const std::string alias = m_engine == Engine::transformers ? m_model.fused_alias(prefix) : "";
   for (const Target& target : targets) {
-    if (matches(target.entry, prefix, undecidable)) {
+    if (matches(target.entry, prefix, undecidable) ||
+        (!alias.empty() && matches(target.entry, alias, undecidable))) {
       by = DecidedBy::target_name;
       return target;
     }

@@ -96,6 +96,22 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
             "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
 }
 
+// Targets written with vLLM's fused names: the compressed-tensors library on the transformers
+// path matches the unfused q/k/v and gate/up modules through them too.
+TEST_F(EnginesTest, FusedNameTargetsReachTransformersShards) {
+  test::write_mini(dir(),
+                   {Head::absent,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\"\n    ]",
+                                         "[\n          \"re:.*qkv_proj$\",\n"
+                                         "          \"re:.*o_proj$\",\n"
+                                         "          \"re:.*gate_up_proj$\",\n"
+                                         "          \"re:.*down_proj$\"\n        ]")});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "transformers"}).first, 0);
+}
+
 TEST_F(EnginesTest, UnknownEngineIsAUsageError) {
   test::write_mini(dir(),
                    {Head::dense,
