@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -27,24 +28,35 @@ void read_headers_in_order(const std::filesystem::path& dir,
   }
   std::vector<std::optional<Result<safetensors::Header>>> slots(names.size());
   std::mutex mutex;
-  std::condition_variable ready; // a slot was filled
-  std::condition_variable room;  // the consumer moved on
+  std::condition_variable ready; // a slot was filled, or a worker failed
+  std::condition_variable room;  // the consumer moved on, or stopped
   std::atomic<size_t> next_claim{0};
-  size_t consumed = 0; // guarded by mutex
+  size_t consumed = 0;        // guarded by mutex
+  bool stop = false;          // guarded by mutex: the consumer gave up (it threw)
+  std::exception_ptr failure; // guarded by mutex: what a worker threw (bad_alloc, in practice)
   // Workers stay at most this far ahead of the consumer: a bound on waiting headers.
   const size_t window = size_t{4} * workers;
   const auto work = [&] {
-    safetensors::HeaderParser parser;
-    for (size_t i = next_claim++; i < names.size(); i = next_claim++) {
-      {
-        std::unique_lock lock(mutex);
-        room.wait(lock, [&] { return i < consumed + window; });
+    try {
+      safetensors::HeaderParser parser;
+      for (size_t i = next_claim++; i < names.size(); i = next_claim++) {
+        {
+          std::unique_lock lock(mutex);
+          room.wait(lock, [&] { return stop || i < consumed + window; });
+          if (stop) {
+            return;
+          }
+        }
+        auto result = parser.read(dir / names[i], names[i], options);
+        {
+          const std::lock_guard lock(mutex);
+          slots[i].emplace(std::move(result));
+        }
+        ready.notify_all();
       }
-      auto result = parser.read(dir / names[i], names[i], options);
-      {
-        const std::lock_guard lock(mutex);
-        slots[i].emplace(std::move(result));
-      }
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      failure = std::current_exception();
       ready.notify_all();
     }
   };
@@ -53,21 +65,39 @@ void read_headers_in_order(const std::filesystem::path& dir,
   for (unsigned w = 0; w < workers; ++w) {
     pool.emplace_back(work);
   }
-  for (size_t i = 0; i < names.size(); ++i) {
-    std::optional<Result<safetensors::Header>> result;
+  // Threads are joined however this ends; an exception from a worker or from `consume` is
+  // rethrown here, on the caller's thread, once every worker has stopped.
+  const auto finish = [&] {
     {
-      std::unique_lock lock(mutex);
-      ready.wait(lock, [&] { return slots[i].has_value(); });
-      result = std::move(slots[i]);
-      slots[i].reset();
-      consumed = i + 1;
+      const std::lock_guard lock(mutex);
+      stop = true;
     }
     room.notify_all();
-    consume(i, std::move(*result));
+    for (std::thread& thread : pool) {
+      thread.join();
+    }
+  };
+  try {
+    for (size_t i = 0; i < names.size(); ++i) {
+      std::optional<Result<safetensors::Header>> result;
+      {
+        std::unique_lock lock(mutex);
+        ready.wait(lock, [&] { return slots[i].has_value() || failure != nullptr; });
+        if (!slots[i].has_value()) {
+          std::rethrow_exception(failure);
+        }
+        result = std::move(slots[i]);
+        slots[i].reset();
+        consumed = i + 1;
+      }
+      room.notify_all();
+      consume(i, std::move(*result));
+    }
+  } catch (...) {
+    finish();
+    throw;
   }
-  for (std::thread& thread : pool) {
-    thread.join();
-  }
+  finish();
 }
 
 } // namespace qpatch::checkpoint
