@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -278,11 +279,12 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
   return decision;
 }
 
+bool VllmCompressedTensors::sglang_plain_fc(const Layer& layer) const {
+  return m_engine == Engine::sglang && layer.prefix == "mtp.fc" && is_qwen35(m_model);
+}
+
 Decision VllmCompressedTensors::decide(const Layer& layer) const {
-  // SGLang's Qwen3.5 draft builds fc as a plain nn.Linear (models/qwen3_5_mtp.py).
-  const bool sglang_plain_fc = m_engine == Engine::sglang && layer.prefix == "mtp.fc" &&
-                               m_model.architecture.rfind("Qwen3_5", 0) == 0;
-  if (layer.kind == LayerKind::built_dense || sglang_plain_fc) {
+  if (layer.kind == LayerKind::built_dense || sglang_plain_fc(layer)) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
     return decision;
@@ -324,8 +326,7 @@ VllmCompressedTensors::trace(const Layer& layer) const {
     lines.emplace_back("built", "without a quant config: dense whatever the config says");
     return lines;
   }
-  if (m_engine == Engine::sglang && layer.prefix == "mtp.fc" &&
-      m_model.architecture.rfind("Qwen3_5", 0) == 0) {
+  if (sglang_plain_fc(layer)) {
     lines.emplace_back("built", "as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
     return lines;
   }

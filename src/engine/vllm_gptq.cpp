@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/vllm_gptq.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -26,10 +27,7 @@ VllmGptq::VllmGptq(const quant::GptqConfig& config,
 }
 
 bool VllmGptq::mtp_special_case() const {
-  const bool qwen35 = m_model.architecture.rfind("Qwen3_5", 0) == 0;
-  return qwen35 && std::any_of(m_config.dynamic.begin(), m_config.dynamic.end(), [](const auto& r) {
-           return r.negative && r.key.find("mtp") != std::string::npos;
-         });
+  return qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {
@@ -62,7 +60,7 @@ Decision VllmGptq::decide(const Layer& layer) const {
     return decision;
   }
   // The Qwen3.5 special case builds the MTP decoder layers (not fc) with no quant config.
-  if (mtp_special_case() && layer.prefix.rfind("mtp.layers.", 0) == 0) {
+  if (mtp_special_case() && is_qwen35_mtp_decoder_layer(layer.prefix)) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
@@ -119,9 +117,7 @@ Decision VllmGptq::decide(const Layer& layer) const {
 std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   if (mtp_special_case()) {
-    lines.emplace_back("special",
-                       "a \"-:\" dynamic key contains \"mtp\": vLLM builds the Qwen3.5 MTP "
-                       "decoder layers (not mtp.fc) without a quant config");
+    lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
   bool decided = false;
   for (size_t i = 0; i < m_config.dynamic.size(); ++i) {

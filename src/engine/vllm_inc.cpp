@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/vllm_inc.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -31,10 +32,7 @@ VllmInc::VllmInc(const quant::IncConfig& config, const ModelInfo& model)
 }
 
 bool VllmInc::mtp_special_case() const {
-  const bool qwen35 = m_model.architecture.rfind("Qwen3_5", 0) == 0;
-  return qwen35 && std::any_of(m_config.dynamic.begin(), m_config.dynamic.end(), [](const auto& r) {
-           return r.negative && r.key.find("mtp") != std::string::npos;
-         });
+  return qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 std::optional<VllmInc::Explicit> VllmInc::exact_key(const std::string& name) const {
@@ -81,7 +79,7 @@ Decision VllmInc::decide(const Layer& layer) const {
   Decision decision;
   const std::string& prefix = layer.prefix;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      (mtp_special_case() && prefix.rfind("mtp.layers.", 0) == 0)) {
+      (mtp_special_case() && is_qwen35_mtp_decoder_layer(prefix))) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
@@ -181,9 +179,7 @@ Decision VllmInc::decide(const Layer& layer) const {
 std::vector<std::pair<std::string, std::string>> VllmInc::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   if (mtp_special_case()) {
-    lines.emplace_back("special",
-                       "a \"-:\" dynamic key contains \"mtp\": vLLM builds the Qwen3.5 MTP "
-                       "decoder layers (not mtp.fc) without a quant config");
+    lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
   for (size_t i = 0; i < m_keys.size(); ++i) {
     const std::string& key = m_config.extra_config[i].key;

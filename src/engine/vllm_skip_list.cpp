@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/vllm_skip_list.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -114,8 +115,7 @@ Decision VllmSkipList::decide(const Layer& layer) const {
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
-  const bool qwen_mtp = m_model.architecture.rfind("Qwen3_5", 0) == 0 ||
-                        m_model.architecture == "Qwen3NextForCausalLM";
+  const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
       layer.kind == LayerKind::lm_head || (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc")) {
     decision.by = DecidedBy::built_dense;
