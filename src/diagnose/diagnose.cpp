@@ -268,53 +268,28 @@ bool consistent(const LayerView& view, const Decision& decision) {
   return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
 }
 
-} // namespace detail
-
-namespace {
-
-using namespace detail; // NOLINT: the shared judging vocabulary
-
-struct IgnoreItem {
-  std::string text;
-  std::optional<size_t> original; // index in the file's list; nothing for appended names
-};
-
-// One engine's view of the checkpoint: its model rules, the layers it builds, their storage.
-struct EngineView {
-  engine::Engine engine{};
-  engine::ModelInfo model;
-  // vLLM and SGLang build the same layers, so they share them and their storage views.
-  std::shared_ptr<const std::vector<Layer>> layers;
-  std::shared_ptr<const std::vector<LayerView>> views; // point into `layers`
-};
-
-// Build the views of every engine in `engines`. transformers never builds an MTP head, so its
-// view leaves the head's modules out.
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
                                                       const std::vector<Module>& modules,
                                                       const Inventory& inventory,
-                                                      const quant::ConfigSet& configs,
+                                                      const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options) {
   std::vector<std::unique_ptr<EngineView>> out;
   std::shared_ptr<const std::vector<Layer>> engine_layers; // vLLM's, shared with SGLang
   std::shared_ptr<const std::vector<LayerView>> engine_views;
+  const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());
   for (const engine::Engine engine : engines.list()) {
     auto view = std::make_unique<EngineView>();
     view->engine = engine;
     if (engine == engine::Engine::transformers) {
       view->model = engine::transformers_view(model);
-      auto layers = engine::build_layers(modules, view->model);
-      std::set<uint32_t> head;
-      if (const quant::ConfigFile* config = configs.find("config.json")) {
-        const auto mtp = checkpoint::find_mtp_head(config->doc, modules, inventory);
-        head.insert(mtp.modules.begin(), mtp.modules.end());
+      std::vector<Layer> layers;
+      for (Layer& layer : engine::build_layers(modules, view->model)) {
+        const bool in_head = std::all_of(layer.modules.begin(),
+                                         layer.modules.end(),
+                                         [&](uint32_t m) { return head.count(m) > 0; });
+        (in_head ? view->not_built : layers).push_back(std::move(layer));
       }
-      std::erase_if(layers, [&](const Layer& layer) {
-        return std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
-          return head.count(m) > 0;
-        });
-      });
       view->layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
       view->views = std::make_shared<const std::vector<LayerView>>(
           layer_views(*view->layers, modules, inventory, options));
@@ -333,6 +308,17 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   }
   return out;
 }
+
+} // namespace detail
+
+namespace {
+
+using namespace detail; // NOLINT: the shared judging vocabulary
+
+struct IgnoreItem {
+  std::string text;
+  std::optional<size_t> original; // index in the file's list; nothing for appended names
+};
 
 class Fixer {
 public:
@@ -501,11 +487,12 @@ void judge_compressed_tensors(const Inventory& inventory,
                               const quant::ConfigSet& configs,
                               const quant::ConfigFile& active,
                               const quant::CtConfig& config,
+                              const std::vector<uint32_t>& mtp_head,
                               const DiagnoseOptions& options,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto engines = engine_views(options.engines, model, modules, inventory, configs, options);
+  const auto engines = engine_views(options.engines, model, modules, inventory, mtp_head, options);
   Fixer fixer(config, engines, modules);
   fixer.run();
   const quant::CtConfig patched = fixer.patched_config();
@@ -791,8 +778,9 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   Diagnosis diagnosis;
   judged_by(options.engines, diagnosis);
   inventory_findings(inventory, diagnosis);
+  checkpoint::MtpHead head;
   if (const quant::ConfigFile* config = configs.find("config.json")) {
-    const checkpoint::MtpHead head = checkpoint::find_mtp_head(config->doc, modules, inventory);
+    head = checkpoint::find_mtp_head(config->doc, modules, inventory);
     if (!head.modules.empty()) {
       diagnosis.mtp = head.summary;
       if (head.declared > 0) {
@@ -816,7 +804,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
-    judge_compressed_tensors(inventory, modules, configs, *active, config, options, diagnosis);
+    judge_compressed_tensors(
+        inventory, modules, configs, *active, config, head.modules, options, diagnosis);
     diagnosis.findings.insert(
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return finish(std::move(diagnosis));

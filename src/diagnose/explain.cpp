@@ -95,6 +95,21 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   };
   if (ct) {
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
+    std::unique_ptr<detail::EngineView> plain_view; // transformers' layers, when judged
+    if (engines.has(engine::Engine::transformers)) {
+      const quant::ConfigFile* config_json = configs.find("config.json");
+      const auto head = config_json != nullptr
+                            ? checkpoint::find_mtp_head(config_json->doc, modules, inventory)
+                            : checkpoint::MtpHead{};
+      plain_view =
+          std::move(detail::engine_views(engine::EngineSet::only(engine::Engine::transformers),
+                                         model,
+                                         modules,
+                                         inventory,
+                                         head.modules,
+                                         options)
+                        .front());
+    }
     std::vector<std::string> wrong;
     for (const engine::Engine engine : list) {
       const std::string engine_name(engine::to_string(engine));
@@ -111,43 +126,34 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
         continue;
       }
       // transformers builds one nn.Linear per module and never builds the MTP head.
-      const engine::ModelInfo plain = engine::transformers_view(model);
-      const std::vector<Layer> plain_layers = engine::build_layers(modules, plain);
-      const quant::ConfigFile* config_json = configs.find("config.json");
-      const auto head = config_json != nullptr
-                            ? checkpoint::find_mtp_head(config_json->doc, modules, inventory)
-                            : checkpoint::MtpHead{};
-      const auto in_head = [&](uint32_t m) {
-        return std::find(head.modules.begin(), head.modules.end(), m) != head.modules.end();
+      const detail::EngineView& plain = *plain_view;
+      // The module asked about; for a fused name, each of its shards.
+      const auto mine = [&](const Layer& candidate) {
+        return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
+          return module != nullptr ? &modules[m] == module
+                                   : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                                         layer->modules.end();
+        });
       };
       bool traced = false;
-      for (const Layer& candidate : plain_layers) {
-        // The module asked about; for a fused name, each of its shards.
-        const bool mine =
-            std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
-              return module != nullptr
-                         ? &modules[m] == module
-                         : std::find(layer->modules.begin(), layer->modules.end(), m) !=
-                               layer->modules.end();
-            });
-        if (!mine) {
+      for (const Layer& candidate : plain.not_built) {
+        if (mine(candidate)) {
+          traced = true;
+          lines.emplace_back("not built",
+                             candidate.name + ": transformers never builds the MTP head");
+        }
+      }
+      for (const detail::LayerView& candidate : *plain.views) {
+        if (!mine(*candidate.layer)) {
           continue;
         }
         traced = true;
-        if (std::all_of(candidate.modules.begin(), candidate.modules.end(), in_head)) {
-          lines.emplace_back("not built",
-                             candidate.name + ": transformers never builds the MTP head");
-          continue;
-        }
-        const engine::VllmCompressedTensors judge(config, plain, engine);
-        const auto trace = judge.trace(candidate);
+        const engine::VllmCompressedTensors judge(config, plain.model, engine);
+        const auto trace = judge.trace(*candidate.layer);
         lines.insert(lines.end(), trace.begin(), trace.end());
-        const auto plain_views = detail::layer_views({candidate}, modules, inventory, options);
-        if (plain_views.empty() ||
-            !detail::consistent(plain_views.front(), judge.decide(candidate))) {
-          if (std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-            wrong.push_back(engine_name);
-          }
+        if (!detail::consistent(candidate, judge.decide(*candidate.layer)) &&
+            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+          wrong.push_back(engine_name);
         }
       }
       if (!traced) {

@@ -9,6 +9,7 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -127,6 +128,26 @@ void edit_every_copy(const quant::ConfigSet& configs,
     diagnosis.object_changes.push_back(std::move(change));
   }
 }
+
+// One engine's view of the checkpoint: its model rules, the layers it builds, their storage.
+struct EngineView {
+  engine::Engine engine{};
+  engine::ModelInfo model;
+  // vLLM and SGLang build the same layers, so they share them and their storage views.
+  std::shared_ptr<const std::vector<engine::Layer>> layers;
+  std::shared_ptr<const std::vector<LayerView>> views; // point into `layers`
+  std::vector<engine::Layer> not_built;                // layers this engine never builds
+};
+
+// Build the view of every engine in `engines`. transformers never builds the MTP head
+// (`mtp_head`, module indices): its layers go to `not_built`.
+std::vector<std::unique_ptr<EngineView>>
+engine_views(engine::EngineSet engines,
+             const engine::ModelInfo& model,
+             const std::vector<checkpoint::Module>& modules,
+             const checkpoint::Inventory& inventory,
+             const std::vector<uint32_t>& mtp_head,
+             const DiagnoseOptions& options);
 
 // Judge a GPTQ config (gptq_judge.cpp).
 Status judge_gptq(const checkpoint::Inventory& inventory,
