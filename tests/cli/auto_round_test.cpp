@@ -11,7 +11,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <sstream>
 
 namespace qpatch::cli {
@@ -21,13 +20,6 @@ using test::Head;
 using test::HeadFile;
 using test::Packing;
 namespace fs = std::filesystem;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // config.json around a quantization_config object given as JSON text (indented by 2 more).
 std::string config_with(const std::string& quantization_config) {
@@ -46,9 +38,9 @@ std::string config_with(const std::string& quantization_config) {
 
 // The real auto-round 0.13.0 quantization_config of a Qwen3.5 export that re-quantized its head.
 std::string requantized_head_config() {
-  return config_with(read_file(fs::path(QPATCH_TESTDATA_DIR) / "real-configs" / "fragments" /
-                               "qwen3.5-4b-autoround-0.13.0-w4a16-requantized-mtp."
-                               "quantization_config.json"));
+  return config_with(test::read_bytes(fs::path(QPATCH_TESTDATA_DIR) / "real-configs" / "fragments" /
+                                      "qwen3.5-4b-autoround-0.13.0-w4a16-requantized-mtp."
+                                      "quantization_config.json"));
 }
 
 // The auto-round 0.10.0 dialect (no block_name_to_quantize) with the widely shared ".mtp." key.
@@ -63,7 +55,7 @@ class AutoRoundTest : public test::CheckpointCliTest {
 protected:
   nlohmann::ordered_json extra_config() {
     return nlohmann::ordered_json::parse(
-        read_file(dir() / "config.json"))["quantization_config"]["extra_config"];
+        test::read_bytes(dir() / "config.json"))["quantization_config"]["extra_config"];
   }
 };
 
@@ -92,10 +84,10 @@ TEST_F(AutoRoundTest, RealRequantizedHeadConfigOnADenseHeadGetsExactKeys) {
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj)\n"
             "  status      needs-patch\n");
-  const std::string before = read_file(dir() / "config.json");
+  const std::string before = test::read_bytes(dir() / "config.json");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   // Only the extra_config object changed, one member per key in the object's own layout.
-  const std::string after = read_file(dir() / "config.json");
+  const std::string after = test::read_bytes(dir() / "config.json");
   const std::string old_tail =
       "\"mtp.fc\": {\n        \"bits\": 16,\n        \"data_type\": \"fp\"\n      }";
   ASSERT_NE(before.find(old_tail), std::string::npos);
