@@ -37,8 +37,7 @@ bool VllmInc::mtp_special_case() const {
 
 std::optional<VllmInc::Explicit> VllmInc::exact_key(const std::string& name) const {
   for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (!m_patterns[i] && !quant::is_inc_regex_key(m_config.extra_config[i].key) &&
-        m_keys[i] == name) {
+    if (plain_key(i) && m_keys[i] == name) {
       return Explicit{i, m_config.extra_config[i].bits.value_or(m_config.bits)};
     }
   }
@@ -92,8 +91,7 @@ Decision VllmInc::decide(const Layer& layer) const {
   };
   // 0: an exact key (also "model." + P) whose bits, 16 when absent, are >= 16.
   for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (!m_patterns[i] && !quant::is_inc_regex_key(m_config.extra_config[i].key) &&
-        (m_keys[i] == prefix || m_keys[i] == "model." + prefix) &&
+    if (plain_key(i) && (m_keys[i] == prefix || m_keys[i] == "model." + prefix) &&
         m_config.extra_config[i].bits.value_or(16) >= 16) {
       return decided_by_key(Explicit{i, m_config.extra_config[i].bits.value_or(16)});
     }
@@ -103,8 +101,7 @@ Decision VllmInc::decide(const Layer& layer) const {
     return decided_by_key(*hit);
   }
   for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (!m_patterns[i] && !quant::is_inc_regex_key(m_config.extra_config[i].key) &&
-        ends_with(prefix, "." + m_keys[i])) {
+    if (plain_key(i) && ends_with(prefix, "." + m_keys[i])) {
       return decided_by_key(Explicit{i, m_config.extra_config[i].bits.value_or(m_config.bits)});
     }
   }

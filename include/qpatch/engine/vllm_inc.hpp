@@ -45,6 +45,8 @@ private:
   std::optional<Explicit> exact_key(const std::string& name) const;
   std::optional<Explicit> regex_key(const std::string& name, bool& undecidable) const;
   bool default_quantized(const Layer& layer, const std::string& prefix) const;
+  // A key without regex metacharacters: a literal module name (m_keys[i] is its renamed form).
+  bool plain_key(size_t i) const { return !quant::is_inc_regex_key(m_config.extra_config[i].key); }
 
   quant::IncConfig m_config;
   ModelInfo m_model;
