@@ -383,7 +383,7 @@ void add_tensor(Module& module, const Inventory& inventory, uint32_t id) {
 // An owner whose tensors are not contiguous (rare: writers group a module's tensors) starts one
 // run per stretch; fold every later run into the first, keeping tensors in checkpoint order.
 // Found by sorting the names' hashes: a hash table probe per module missed the cache every time.
-void merge_split_modules(std::vector<Module>& modules, const Inventory& inventory) {
+void merge_split_modules(ModuleList& modules, const Inventory& inventory) {
   const auto name_of = [&](uint32_t id) { return modules[id].name; };
   const auto sorted = util::sort_by_hash(modules.size(), name_of);
   std::vector<std::pair<uint32_t, uint32_t>> merges; // (later run, first run)
@@ -423,8 +423,8 @@ void merge_split_modules(std::vector<Module>& modules, const Inventory& inventor
 
 } // namespace
 
-std::vector<Module> build_modules(const Inventory& inventory) {
-  std::vector<Module> modules;
+ModuleList build_modules(const Inventory& inventory) {
+  ModuleList modules;
   modules.reserve(inventory.tensors.size() / 2 + 1);
   for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
     const Tensor& tensor = inventory.tensors[i];

@@ -54,9 +54,8 @@ bool in_appended_layers(std::string_view name, uint64_t first, uint64_t count) {
 
 } // namespace
 
-MtpHead find_mtp_head(const json::Json& config,
-                      const std::vector<Module>& modules,
-                      const Inventory& inventory) {
+MtpHead
+find_mtp_head(const json::Json& config, const ModuleList& modules, const Inventory& inventory) {
   MtpHead head;
   std::tie(head.declared, head.declared_by) = declared_layers(config);
   const uint64_t main_layers = hidden_layers(config);

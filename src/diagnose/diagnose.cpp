@@ -25,6 +25,7 @@ namespace qpatch::diagnose {
 
 using checkpoint::Inventory;
 using checkpoint::Module;
+using checkpoint::ModuleList;
 using checkpoint::StorageFormat;
 using engine::DecidedBy;
 using engine::Decision;
@@ -74,7 +75,7 @@ bool Diagnosis::has_fixable() const {
 
 namespace detail {
 
-Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
+Disk disk_of(const Layer& layer, const ModuleList& modules) {
   size_t quantized = 0;
   for (const uint32_t m : layer.modules) {
     if (modules[m].format == StorageFormat::inconsistent) {
@@ -88,8 +89,7 @@ Disk disk_of(const Layer& layer, const std::vector<Module>& modules) {
   return quantized == layer.modules.size() ? Disk::quantized : Disk::mixed;
 }
 
-std::string
-stored_as(const Layer& layer, const std::vector<Module>& modules, const Inventory& inventory) {
+std::string stored_as(const Layer& layer, const ModuleList& modules, const Inventory& inventory) {
   const Module& first = modules[layer.modules.front()];
   if (checkpoint::is_quantized(first.format)) {
     return std::string(to_string(first.format));
@@ -99,9 +99,8 @@ stored_as(const Layer& layer, const std::vector<Module>& modules, const Inventor
 
 // The exact names that put `layer` in ignore: its checkpoint modules, or, for experts stored as
 // fused 3-D tensors, the expert-0 projections vLLM asks about (engines.md §3.2).
-std::vector<std::string> ignore_names(const Layer& layer,
-                                      const std::vector<Module>& modules,
-                                      const engine::ModelInfo& model) {
+std::vector<std::string>
+ignore_names(const Layer& layer, const ModuleList& modules, const engine::ModelInfo& model) {
   std::vector<std::string> names;
   if (layer.kind == LayerKind::experts && layer.modules.size() == 1 &&
       modules[layer.modules[0]].experts_name.empty()) {
@@ -218,7 +217,7 @@ void add_grouped(std::vector<LayerProblem>& problems,
 }
 
 std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
-                                   const std::vector<Module>& modules,
+                                   const ModuleList& modules,
                                    const Inventory& inventory,
                                    const DiagnoseOptions& options) {
   std::vector<LayerView> views;
@@ -241,7 +240,7 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
 }
 
 VllmSetting vllm_setting(const Inventory& inventory,
-                         const std::vector<Module>& modules,
+                         const ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options) {
   VllmSetting setting;
@@ -270,7 +269,7 @@ bool consistent(const LayerView& view, const Decision& decision) {
 
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
-                                                      const std::vector<Module>& modules,
+                                                      const ModuleList& modules,
                                                       const Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options) {
@@ -324,7 +323,7 @@ class Fixer {
 public:
   Fixer(const quant::CtConfig& config,
         const std::vector<std::unique_ptr<EngineView>>& engines,
-        const std::vector<Module>& modules)
+        const ModuleList& modules)
       : m_config(config), m_engines(engines), m_modules(modules) {}
 
   // Iterate to the fixpoint; return the final judge.
@@ -426,7 +425,7 @@ private:
 
   const quant::CtConfig& m_config;
   const std::vector<std::unique_ptr<EngineView>>& m_engines;
-  const std::vector<Module>& m_modules;
+  const ModuleList& m_modules;
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
 };
@@ -483,7 +482,7 @@ std::optional<ArrayChange> sync_list(const std::string& file,
 }
 
 void judge_compressed_tensors(const Inventory& inventory,
-                              const std::vector<Module>& modules,
+                              const ModuleList& modules,
                               const quant::ConfigSet& configs,
                               const quant::ConfigFile& active,
                               const quant::CtConfig& config,
@@ -772,7 +771,7 @@ Diagnosis finish(Diagnosis diagnosis) {
 } // namespace
 
 Result<Diagnosis> diagnose(const Inventory& inventory,
-                           const std::vector<Module>& modules,
+                           const ModuleList& modules,
                            const quant::ConfigSet& configs,
                            const DiagnoseOptions& options) {
   Diagnosis diagnosis;

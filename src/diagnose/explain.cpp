@@ -16,10 +16,11 @@
 namespace qpatch::diagnose {
 
 using checkpoint::Module;
+using checkpoint::ModuleList;
 using engine::Layer;
 
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
-                            const std::vector<Module>& modules,
+                            const ModuleList& modules,
                             const quant::ConfigSet& configs,
                             const std::string& name,
                             engine::EngineSet engines) {

@@ -19,6 +19,7 @@
 namespace qpatch::diagnose::detail {
 
 using checkpoint::Module;
+using checkpoint::ModuleList;
 using engine::DecidedBy;
 using engine::Decision;
 using engine::Layer;
@@ -148,7 +149,7 @@ std::string rule_text(const Decision& decision) {
 } // namespace
 
 Status judge_gptq(const checkpoint::Inventory& inventory,
-                  const std::vector<Module>& modules,
+                  const ModuleList& modules,
                   const quant::ConfigSet& configs,
                   const quant::ConfigFile& active,
                   const DiagnoseOptions& options,

@@ -17,6 +17,7 @@
 namespace qpatch::diagnose::detail {
 
 using checkpoint::Module;
+using checkpoint::ModuleList;
 using engine::DecidedBy;
 using engine::Decision;
 using engine::Layer;
@@ -49,7 +50,7 @@ quant::IncConfig patched(const quant::IncConfig& config, const IncFix& fix) {
 
 // The exact keys that make `layer` dense: its modules' checkpoint names, or the experts layer.
 std::vector<std::string>
-keys_for(const Layer& layer, const std::vector<Module>& modules, const engine::ModelInfo& model) {
+keys_for(const Layer& layer, const ModuleList& modules, const engine::ModelInfo& model) {
   if (layer.kind == LayerKind::experts) {
     return {layer.name};
   }
@@ -58,7 +59,7 @@ keys_for(const Layer& layer, const std::vector<Module>& modules, const engine::M
 
 IncFix find_fix(const quant::IncConfig& config,
                 const engine::ModelInfo& model,
-                const std::vector<Module>& modules,
+                const ModuleList& modules,
                 const std::vector<LayerView>& views) {
   IncFix fix;
   for (int round = 0; round < 16; ++round) {
@@ -117,7 +118,7 @@ IncFix find_fix(const quant::IncConfig& config,
 } // namespace
 
 Status judge_auto_round(const checkpoint::Inventory& inventory,
-                        const std::vector<Module>& modules,
+                        const ModuleList& modules,
                         const quant::ConfigSet& configs,
                         const quant::ConfigFile& active,
                         const DiagnoseOptions& options,

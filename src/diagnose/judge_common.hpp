@@ -36,7 +36,7 @@ struct LayerProblem {
 };
 
 std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
-                                   const std::vector<checkpoint::Module>& modules,
+                                   const checkpoint::ModuleList& modules,
                                    const checkpoint::Inventory& inventory,
                                    const DiagnoseOptions& options);
 
@@ -48,7 +48,7 @@ struct VllmSetting {
   std::vector<LayerView> views;
 };
 VllmSetting vllm_setting(const checkpoint::Inventory& inventory,
-                         const std::vector<checkpoint::Module>& modules,
+                         const checkpoint::ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options);
 bool consistent(const LayerView& view, const engine::Decision& decision);
@@ -58,7 +58,7 @@ std::vector<std::string> derived_module_list(const checkpoint::Inventory& invent
 // The exact names that exclude `layer`: its modules' checkpoint names, and where vLLM asks about
 // another name that plain entries do not reach (MiMo's renumbered MTP layers), that name too.
 std::vector<std::string> ignore_names(const engine::Layer& layer,
-                                      const std::vector<checkpoint::Module>& modules,
+                                      const checkpoint::ModuleList& modules,
                                       const engine::ModelInfo& model);
 std::string common_label(const std::vector<std::string>& names);
 std::string quoted(const std::string& text);
@@ -72,7 +72,7 @@ void add_grouped(std::vector<LayerProblem>& problems,
 // shards stored differently are left to the caller.
 template <class Judge, class Word>
 void report_layers(const std::vector<LayerView>& views,
-                   const std::vector<checkpoint::Module>& modules,
+                   const checkpoint::ModuleList& modules,
                    const Judge& before,
                    const Judge& after,
                    Word&& word,
@@ -141,17 +141,16 @@ struct EngineView {
 
 // Build the view of every engine in `engines`. transformers never builds the MTP head
 // (`mtp_head`, module indices): its layers go to `not_built`.
-std::vector<std::unique_ptr<EngineView>>
-engine_views(engine::EngineSet engines,
-             const engine::ModelInfo& model,
-             const std::vector<checkpoint::Module>& modules,
-             const checkpoint::Inventory& inventory,
-             const std::vector<uint32_t>& mtp_head,
-             const DiagnoseOptions& options);
+std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
+                                                      const engine::ModelInfo& model,
+                                                      const checkpoint::ModuleList& modules,
+                                                      const checkpoint::Inventory& inventory,
+                                                      const std::vector<uint32_t>& mtp_head,
+                                                      const DiagnoseOptions& options);
 
 // Judge a GPTQ config (gptq_judge.cpp).
 Status judge_gptq(const checkpoint::Inventory& inventory,
-                  const std::vector<checkpoint::Module>& modules,
+                  const checkpoint::ModuleList& modules,
                   const quant::ConfigSet& configs,
                   const quant::ConfigFile& active,
                   const DiagnoseOptions& options,
@@ -159,7 +158,7 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
 
 // Judge an auto-round config under vLLM's INC rules (inc_judge.cpp).
 Status judge_auto_round(const checkpoint::Inventory& inventory,
-                        const std::vector<checkpoint::Module>& modules,
+                        const checkpoint::ModuleList& modules,
                         const quant::ConfigSet& configs,
                         const quant::ConfigFile& active,
                         const DiagnoseOptions& options,
@@ -167,7 +166,7 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
 
 // Judge an AWQ or FP8 config, one skip list (skip_list_judge.cpp).
 Status judge_skip_list(const checkpoint::Inventory& inventory,
-                       const std::vector<checkpoint::Module>& modules,
+                       const checkpoint::ModuleList& modules,
                        const quant::ConfigSet& configs,
                        const quant::ConfigFile& active,
                        const DiagnoseOptions& options,

@@ -18,6 +18,7 @@
 namespace qpatch::diagnose::detail {
 
 using checkpoint::Module;
+using checkpoint::ModuleList;
 using engine::DecidedBy;
 using engine::Decision;
 using engine::Layer;
@@ -36,7 +37,7 @@ struct SkipList {
 
 Result<SkipList> read_skip_list(const quant::ConfigFile& file,
                                 SkipListMethod method,
-                                const std::vector<Module>& modules,
+                                const ModuleList& modules,
                                 const checkpoint::Inventory& inventory) {
   const json::Json& config = file.config();
   SkipList list;
@@ -119,7 +120,7 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
 }
 
 std::vector<std::string> exclusion_names(const LayerView& view,
-                                         const std::vector<Module>& modules,
+                                         const ModuleList& modules,
                                          SkipListMethod method,
                                          const engine::ModelInfo& model) {
   const Layer& layer = *view.layer;
@@ -135,7 +136,7 @@ std::vector<std::string> exclusion_names(const LayerView& view,
 } // namespace
 
 Status judge_skip_list(const checkpoint::Inventory& inventory,
-                       const std::vector<Module>& modules,
+                       const ModuleList& modules,
                        const quant::ConfigSet& configs,
                        const quant::ConfigFile& active,
                        const DiagnoseOptions& options,

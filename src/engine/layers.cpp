@@ -12,6 +12,7 @@ using util::parent_of;
 
 using checkpoint::Module;
 using checkpoint::ModuleKind;
+using checkpoint::ModuleList;
 
 namespace {
 
@@ -34,7 +35,7 @@ std::string linear_class(std::string_view last) {
 
 } // namespace
 
-std::vector<Layer> build_layers(const std::vector<Module>& modules, const ModelInfo& model) {
+std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& model) {
   const auto name_of = [](const Module& module) { return std::string(module.name); };
   std::vector<Layer> layers;
   std::unordered_map<std::string, size_t> by_name;

@@ -13,13 +13,13 @@ namespace {
 // stable sort on the whole hash.
 TEST(RadixSort, OrdersLikeAStableSortOnTheWholeHash) {
   std::mt19937_64 random(42);
-  std::vector<HashedId> items;
+  HashedIds items;
   for (uint32_t id = 0; id < 50'000; ++id) {
     const uint64_t top = random() % 3000; // ~17 items share each top half
     const uint64_t low = random() % 8;    // and often the whole hash
     items.push_back({(top << 32) | low, random(), id, 0});
   }
-  std::vector<HashedId> expected = items;
+  HashedIds expected = items;
   std::stable_sort(expected.begin(), expected.end(), [](const HashedId& a, const HashedId& b) {
     return a.hash < b.hash;
   });

@@ -26,11 +26,11 @@ struct IndexEntry {
 };
 
 struct IndexFile {
-  std::vector<IndexEntry> entries; // weight_map, in the file's order
-  std::vector<std::string> shards; // distinct shard names in order of first appearance
+  util::LargeVector<IndexEntry> entries; // weight_map, in the file's order
+  std::vector<std::string> shards;       // distinct shard names in order of first appearance
   // What the tensor names point into: the mapped index file (fast path) or a copy of the names.
   std::shared_ptr<const char> text;
-  std::vector<util::HashedId> by_hash; // entries sorted by the hash of their tensor name
+  util::HashedIds by_hash; // entries sorted by the hash of their tensor name
 
   // Return the entry for `tensor`, if weight_map lists it.
   std::optional<uint32_t> find(std::string_view tensor) const {

@@ -9,6 +9,7 @@
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/error.hpp>
 #include <qpatch/safetensors/reader.hpp>
+#include <qpatch/util/huge_pages.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -68,13 +69,13 @@ struct Inventory {
   std::filesystem::path dir;
   std::string display_dir; // as the user typed it
   bool has_index = false;
-  std::vector<ShardFile> files; // indexed files in index order, then the others by name
-  std::vector<Tensor> tensors;  // files in that order, each in header order
-  std::vector<Error> errors;    // files that could not be read: every one, not the first
+  std::vector<ShardFile> files;      // indexed files in index order, then the others by name
+  util::LargeVector<Tensor> tensors; // files in that order, each in header order
+  std::vector<Error> errors;         // files that could not be read: every one, not the first
   std::vector<InventoryProblem> problems;
   // One block of tensor names per file; shared, so a copied inventory keeps valid names.
   std::vector<std::shared_ptr<char[]>> name_storage;
-  std::vector<util::HashedId> by_hash; // tensors sorted by the hash of their name
+  util::HashedIds by_hash; // tensors sorted by the hash of their name
 
   // Return the copy of tensor `name` that owns the name: the first in an engine-loaded file.
   std::optional<uint32_t> find(std::string_view name) const {

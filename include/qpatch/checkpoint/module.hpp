@@ -55,12 +55,15 @@ struct Module {
   std::optional<uint64_t> expert_index;
 };
 
+// Every module of a checkpoint (tens of thousands on a 1T-parameter layout).
+using ModuleList = util::LargeVector<Module>;
+
 // Return the owner module and parameter of a tensor name ("a.b.weight" -> "a.b", "weight").
 std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view tensor);
 
 // Group and classify every tensor of `inventory`, in checkpoint order. Shadowed duplicates are
 // left out: the copy an engine loads decides.
-std::vector<Module> build_modules(const Inventory& inventory);
+ModuleList build_modules(const Inventory& inventory);
 
 // Return the fused layer vLLM builds from shard name `last` ("q_proj" -> "qkv_proj").
 std::string_view fused_layer_for(std::string_view last);

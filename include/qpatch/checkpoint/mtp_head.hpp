@@ -22,8 +22,7 @@ struct MtpHead {
 };
 
 // Find the MTP head of a checkpoint from its config.json document and its modules.
-MtpHead find_mtp_head(const json::Json& config,
-                      const std::vector<Module>& modules,
-                      const Inventory& inventory);
+MtpHead
+find_mtp_head(const json::Json& config, const ModuleList& modules, const Inventory& inventory);
 
 } // namespace qpatch::checkpoint

@@ -87,7 +87,7 @@ struct DiagnoseOptions {
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.
 Result<Diagnosis> diagnose(const checkpoint::Inventory& inventory,
-                           const std::vector<checkpoint::Module>& modules,
+                           const checkpoint::ModuleList& modules,
                            const quant::ConfigSet& configs,
                            const DiagnoseOptions& options = {});
 

@@ -24,7 +24,7 @@ struct Explanation {
 // For compressed-tensors every engine of `engines` is traced in turn; the other methods model
 // vLLM's rules only.
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
-                            const std::vector<checkpoint::Module>& modules,
+                            const checkpoint::ModuleList& modules,
                             const quant::ConfigSet& configs,
                             const std::string& name,
                             engine::EngineSet engines = engine::EngineSet::all());

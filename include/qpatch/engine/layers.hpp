@@ -29,7 +29,6 @@ struct Layer {
 };
 
 // Build the layers of `modules` (norms and parameter-only modules are not layers).
-std::vector<Layer> build_layers(const std::vector<checkpoint::Module>& modules,
-                                const ModelInfo& model);
+std::vector<Layer> build_layers(const checkpoint::ModuleList& modules, const ModelInfo& model);
 
 } // namespace qpatch::engine

@@ -19,7 +19,7 @@ enum class Rows { all, none };
 
 struct InspectView {
   const checkpoint::Inventory& inventory;
-  const std::vector<checkpoint::Module>& modules;
+  const checkpoint::ModuleList& modules;
   std::vector<size_t> shown; // indices into `modules` that pass --only
   Rows rows = Rows::all;
 };

@@ -4,6 +4,7 @@
 // the cache on nearly every probe, and cost 3x more on a 1T-parameter checkpoint's headers.
 #pragma once
 
+#include <qpatch/util/huge_pages.hpp>
 #include <qpatch/util/name_index.hpp>
 
 #include <algorithm>
@@ -22,6 +23,8 @@ struct HashedId {
   uint32_t aux = 0; // caller data carried along (a file or shard index), so a join over
                     // sorted ids never has to chase the records
 };
+
+using HashedIds = LargeVector<HashedId>;
 
 // A second hash, independent of hash_name (other constants, other word order), for fingerprints.
 inline uint64_t check_name(std::string_view text) {
@@ -44,8 +47,8 @@ inline uint64_t check_name(std::string_view text) {
 // Two passes of 16-bit digits over the top 32 bits (the counts, 256 KB, stay in cache), then an
 // insertion sort over each run of equal top halves: among 200k names such runs have a handful
 // of members, so this costs half of a full four-pass sort for the same order.
-inline void radix_sort(std::vector<HashedId>& items) {
-  std::vector<HashedId> scratch(items.size());
+inline void radix_sort(HashedIds& items) {
+  HashedIds scratch(items.size());
   std::vector<uint32_t> count(65537);
   for (unsigned shift = 32; shift < 64; shift += 16) {
     std::fill(count.begin(), count.end(), 0U);
@@ -76,8 +79,8 @@ inline void radix_sort(std::vector<HashedId>& items) {
 
 // Return (hash, check, id) for ids [0, count), sorted by hash, then id; `aux_of(id)` fills aux.
 template <class NameOf, class AuxOf>
-std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_of) {
-  std::vector<HashedId> items(count);
+HashedIds sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_of) {
+  HashedIds items(count);
   for (size_t i = 0; i < count; ++i) {
     const auto id = static_cast<uint32_t>(i);
     const std::string_view name = name_of(id);
@@ -87,14 +90,14 @@ std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_o
   return items;
 }
 
-template <class NameOf> std::vector<HashedId> sort_by_hash(size_t count, NameOf&& name_of) {
+template <class NameOf> HashedIds sort_by_hash(size_t count, NameOf&& name_of) {
   return sort_by_hash(count, name_of, [](uint32_t) { return 0U; });
 }
 
 // Return the first id in `sorted` whose name is `name`, if any.
 template <class NameOf>
 std::optional<uint32_t>
-find_sorted(const std::vector<HashedId>& sorted, std::string_view name, NameOf&& name_of) {
+find_sorted(const HashedIds& sorted, std::string_view name, NameOf&& name_of) {
   const uint64_t hash = hash_name(name);
   size_t low = 0;
   size_t high = sorted.size();
