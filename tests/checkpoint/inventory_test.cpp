@@ -128,6 +128,51 @@ TEST_F(InventoryTest, WrongFileAndOrphanEntries) {
                    "entries map to b.safetensors but no file holds them"}));
 }
 
+// Headers are read in name order while the index is parsed; the inventory then puts the files
+// the index names first (by name, missing ones included) and moves the tensors of a file it does
+// not name that sorted before them. Ids, the join and the owner of a duplicate follow the move.
+TEST_F(InventoryTest, FilesTheIndexNamesComeFirstByName) {
+  shard("a.safetensors", {{"x.weight", "BF16", {2}}, {"sidecar.weight", "BF16", {2}}});
+  shard("b.safetensors", {{"w.weight", "BF16", {2}}, {"x.weight", "BF16", {2}}});
+  shard("c.safetensors", {{"y.weight", "BF16", {2}}, {"z.weight", "BF16", {2}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"y.weight":"c.safetensors","z.weight":"b.safetensors",)"
+        R"("w.weight":"b.safetensors","x.weight":"b.safetensors","v.weight":"bb.safetensors"}})");
+  const Inventory inventory = read_ok();
+  std::vector<std::string> files;
+  for (const ShardFile& file : inventory.files) {
+    files.push_back(file.name + (file.indexed ? " indexed" : "") + (file.exists ? "" : " missing"));
+  }
+  EXPECT_EQ(files,
+            (Lines{"b.safetensors indexed",
+                   "bb.safetensors indexed missing",
+                   "c.safetensors indexed",
+                   "a.safetensors"}));
+  std::vector<std::string> tensors;
+  for (const Tensor& tensor : inventory.tensors) {
+    tensors.push_back(std::string(tensor.name) + "@" + inventory.files[tensor.file].name +
+                      (tensor.shadowed ? " shadowed" : ""));
+  }
+  EXPECT_EQ(tensors,
+            (Lines{"w.weight@b.safetensors",
+                   "x.weight@b.safetensors",
+                   "y.weight@c.safetensors",
+                   "z.weight@c.safetensors",
+                   "x.weight@a.safetensors shadowed",
+                   "sidecar.weight@a.safetensors"}));
+  ASSERT_TRUE(inventory.find("sidecar.weight").has_value());
+  EXPECT_EQ(*inventory.find("sidecar.weight"), 5U);
+  EXPECT_EQ(*inventory.find("x.weight"), 1U);
+  EXPECT_EQ(problems(inventory),
+            (Lines{"error missing_file bb.safetensors : the index names this file but it does not "
+                   "exist (vLLM: \"Weight files referenced in index but missing\")",
+                   "warning unindexed_file a.safetensors : holds 2 tensors but the index does not "
+                   "name it: vLLM and transformers never load it (1 of them duplicate tensors in "
+                   "indexed files)",
+                   "warning wrong_file model.safetensors.index.json z.weight: the index maps it "
+                   "to b.safetensors but it is in c.safetensors"}));
+}
+
 TEST_F(InventoryTest, EveryUnreadableShardIsCollected) {
   write("a.safetensors", "tiny");
   write("b.safetensors", "version https://git-lfs.github.com/spec/v1\n");

@@ -3,6 +3,7 @@
 
 #include <qpatch/safetensors/dtype.hpp>
 
+#include <algorithm>
 #include <fstream>
 
 namespace qpatch::synth {
@@ -82,7 +83,9 @@ Status write_checkpoint(const fs::path& dir, const CheckpointSpec& spec) {
     config << spec.config_json;
   }
   std::string index = "{\n  \"metadata\": {\n    \"total_size\": ";
-  std::string map;
+  // weight_map sorted by tensor name, as transformers' save_pretrained writes it (sort_keys):
+  // the shards then appear in an order of their own, not the file order.
+  std::vector<std::pair<std::string, std::string>> entries;
   uint64_t total = 0;
   for (const ShardSpec& shard : spec.shards) {
     if (auto status = write_shard(dir / shard.file, shard.tensors); !status) {
@@ -95,9 +98,14 @@ Status write_checkpoint(const fs::path& dir, const CheckpointSpec& spec) {
       continue;
     }
     for (const TensorSpec& tensor : shard.tensors) {
-      map += std::string(map.empty() ? "" : ",\n") + "    \"" + json_escape(tensor.name) +
-             "\": \"" + shard.file + "\"";
+      entries.emplace_back(tensor.name, shard.file);
     }
+  }
+  std::sort(entries.begin(), entries.end());
+  std::string map;
+  for (const auto& [tensor, file] : entries) {
+    map += std::string(map.empty() ? "" : ",\n") + "    \"" + json_escape(tensor) + "\": \"" +
+           file + "\"";
   }
   if (spec.write_index) {
     index += std::to_string(total) + "\n  },\n  \"weight_map\": {\n" + map + "\n  }\n}\n";

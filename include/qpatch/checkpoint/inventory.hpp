@@ -69,7 +69,7 @@ struct Inventory {
   std::filesystem::path dir;
   std::string display_dir; // as the user typed it
   bool has_index = false;
-  std::vector<ShardFile> files;      // indexed files in index order, then the others by name
+  std::vector<ShardFile> files;      // the files the index names, by name, then the others, by name
   util::LargeVector<Tensor> tensors; // files in that order, each in header order
   std::vector<Error> errors;         // files that could not be read: every one, not the first
   std::vector<InventoryProblem> problems;
