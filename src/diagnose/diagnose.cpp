@@ -45,6 +45,8 @@ std::string_view to_string(FindingKind kind) {
     return "quantized_untargeted";
   case FindingKind::engine_builds_dense:
     return "engine_builds_dense";
+  case FindingKind::engine_quantizes:
+    return "engine_quantizes";
   case FindingKind::disk_shards_disagree:
     return "disk_shards_disagree";
   case FindingKind::inconsistent_storage:
@@ -187,7 +189,11 @@ void add_grouped(std::vector<LayerProblem>& problems,
       it = groups.end() - 1;
     }
     for (const std::string& name : problem.names) {
-      it->second.modules.push_back(name);
+      // Two engines with the same problem on one layer name its modules once.
+      if (std::find(it->second.modules.begin(), it->second.modules.end(), name) ==
+          it->second.modules.end()) {
+        it->second.modules.push_back(name);
+      }
     }
     for (const std::string& engine : problem.engines) {
       if (std::find(it->second.engines.begin(), it->second.engines.end(), engine) ==
@@ -306,6 +312,20 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
     out.push_back(std::move(view));
   }
   return out;
+}
+
+engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested) {
+  if (quant_method == "compressed-tensors" || quant_method == "compressed_tensors") {
+    return requested;
+  }
+  engine::EngineSet modelled = engine::EngineSet::none();
+  for (const engine::Engine engine : requested.list()) {
+    if (engine == engine::Engine::vllm ||
+        (engine == engine::Engine::sglang && quant_method == "awq")) {
+      modelled.add(engine);
+    }
+  }
+  return modelled.empty() ? engine::EngineSet::only(engine::Engine::vllm) : modelled;
 }
 
 } // namespace detail
@@ -755,7 +775,7 @@ namespace {
 // Record which engines' rules the verdicts model.
 void judged_by(engine::EngineSet engines, Diagnosis& diagnosis) {
   diagnosis.engines = engines.names();
-  diagnosis.engine_rules = engine::rules_of(engines);
+  diagnosis.engine_rules = engine::rules_of(engines, diagnosis.quant_method);
 }
 
 // Findings that concern the checkpoint rather than one engine's rules affect every engine judged.
@@ -809,9 +829,13 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
     return finish(std::move(diagnosis));
   }
-  // The other methods model vLLM's rules only (engines.md documents no other engine's).
-  judged_by(engine::EngineSet::only(engine::Engine::vllm), diagnosis);
-  if (!options.engines.has(engine::Engine::vllm)) {
+  // The other methods model vLLM's rules, and AWQ SGLang's too (engines.md §6 and SGLang's
+  // awq.py); engines.md documents no other engine's.
+  const engine::EngineSet modelled =
+      detail::modelled_engines(diagnosis.quant_method, options.engines);
+  judged_by(modelled, diagnosis);
+  if (!options.engines.has(engine::Engine::vllm) &&
+      !(options.engines.has(engine::Engine::sglang) && modelled.has(engine::Engine::sglang))) {
     diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method +
                               "\": only vLLM's rules are modelled for this method, so it is "
                               "judged as vLLM loads it");

@@ -61,15 +61,60 @@ std::vector<std::string> ignore_names(const engine::Layer& layer,
                                       const checkpoint::ModuleList& modules,
                                       const engine::ModelInfo& model);
 std::string common_label(const std::vector<std::string>& names);
+// The engines of `requested` whose rules are modelled for `quant_method` (compressed-tensors:
+// all three; awq: vLLM and SGLang; the others: vLLM), or vLLM alone when none of them is.
+engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested);
 std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds);
 
-// Word every layer whose verdict under `before` disagrees with the disk, as `word(view,
-// decision) -> (kind, key)`, and group them into `findings`. A kind is fixable when the patched
-// judge `after` makes every layer of that kind consistent. Layers stored inconsistently or with
-// shards stored differently are left to the caller.
+// The layer problems of one or more engines, grouped into findings once all are in: a problem
+// two engines share becomes one finding that names both.
+class LayerProblems {
+public:
+  // Word every layer whose verdict under `before` (the rules of `engine`) disagrees with the
+  // disk, as `word(view, decision) -> (kind, key)`. A kind is fixable when the patched judge
+  // `after` makes every layer of that kind consistent, for every engine. Layers stored
+  // inconsistently or with shards stored differently are left to the caller.
+  template <class Judge, class Word>
+  void add(const std::vector<LayerView>& views,
+           const checkpoint::ModuleList& modules,
+           const Judge& before,
+           const Judge& after,
+           Word&& word,
+           const std::string& engine = "vllm") {
+    for (const LayerView& view : views) {
+      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+        continue;
+      }
+      const engine::Decision decision = before.decide(*view.layer);
+      if (consistent(view, decision)) {
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const uint32_t m : view.layer->modules) {
+        names.emplace_back(modules[m].name);
+      }
+      auto [kind, key] = word(view, decision);
+      m_problems.push_back({kind, std::move(key), std::move(names), view.order, {engine}});
+      (consistent(view, after.decide(*view.layer)) ? m_fixed : m_unfixed).insert(kind);
+    }
+  }
+  void report(std::vector<Finding>& findings) {
+    for (const FindingKind kind : m_unfixed) {
+      m_fixed.erase(kind);
+    }
+    add_grouped(m_problems, findings, m_fixed);
+  }
+
+private:
+  std::vector<LayerProblem> m_problems;
+  std::set<FindingKind> m_fixed;
+  std::set<FindingKind> m_unfixed;
+};
+
+// One engine's layer problems, grouped into `findings` (see LayerProblems).
 template <class Judge, class Word>
 void report_layers(const std::vector<LayerView>& views,
                    const checkpoint::ModuleList& modules,
@@ -77,29 +122,9 @@ void report_layers(const std::vector<LayerView>& views,
                    const Judge& after,
                    Word&& word,
                    std::vector<Finding>& findings) {
-  std::vector<LayerProblem> problems;
-  std::set<FindingKind> fixed;
-  std::set<FindingKind> unfixed;
-  for (const LayerView& view : views) {
-    if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-      continue;
-    }
-    const engine::Decision decision = before.decide(*view.layer);
-    if (consistent(view, decision)) {
-      continue;
-    }
-    std::vector<std::string> names;
-    for (const uint32_t m : view.layer->modules) {
-      names.emplace_back(modules[m].name);
-    }
-    auto [kind, key] = word(view, decision);
-    problems.push_back({kind, std::move(key), std::move(names), view.order, {"vllm"}});
-    (consistent(view, after.decide(*view.layer)) ? fixed : unfixed).insert(kind);
-  }
-  for (const FindingKind kind : unfixed) {
-    fixed.erase(kind);
-  }
-  add_grouped(problems, findings, fixed);
+  LayerProblems problems;
+  problems.add(views, modules, before, after, word);
+  problems.report(findings);
 }
 
 // Apply one edit of the object `key` (GPTQ `dynamic`, auto-round `extra_config`) to every file

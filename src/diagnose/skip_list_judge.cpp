@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// The judge for AWQ (`modules_to_not_convert`) and FP8 (`ignored_layers`, else
-// `modules_to_not_convert`) under vLLM's rules (engine/vllm_skip_list.hpp). The fix is the same
-// fixpoint as for compressed-tensors: append exact checkpoint names for dense layers the engine
-// would quantize (for AWQ experts, the experts layer name, which its substring test needs; for
-// FP8 experts, every expert's names, which its experts rule reads), and remove an entry that
-// makes packed layers dense. An absent AWQ list is created with every module vLLM would have
-// derived from the headers, since writing the key switches that derivation off.
+// The judge for AWQ (`modules_to_not_convert`; vLLM's and SGLang's rules), FP8 (`ignored_layers`,
+// else `modules_to_not_convert`), ModelOpt and bitsandbytes (vLLM's rules), all in
+// engine/vllm_skip_list.hpp. The fix is the same fixpoint as for compressed-tensors, over every
+// judged engine at once: append exact checkpoint names for dense layers an engine would quantize
+// (for AWQ experts, the experts layer name, which its substring test needs; for SGLang's AWQ, a
+// fused layer's fused name, the only name it tests; for FP8 experts, every expert's names, which
+// its experts rule reads), and remove an entry that makes packed layers dense. An absent AWQ list
+// is created with every module vLLM would have derived from the headers, since writing the key
+// switches that derivation off.
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/engine/vllm_skip_list.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -122,8 +125,13 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
 std::vector<std::string> exclusion_names(const LayerView& view,
                                          const ModuleList& modules,
                                          SkipListMethod method,
-                                         const engine::ModelInfo& model) {
+                                         const engine::ModelInfo& model,
+                                         engine::Engine engine) {
   const Layer& layer = *view.layer;
+  if (engine == engine::Engine::sglang &&
+      model.shards_of(std::string(util::last_component(layer.prefix))) != nullptr) {
+    return {layer.name}; // SGLang tests a fused layer by its fused name only
+  }
   if (layer.kind == LayerKind::experts && method == SkipListMethod::awq) {
     return {layer.name}; // the substring test must hit "...mlp.experts"
   }
@@ -159,6 +167,13 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
+  // Each judged engine with the list it reads today: SGLang derives nothing from the headers,
+  // so an absent AWQ list is empty for it (the patched list is the same for both).
+  std::vector<std::pair<engine::Engine, std::vector<std::string>>> engines;
+  for (const engine::Engine engine : modelled_engines(method_name, options.engines).list()) {
+    const bool reads_nothing = engine == engine::Engine::sglang && !list.exists;
+    engines.emplace_back(engine, reads_nothing ? std::vector<std::string>() : list.entries);
+  }
 
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
   std::set<size_t> removed;
@@ -180,24 +195,34 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   };
   for (int round = 0; round < 16; ++round) {
     const auto [entries, origin] = current();
-    const engine::VllmSkipList judge(method, entries, model, nvfp4);
     bool changed = false;
-    for (const LayerView& view : views) {
-      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-        continue;
+    const auto append = [&](const std::string& name, size_t order) {
+      const auto same = [&](const auto& added) { return added.first == name; };
+      if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
+          std::none_of(appended.begin(), appended.end(), same)) {
+        appended.emplace_back(name, order);
+        changed = true;
       }
-      const Decision decision = judge.decide(*view.layer);
-      const bool error = decision.verdict == Verdict::load_error;
-      if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-        for (const std::string& name : exclusion_names(view, modules, method, model)) {
-          if (std::find(entries.begin(), entries.end(), name) == entries.end()) {
-            appended.emplace_back(name, view.order);
-            changed = true;
-          }
+    };
+    for (const auto& [engine, unused] : engines) {
+      const engine::VllmSkipList judge(method, entries, model, nvfp4, engine);
+      for (const LayerView& view : views) {
+        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+          continue;
         }
-      } else if (view.disk == Disk::quantized && decision.ignore_index) {
-        if (const auto original = origin.at(*decision.ignore_index)) {
-          changed = removed.insert(*original).second || changed;
+        const Decision decision = judge.decide(*view.layer);
+        const bool error = decision.verdict == Verdict::load_error;
+        if (view.disk == Disk::dense && decision.by == DecidedBy::built_quantized) {
+          continue; // no entry changes it
+        }
+        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+          for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
+            append(name, view.order);
+          }
+        } else if (view.disk == Disk::quantized && decision.ignore_index) {
+          if (const auto original = origin.at(*decision.ignore_index)) {
+            changed = removed.insert(*original).second || changed;
+          }
         }
       }
     }
@@ -205,29 +230,43 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       break;
     }
   }
-  const engine::VllmSkipList before(method, list.entries, model, nvfp4);
-  const engine::VllmSkipList after(method, current().first, model, nvfp4);
-  const auto word = [&](const LayerView& view, const Decision& decision) {
-    if (decision.verdict == Verdict::load_error) {
-      return std::pair(FindingKind::fused_shards_disagree,
-                       "are judged as one layer (" + view.layer->name +
-                           "); vLLM: " + decision.error);
-    }
-    if (view.disk == Disk::dense) {
-      return std::pair(FindingKind::dense_quantized_by_config,
-                       "stored " + view.stored + " but quantized by " + method_name + " (not in " +
-                           list.key + ")");
-    }
-    if (decision.by == DecidedBy::ignore_entry) {
-      return std::pair(FindingKind::quantized_made_dense,
-                       "stored " + view.stored + " but made dense by " + list.key + " entry " +
-                           quoted(list.entries.at(*decision.ignore_index)));
-    }
-    return std::pair(FindingKind::engine_builds_dense,
-                     "stored " + view.stored +
-                         " but vLLM builds this layer dense: not fixable by a config patch");
+  const auto word_for = [&](engine::Engine engine) {
+    return [&, engine](const LayerView& view, const Decision& decision) {
+      if (decision.verdict == Verdict::load_error) {
+        return std::pair(FindingKind::fused_shards_disagree,
+                         "are judged as one layer (" + view.layer->name +
+                             "); vLLM: " + decision.error);
+      }
+      if (decision.by == DecidedBy::built_quantized) {
+        return std::pair(FindingKind::engine_quantizes,
+                         "stored " + view.stored +
+                             " but SGLang's AWQ quantizes every FusedMoE layer (it does not read " +
+                             list.key + " for experts): not fixable by a config patch");
+      }
+      if (view.disk == Disk::dense) {
+        return std::pair(FindingKind::dense_quantized_by_config,
+                         "stored " + view.stored + " but quantized by " + method_name +
+                             " (not in " + list.key + ")");
+      }
+      if (decision.by == DecidedBy::ignore_entry) {
+        return std::pair(FindingKind::quantized_made_dense,
+                         "stored " + view.stored + " but made dense by " + list.key + " entry " +
+                             quoted(list.entries.at(*decision.ignore_index)));
+      }
+      return std::pair(FindingKind::engine_builds_dense,
+                       "stored " + view.stored + " but " +
+                           std::string(engine::display_name(engine)) +
+                           " builds this layer dense: not fixable by a config patch");
+    };
   };
-  report_layers(views, modules, before, after, word, diagnosis.findings);
+  LayerProblems problems;
+  for (const auto& [engine, entries] : engines) {
+    const engine::VllmSkipList before(method, entries, model, nvfp4, engine);
+    const engine::VllmSkipList after(method, current().first, model, nvfp4, engine);
+    problems.add(
+        views, modules, before, after, word_for(engine), std::string(engine::to_string(engine)));
+  }
+  problems.report(diagnosis.findings);
   if (removed.empty() && appended.empty()) {
     return ok_status();
   }

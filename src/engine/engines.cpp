@@ -15,7 +15,10 @@ std::string_view to_string(Engine engine) {
   return "unknown";
 }
 
-std::string_view rules_of(Engine engine) {
+std::string_view rules_of(Engine engine, std::string_view quant_method) {
+  if (engine == Engine::sglang && quant_method == "awq") {
+    return "sglang 0149944 (awq.py)";
+  }
   switch (engine) {
   case Engine::vllm:
     return "vllm main 017e9f4 (2026-08-17)";
@@ -69,14 +72,14 @@ std::vector<std::string> EngineSet::names() const {
   return out;
 }
 
-std::string rules_of(const EngineSet& engines) {
+std::string rules_of(const EngineSet& engines, std::string_view quant_method) {
   std::string out;
   const auto list = engines.list();
   for (size_t i = 0; i < list.size(); ++i) {
     out += std::string(i == 0                 ? ""
                        : i + 1 == list.size() ? " and "
                                               : ", ") +
-           std::string(rules_of(list[i]));
+           std::string(rules_of(list[i], quant_method));
   }
   return out;
 }

@@ -65,8 +65,10 @@ bool fnmatch(std::string_view name, std::string_view pattern) {
 VllmSkipList::VllmSkipList(SkipListMethod method,
                            std::vector<std::string> entries,
                            const ModelInfo& model,
-                           bool nvfp4)
-    : m_method(method), m_nvfp4(nvfp4), m_entries(std::move(entries)), m_model(model) {
+                           bool nvfp4,
+                           Engine engine)
+    : m_method(method), m_nvfp4(nvfp4), m_engine(engine), m_entries(std::move(entries)),
+      m_model(model) {
   for (const std::string& entry : m_entries) {
     m_mapped.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
   }
@@ -116,8 +118,10 @@ Decision VllmSkipList::decide(const Layer& layer) const {
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
   const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
+  const bool sglang = m_engine == Engine::sglang;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      layer.kind == LayerKind::lm_head || (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc")) {
+      layer.kind == LayerKind::lm_head || (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") ||
+      (sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc")) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
@@ -127,6 +131,18 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     decision.ignore_index = i;
     return decision;
   };
+  if (sglang) {
+    // Experts are always quantized; a Linear is tested under its own (fused) name only.
+    if (layer.kind != LayerKind::experts) {
+      if (const auto hit = skipping_entry(layer.prefix)) {
+        return skipped_by(*hit);
+      }
+    }
+    decision.verdict = Verdict::quantized;
+    decision.by =
+        layer.kind == LayerKind::experts ? DecidedBy::built_quantized : DecidedBy::target_class;
+    return decision;
+  }
   if (layer.kind == LayerKind::experts) {
     for (size_t i = 0; i < m_mapped.size(); ++i) {
       const std::string& entry = m_mapped[i];

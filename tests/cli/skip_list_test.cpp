@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // AWQ `modules_to_not_convert` (substring) and FP8 `ignored_layers`/`modules_to_not_convert`
-// (exact) under vLLM's rules.
+// (exact) under vLLM's rules, and AWQ under SGLang's (fused names only, experts always quantized).
 #include "run.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
@@ -73,11 +73,41 @@ TEST_F(SkipListTest, Fp8EmptyIgnoredLayersFallsBackToModulesToNotConvert) {
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
-TEST_F(SkipListTest, AwqWithoutAListDerivesItFromTheHeaders) {
+TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   test::write_mini(dir(),
                    {Head::dense, HeadFile::indexed_shard, config_json("awq", ""), Packing::awq});
+  // vLLM derives the absent list from the headers (every all-float module): nothing to do.
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  // SGLang derives nothing: the dense head would be quantized. Writing the key switches vLLM's
+  // derivation off, so the list written is the derived one, plus the fused names SGLang tests.
   const auto [code, out] = run_qpatch({"--check"});
-  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0149944 (awq.py) load "
+            "it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
+            "modules_to_not_convert) [sglang]\n"
+            "  would patch config.json: +20 (model.language_model.embed_tokens, "
+            "model.language_model.layers.0.input_layernorm, "
+            "model.language_model.layers.0.self_attn.q_norm, "
+            "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
+            "lm_head, mtp.fc, mtp.norm, ... (12 more))\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(
+      list("modules_to_not_convert"),
+      R"(["model.language_model.embed_tokens","model.language_model.layers.0.input_layernorm",)"
+      R"("model.language_model.layers.0.self_attn.q_norm",)"
+      R"("model.language_model.layers.0.post_attention_layernorm","model.language_model.norm",)"
+      R"("lm_head","mtp.fc","mtp.norm","mtp.layers.0.input_layernorm",)"
+      R"("mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
+      R"("mtp.layers.0.self_attn.v_proj","mtp.layers.0.self_attn.o_proj",)"
+      R"("mtp.layers.0.self_attn.q_norm","mtp.layers.0.mlp.gate_proj","mtp.layers.0.mlp.up_proj",)"
+      R"("mtp.layers.0.mlp.down_proj","mtp.layers.0.post_attention_layernorm",)"
+      R"("mtp.layers.0.self_attn.qkv_proj","mtp.layers.0.mlp.gate_up_proj"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "sglang"}).first, 0);
 }
 
 TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
@@ -93,7 +123,7 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0149944 (awq.py) load it\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
       "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
       "modules_to_not_convert entry \"mtp\"\n"
@@ -180,6 +210,43 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
       << out;
   // mtp.fc is dense on disk and built dense: it is neither a finding nor part of the patch.
   EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
+}
+
+// SGLang's AWQ tests a Linear under the name it builds it as (the fused name, never its shards),
+// quantizes every FusedMoE layer whatever the list says, and builds Qwen3.5's mtp.fc plain.
+// vLLM's AWQ expands fused layers to shards and reads the list for experts.
+TEST(SglangAwqMatcher, FusedNamesExpertsAndTheQwen35Fc) {
+  using engine::Engine;
+  using engine::Layer;
+  using engine::LayerKind;
+  const engine::ModelInfo model = engine::model_info_for("Qwen3_5MoeForConditionalGeneration");
+  const Layer qkv{LayerKind::linear,
+                  "mtp.layers.0.self_attn.qkv_proj",
+                  "mtp.layers.0.self_attn.qkv_proj",
+                  "QKVParallelLinear",
+                  {}};
+  const Layer experts{
+      LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
+  const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
+  const auto verdict = [&](Engine engine, std::vector<std::string> entries, const Layer& layer) {
+    const engine::VllmSkipList list(
+        engine::SkipListMethod::awq, std::move(entries), model, false, engine);
+    const engine::Decision decision = list.decide(layer);
+    const bool quantized = decision.verdict == engine::Verdict::quantized;
+    return std::string(quantized ? "quantized" : "dense") + " by " +
+           std::string(engine::to_string(decision.by));
+  };
+  const std::vector<std::string> shards{"mtp.layers.0.self_attn.q_proj",
+                                        "mtp.layers.0.self_attn.k_proj",
+                                        "mtp.layers.0.self_attn.v_proj"};
+  EXPECT_EQ(verdict(Engine::vllm, shards, qkv), "dense by ignore_entry");
+  EXPECT_EQ(verdict(Engine::sglang, shards, qkv), "quantized by target_class");
+  EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.self_attn.qkv_proj"}, qkv),
+            "dense by ignore_entry");
+  EXPECT_EQ(verdict(Engine::vllm, {"mtp"}, experts), "dense by ignore_entry");
+  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "quantized by built_quantized");
+  EXPECT_EQ(verdict(Engine::vllm, {}, fc), "quantized by target_class");
+  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense by built_dense");
 }
 
 // bitsandbytes: an entry skips a layer when it equals one dot-component or a dotted prefix of

@@ -15,19 +15,22 @@ enum class Engine : uint8_t { vllm = 1, sglang = 2, transformers = 4 };
 
 // "vllm", "sglang", "transformers".
 std::string_view to_string(Engine engine);
-// The code base and version whose rules are modelled (engines.md §0).
-std::string_view rules_of(Engine engine);
+// The code base and version whose rules are modelled (engines.md §0) for `quant_method`
+// (SGLang's AWQ rules come from another snapshot than its compressed-tensors rules).
+std::string_view rules_of(Engine engine, std::string_view quant_method = "compressed-tensors");
 // How reports name the engine in sentences ("vLLM", "SGLang", "transformers").
 std::string_view display_name(Engine engine);
 
 class EngineSet;
 // "vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and transformers + ...": the rules of
 // every engine in `engines`, for the sentence "judged as ... load(s) it".
-std::string rules_of(const EngineSet& engines);
+std::string rules_of(const EngineSet& engines,
+                     std::string_view quant_method = "compressed-tensors");
 
 class EngineSet {
 public:
   static EngineSet all() { return EngineSet(7); }
+  static EngineSet none() { return EngineSet(0); }
   static EngineSet only(Engine engine) { return EngineSet(static_cast<uint8_t>(engine)); }
   // Parse "vllm", "sglang", "transformers" or "all".
   static std::optional<EngineSet> parse(std::string_view text);

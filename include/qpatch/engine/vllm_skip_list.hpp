@@ -17,8 +17,16 @@
 //        an entry equals one dot-component of the layer name ("mtp" skips every mtp.* layer) or
 //        a dotted prefix of it ("mtp.layers.0"); fused layers are tested by their fused name.
 // lm_head is a ParallelLMHead, which none of these methods quantizes.
+//
+// SGLang's AWQ (layers/quantization/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
+// 4- and 8-bit checkpoints; sgl-project/sglang 0149944): a Linear is skipped when an entry is a
+// substring of the name it is built under, which for a fused layer is the fused name
+// ("...qkv_proj"), never its shards; an absent list is empty (nothing is derived); every
+// FusedMoE layer is quantized, modules_to_not_convert is not consulted for experts. Its Qwen3.5
+// draft builds mtp.fc as a plain nn.Linear (always dense).
 #pragma once
 
+#include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 
@@ -34,10 +42,12 @@ bool fnmatch(std::string_view name, std::string_view pattern);
 
 class VllmSkipList {
 public:
+  // `engine`: Engine::vllm for every method; Engine::sglang for awq only.
   VllmSkipList(SkipListMethod method,
                std::vector<std::string> entries,
                const ModelInfo& model,
-               bool nvfp4 = false);
+               bool nvfp4 = false,
+               Engine engine = Engine::vllm);
 
   Decision decide(const Layer& layer) const;
   // Return the index of the entry that skips vLLM name `name`, if any.
@@ -48,6 +58,7 @@ private:
 
   SkipListMethod m_method;
   bool m_nvfp4 = false;
+  Engine m_engine = Engine::vllm;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // renamed like the layers (dotted entries)
   ModelInfo m_model;
