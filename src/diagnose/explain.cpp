@@ -76,13 +76,11 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   }
   const std::string method = quant::declared_method(*active);
   const bool ct = method == "compressed-tensors" || method == "compressed_tensors";
-  if (!ct) {
-    engines = engine::EngineSet::only(engine::Engine::vllm);
-  }
+  engines = detail::modelled_engines(method, engines);
   const auto list = engines.list();
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                         "), judged as " + engine::rules_of(engines) +
+                         "), judged as " + engine::rules_of(engines, method) +
                          (list.size() > 1 ? " load it" : " loads it"));
   const DiagnoseOptions options;
   const auto views = detail::layer_views(layers, modules, inventory, options);
@@ -93,6 +91,20 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
            : v.disk == detail::Disk::quantized ? "quantized (" + v.stored + ")"
            : v.disk == detail::Disk::mixed     ? std::string("shards stored differently")
                                                : std::string("inconsistent");
+  };
+  // Lines that close a trace over several engines: what is stored, and who builds it wrong.
+  const auto close = [&](const std::vector<std::string>& wrong) {
+    out.consistent = wrong.empty();
+    lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
+    std::string who;
+    for (const std::string& engine : wrong) {
+      who += (who.empty() ? "" : ", ") + engine;
+    }
+    lines.emplace_back("status",
+                       out.consistent
+                           ? std::string("consistent: every engine builds what is stored")
+                           : "inconsistent for " + who + ": run `qpatch --dry-run " +
+                                 inventory.display_dir + "` to see the fix");
   };
   if (ct) {
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
@@ -161,17 +173,32 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
         lines.emplace_back("not built", "transformers builds no layer of this name");
       }
     }
-    out.consistent = wrong.empty();
-    lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
-    std::string who;
-    for (const std::string& engine : wrong) {
-      who += (who.empty() ? "" : ", ") + engine;
+    close(wrong);
+    return out;
+  }
+  if (detail::is_skip_list_method(method)) {
+    QP_TRY_ASSIGN(const detail::SkipListSetting setting,
+                  detail::skip_list_setting(*active, configs, modules, inventory));
+    if (!setting.list.exists && setting.method == engine::SkipListMethod::awq) {
+      lines.emplace_back(setting.list.key,
+                         "absent: vLLM derives " + std::to_string(setting.list.entries.size()) +
+                             " entries from the headers (every all-float module); SGLang "
+                             "derives none");
     }
-    lines.emplace_back("status",
-                       out.consistent
-                           ? std::string("consistent: every engine builds what is stored")
-                           : "inconsistent for " + who + ": run `qpatch --dry-run " +
-                                 inventory.display_dir + "` to see the fix");
+    std::vector<std::string> wrong;
+    for (const engine::Engine engine : list) {
+      if (list.size() > 1) {
+        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
+      }
+      const engine::VllmSkipList judge(
+          setting.method, setting.read_by(engine), model, setting.nvfp4, engine);
+      const auto trace = judge.trace(*layer, setting.list.key);
+      lines.insert(lines.end(), trace.begin(), trace.end());
+      if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
+        wrong.emplace_back(engine::to_string(engine));
+      }
+    }
+    close(wrong);
     return out;
   }
   engine::Decision decision;

@@ -8,6 +8,7 @@
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/vllm_skip_list.hpp>
 
 #include <memory>
 #include <optional>
@@ -64,6 +65,26 @@ std::string common_label(const std::vector<std::string>& names);
 // The engines of `requested` whose rules are modelled for `quant_method` (compressed-tensors:
 // all three; awq: vLLM and SGLang; the others: vLLM), or vLLM alone when none of them is.
 engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested);
+
+// The list a skip-list method (awq, fp8, modelopt, bitsandbytes) reads from its active file.
+struct SkipList {
+  std::string key; // the field the engine reads
+  bool exists = false;
+  std::vector<std::string> entries; // as written, or derived when absent (AWQ)
+  size_t written = 0;               // how many entries are in the file (0 when derived)
+};
+struct SkipListSetting {
+  engine::SkipListMethod method{};
+  bool nvfp4 = false; // ModelOpt NVFP4 (vLLM's modelopt_fp4)
+  SkipList list;
+  // The entries `engine` reads today: SGLang derives nothing when the key is absent.
+  std::vector<std::string> read_by(engine::Engine engine) const;
+};
+bool is_skip_list_method(const std::string& method);
+Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
+                                          const quant::ConfigSet& configs,
+                                          const checkpoint::ModuleList& modules,
+                                          const checkpoint::Inventory& inventory);
 std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,

@@ -31,13 +31,6 @@ using engine::Verdict;
 
 namespace {
 
-struct SkipList {
-  std::string key; // the field the engine reads
-  bool exists = false;
-  std::vector<std::string> entries; // as written, or derived when absent (AWQ)
-  size_t written = 0;               // how many entries are in the file (0 when derived)
-};
-
 Result<SkipList> read_skip_list(const quant::ConfigFile& file,
                                 SkipListMethod method,
                                 const ModuleList& modules,
@@ -143,17 +136,21 @@ std::vector<std::string> exclusion_names(const LayerView& view,
 
 } // namespace
 
-Status judge_skip_list(const checkpoint::Inventory& inventory,
-                       const ModuleList& modules,
-                       const quant::ConfigSet& configs,
-                       const quant::ConfigFile& active,
-                       const DiagnoseOptions& options,
-                       Diagnosis& diagnosis) {
+bool is_skip_list_method(const std::string& method) {
+  return method == "awq" || method == "fp8" || method == "bitsandbytes" || method == "modelopt" ||
+         method == "modelopt_fp4";
+}
+
+Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
+                                          const quant::ConfigSet& configs,
+                                          const ModuleList& modules,
+                                          const checkpoint::Inventory& inventory) {
   const std::string method_name = quant::declared_method(active);
-  const SkipListMethod method = method_name == "awq"            ? SkipListMethod::awq
-                                : method_name == "fp8"          ? SkipListMethod::fp8
-                                : method_name == "bitsandbytes" ? SkipListMethod::bitsandbytes
-                                                                : SkipListMethod::modelopt;
+  SkipListSetting setting;
+  setting.method = method_name == "awq"            ? SkipListMethod::awq
+                   : method_name == "fp8"          ? SkipListMethod::fp8
+                   : method_name == "bitsandbytes" ? SkipListMethod::bitsandbytes
+                                                   : SkipListMethod::modelopt;
   // ModelOpt NVFP4: vLLM builds Qwen3.5/Next mtp.fc dense (the "modelopt_fp4" method).
   std::string algo;
   for (const quant::ConfigFile& file : configs.files) {
@@ -162,8 +159,28 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       algo = file.config()["quant_algo"].get<std::string>();
     }
   }
-  const bool nvfp4 = method == SkipListMethod::modelopt && algo == "NVFP4";
-  QP_TRY_ASSIGN(const SkipList list, read_skip_list(active, method, modules, inventory));
+  setting.nvfp4 = setting.method == SkipListMethod::modelopt && algo == "NVFP4";
+  QP_TRY_ASSIGN(setting.list, read_skip_list(active, setting.method, modules, inventory));
+  return setting;
+}
+
+std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
+  return engine == engine::Engine::sglang && !list.exists ? std::vector<std::string>()
+                                                          : list.entries;
+}
+
+Status judge_skip_list(const checkpoint::Inventory& inventory,
+                       const ModuleList& modules,
+                       const quant::ConfigSet& configs,
+                       const quant::ConfigFile& active,
+                       const DiagnoseOptions& options,
+                       Diagnosis& diagnosis) {
+  const std::string method_name = quant::declared_method(active);
+  QP_TRY_ASSIGN(const SkipListSetting skip_list,
+                skip_list_setting(active, configs, modules, inventory));
+  const SkipListMethod method = skip_list.method;
+  const bool nvfp4 = skip_list.nvfp4;
+  const SkipList& list = skip_list.list;
   const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
@@ -171,8 +188,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   // so an absent AWQ list is empty for it (the patched list is the same for both).
   std::vector<std::pair<engine::Engine, std::vector<std::string>>> engines;
   for (const engine::Engine engine : modelled_engines(method_name, options.engines).list()) {
-    const bool reads_nothing = engine == engine::Engine::sglang && !list.exists;
-    engines.emplace_back(engine, reads_nothing ? std::vector<std::string>() : list.entries);
+    engines.emplace_back(engine, skip_list.read_by(engine));
   }
 
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.

@@ -111,17 +111,92 @@ std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) cons
   return std::nullopt;
 }
 
+std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) const {
+  const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
+  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
+      layer.kind == LayerKind::lm_head) {
+    return "with no quant config (" + layer.cls + "): always dense";
+  }
+  if (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
+    return std::string("without a quant config by vLLM's Qwen draft under modelopt_fp4 (#38832, "
+                       "#46316): always dense");
+  }
+  if (m_engine == Engine::sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc") {
+    return std::string("as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer& layer,
+                                                                     const std::string& key) const {
+  std::vector<std::pair<std::string, std::string>> lines;
+  const auto how = [&] {
+    switch (m_method) {
+    case SkipListMethod::awq:
+      return "is contained in";
+    case SkipListMethod::fp8:
+      return "equals";
+    case SkipListMethod::bitsandbytes:
+      return "is a dot-component or dotted prefix of";
+    case SkipListMethod::modelopt:
+      return "equals, is contained in or glob-matches";
+    }
+    return "matches";
+  }();
+  const auto test = [&](const std::string& name, const std::string& label) {
+    if (const auto hit = skipping_entry(name)) {
+      lines.emplace_back(key + "[" + std::to_string(*hit) + "]",
+                         "\"" + m_entries[*hit] + "\" " + how + " " + name);
+      return true;
+    }
+    lines.emplace_back(label,
+                       std::to_string(m_entries.size()) +
+                           (m_entries.size() == 1 ? " entry checked, " : " entries checked, ") +
+                           "none " + (m_method == SkipListMethod::fp8 ? "equals " : "matches ") +
+                           name);
+    return false;
+  };
+  if (const auto reason = built_dense_reason(layer)) {
+    lines.emplace_back("built", *reason);
+  } else if (layer.kind == LayerKind::experts && m_engine == Engine::sglang) {
+    lines.emplace_back("experts",
+                       "SGLang's AWQ quantizes every FusedMoE layer; " + key + " is not read");
+  } else if (layer.kind == LayerKind::experts && m_method == SkipListMethod::fp8) {
+    const auto hit = std::find_if(m_mapped.begin(), m_mapped.end(), [&](const std::string& e) {
+      return e.find("experts") != std::string::npos && e.find(layer.prefix) != std::string::npos;
+    });
+    lines.emplace_back(key,
+                       hit == m_mapped.end()
+                           ? "no entry containing \"experts\" contains " + layer.prefix
+                           : "\"" + m_entries[size_t(hit - m_mapped.begin())] +
+                                 "\" contains \"experts\" and " + layer.prefix);
+  } else if (!test(layer.prefix, key) && layer.kind != LayerKind::experts &&
+             m_engine == Engine::vllm && m_method != SkipListMethod::bitsandbytes) {
+    const std::string last(last_component(layer.prefix));
+    if (const auto* shards = m_model.shards_of(last)) {
+      for (const std::string& shard : *shards) {
+        test(replace_all(layer.prefix, last, shard), "shard");
+      }
+    }
+  }
+  const Decision decision = decide(layer);
+  lines.emplace_back("verdict",
+                     std::string(decision.verdict == Verdict::quantized ? "quantized"
+                                 : decision.verdict == Verdict::dense
+                                     ? "dense"
+                                     : "load error: " + decision.error) +
+                         " (" + std::string(to_string(decision.by)) + ")");
+  return lines;
+}
+
 Decision VllmSkipList::decide(const Layer& layer) const {
   Decision decision;
   decision.target = m_method == SkipListMethod::awq            ? "AWQ"
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
-  const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
   const bool sglang = m_engine == Engine::sglang;
-  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      layer.kind == LayerKind::lm_head || (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") ||
-      (sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc")) {
+  if (built_dense_reason(layer)) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }

@@ -53,6 +53,18 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj)\n"
             "  status      needs-patch\n");
+  const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
+  EXPECT_EQ(explained.code, 1);
+  EXPECT_EQ(explained.out + explained.err,
+            "mtp.fc\n"
+            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.fc (ColumnParallelLinear)\n"
+            "  config       config.json /quantization_config (fp8), judged as vllm main 017e9f4 "
+            "(2026-08-17) loads it\n"
+            "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
+            "  verdict      quantized (target_class)\n"
+            "  on disk      dense (BF16)\n"
+            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(
       list("modules_to_not_convert"),
@@ -94,7 +106,54 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
             "lm_head, mtp.fc, mtp.norm, ... (12 more))\n"
             "  status      needs-patch\n");
+  // Why SGLang quantizes the head's fused attention, and why vLLM does not.
+  const test::CliOutcome explained =
+      test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
+  EXPECT_EQ(explained.code, 1);
+  EXPECT_EQ(explained.out + explained.err,
+            "mtp.layers.0.self_attn.q_proj\n"
+            "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
+            "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
+            "(2026-08-17) and sglang 0149944 (awq.py) load it\n"
+            "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
+            "all-float module); SGLang derives none\n"
+            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  modules_to_not_convert 18 entries checked, none matches "
+            "mtp.layers.0.self_attn.qkv_proj\n"
+            "  modules_to_not_convert[9] \"mtp.layers.0.self_attn.q_proj\" is contained in "
+            "mtp.layers.0.self_attn.q_proj\n"
+            "  modules_to_not_convert[10] \"mtp.layers.0.self_attn.k_proj\" is contained in "
+            "mtp.layers.0.self_attn.k_proj\n"
+            "  modules_to_not_convert[11] \"mtp.layers.0.self_attn.v_proj\" is contained in "
+            "mtp.layers.0.self_attn.v_proj\n"
+            "  verdict      dense (ignore_entry)\n"
+            "  engine       sglang 0149944 (awq.py)\n"
+            "  modules_to_not_convert 0 entries checked, none matches "
+            "mtp.layers.0.self_attn.qkv_proj\n"
+            "  verdict      quantized (target_class)\n"
+            "  on disk      dense (BF16)\n"
+            "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
+  const test::CliOutcome after =
+      test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
+  EXPECT_EQ(after.code, 0);
+  EXPECT_EQ(after.out + after.err,
+            "mtp.layers.0.self_attn.q_proj\n"
+            "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
+            "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
+            "(2026-08-17) and sglang 0149944 (awq.py) load it\n"
+            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+            "mtp.layers.0.self_attn.qkv_proj\n"
+            "  verdict      dense (ignore_entry)\n"
+            "  engine       sglang 0149944 (awq.py)\n"
+            "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+            "mtp.layers.0.self_attn.qkv_proj\n"
+            "  verdict      dense (ignore_entry)\n"
+            "  on disk      dense (BF16)\n"
+            "  status       consistent: every engine builds what is stored\n");
   EXPECT_EQ(
       list("modules_to_not_convert"),
       R"(["model.language_model.embed_tokens","model.language_model.layers.0.input_layernorm",)"

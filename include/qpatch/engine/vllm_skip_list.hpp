@@ -50,11 +50,17 @@ public:
                Engine engine = Engine::vllm);
 
   Decision decide(const Layer& layer) const;
+  // Every rule that bears on `layer`, in the order the engine tries them, as (label, text);
+  // `key` names the list ("modules_to_not_convert").
+  std::vector<std::pair<std::string, std::string>> trace(const Layer& layer,
+                                                         const std::string& key) const;
   // Return the index of the entry that skips vLLM name `name`, if any.
   std::optional<size_t> skipping_entry(const std::string& name) const;
 
 private:
   bool matches(const std::string& entry, const std::string& name) const;
+  // Why the engine builds `layer` with no quant config, or nothing.
+  std::optional<std::string> built_dense_reason(const Layer& layer) const;
 
   SkipListMethod m_method;
   bool m_nvfp4 = false;
