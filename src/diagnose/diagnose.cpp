@@ -45,8 +45,6 @@ std::string_view to_string(FindingKind kind) {
     return "quantized_untargeted";
   case FindingKind::engine_builds_dense:
     return "engine_builds_dense";
-  case FindingKind::engine_quantizes:
-    return "engine_quantizes";
   case FindingKind::disk_shards_disagree:
     return "disk_shards_disagree";
   case FindingKind::inconsistent_storage:

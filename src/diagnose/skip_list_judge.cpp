@@ -228,9 +228,6 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
         }
         const Decision decision = judge.decide(*view.layer);
         const bool error = decision.verdict == Verdict::load_error;
-        if (view.disk == Disk::dense && decision.by == DecidedBy::built_quantized) {
-          continue; // no entry changes it
-        }
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
           for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
             append(name, view.order);
@@ -252,12 +249,6 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
         return std::pair(FindingKind::fused_shards_disagree,
                          "are judged as one layer (" + view.layer->name +
                              "); vLLM: " + decision.error);
-      }
-      if (decision.by == DecidedBy::built_quantized) {
-        return std::pair(FindingKind::engine_quantizes,
-                         "stored " + view.stored +
-                             " but SGLang's AWQ quantizes every FusedMoE layer (it does not read " +
-                             list.key + " for experts): not fixable by a config patch");
       }
       if (view.disk == Disk::dense) {
         return std::pair(FindingKind::dense_quantized_by_config,

@@ -17,7 +17,7 @@ std::string_view to_string(Engine engine) {
 
 std::string_view rules_of(Engine engine, std::string_view quant_method) {
   if (engine == Engine::sglang && quant_method == "awq") {
-    return "sglang 0149944 (awq.py)";
+    return "sglang 01f67c3 (awq/awq.py)";
   }
   switch (engine) {
   case Engine::vllm:

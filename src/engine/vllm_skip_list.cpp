@@ -158,9 +158,6 @@ std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer
   };
   if (const auto reason = built_dense_reason(layer)) {
     lines.emplace_back("built", *reason);
-  } else if (layer.kind == LayerKind::experts && m_engine == Engine::sglang) {
-    lines.emplace_back("experts",
-                       "SGLang's AWQ quantizes every FusedMoE layer; " + key + " is not read");
   } else if (layer.kind == LayerKind::experts && m_method == SkipListMethod::fp8) {
     const auto hit = std::find_if(m_mapped.begin(), m_mapped.end(), [&](const std::string& e) {
       return e.find("experts") != std::string::npos && e.find(layer.prefix) != std::string::npos;
@@ -207,15 +204,12 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     return decision;
   };
   if (sglang) {
-    // Experts are always quantized; a Linear is tested under its own (fused) name only.
-    if (layer.kind != LayerKind::experts) {
-      if (const auto hit = skipping_entry(layer.prefix)) {
-        return skipped_by(*hit);
-      }
+    // Every layer, fused or experts, is tested under the one name SGLang builds it as.
+    if (const auto hit = skipping_entry(layer.prefix)) {
+      return skipped_by(*hit);
     }
     decision.verdict = Verdict::quantized;
-    decision.by =
-        layer.kind == LayerKind::experts ? DecidedBy::built_quantized : DecidedBy::target_class;
+    decision.by = DecidedBy::target_class;
     return decision;
   }
   if (layer.kind == LayerKind::experts) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // AWQ `modules_to_not_convert` (substring) and FP8 `ignored_layers`/`modules_to_not_convert`
-// (exact) under vLLM's rules, and AWQ under SGLang's (fused names only, experts always quantized).
+// (exact) under vLLM's rules, and AWQ under SGLang's (fused names only, no derived list).
 #include "run.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
@@ -94,18 +94,19 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   // derivation off, so the list written is the derived one, plus the fused names SGLang tests.
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0149944 (awq.py) load "
-            "it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
-            "modules_to_not_convert) [sglang]\n"
-            "  would patch config.json: +20 (model.language_model.embed_tokens, "
-            "model.language_model.layers.0.input_layernorm, "
-            "model.language_model.layers.0.self_attn.q_norm, "
-            "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
-            "lm_head, mtp.fc, mtp.norm, ... (12 more))\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 01f67c3 (awq/awq.py) load "
+      "it\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
+      "modules_to_not_convert) [sglang]\n"
+      "  would patch config.json: +20 (model.language_model.embed_tokens, "
+      "model.language_model.layers.0.input_layernorm, "
+      "model.language_model.layers.0.self_attn.q_norm, "
+      "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
+      "lm_head, mtp.fc, mtp.norm, ... (12 more))\n"
+      "  status      needs-patch\n");
   // Why SGLang quantizes the head's fused attention, and why vLLM does not.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
@@ -115,7 +116,7 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
             "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
-            "(2026-08-17) and sglang 0149944 (awq.py) load it\n"
+            "(2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
             "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
             "all-float module); SGLang derives none\n"
             "  engine       vllm main 017e9f4 (2026-08-17)\n"
@@ -128,7 +129,7 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "  modules_to_not_convert[11] \"mtp.layers.0.self_attn.v_proj\" is contained in "
             "mtp.layers.0.self_attn.v_proj\n"
             "  verdict      dense (ignore_entry)\n"
-            "  engine       sglang 0149944 (awq.py)\n"
+            "  engine       sglang 01f67c3 (awq/awq.py)\n"
             "  modules_to_not_convert 0 entries checked, none matches "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      quantized (target_class)\n"
@@ -143,12 +144,12 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
             "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
-            "(2026-08-17) and sglang 0149944 (awq.py) load it\n"
+            "(2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
             "  engine       vllm main 017e9f4 (2026-08-17)\n"
             "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      dense (ignore_entry)\n"
-            "  engine       sglang 0149944 (awq.py)\n"
+            "  engine       sglang 01f67c3 (awq/awq.py)\n"
             "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      dense (ignore_entry)\n"
@@ -182,7 +183,7 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0149944 (awq.py) load it\n"
+      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
       "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
       "modules_to_not_convert entry \"mtp\"\n"
@@ -271,9 +272,9 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
   EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
 }
 
-// SGLang's AWQ tests a Linear under the name it builds it as (the fused name, never its shards),
-// quantizes every FusedMoE layer whatever the list says, and builds Qwen3.5's mtp.fc plain.
-// vLLM's AWQ expands fused layers to shards and reads the list for experts.
+// SGLang's AWQ tests a layer under the one name it builds it as (the fused name, never its shards;
+// the experts name, never one expert's) and builds Qwen3.5's mtp.fc plain. vLLM's AWQ expands
+// fused layers to shards.
 TEST(SglangAwqMatcher, FusedNamesExpertsAndTheQwen35Fc) {
   using engine::Engine;
   using engine::Layer;
@@ -303,7 +304,9 @@ TEST(SglangAwqMatcher, FusedNamesExpertsAndTheQwen35Fc) {
   EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.self_attn.qkv_proj"}, qkv),
             "dense by ignore_entry");
   EXPECT_EQ(verdict(Engine::vllm, {"mtp"}, experts), "dense by ignore_entry");
-  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "quantized by built_quantized");
+  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "dense by ignore_entry");
+  EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.mlp.experts.0.gate_proj"}, experts),
+            "quantized by target_class");
   EXPECT_EQ(verdict(Engine::vllm, {}, fc), "quantized by target_class");
   EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense by built_dense");
 }

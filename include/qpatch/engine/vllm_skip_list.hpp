@@ -18,12 +18,12 @@
 //        a dotted prefix of it ("mtp.layers.0"); fused layers are tested by their fused name.
 // lm_head is a ParallelLMHead, which none of these methods quantizes.
 //
-// SGLang's AWQ (layers/quantization/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
-// 4- and 8-bit checkpoints; sgl-project/sglang 0149944): a Linear is skipped when an entry is a
+// SGLang's AWQ (layers/quantization/awq/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
+// 4- and 8-bit checkpoints; sgl-project/sglang 01f67c3): a layer is skipped when an entry is a
 // substring of the name it is built under, which for a fused layer is the fused name
-// ("...qkv_proj"), never its shards; an absent list is empty (nothing is derived); every
-// FusedMoE layer is quantized, modules_to_not_convert is not consulted for experts. Its Qwen3.5
-// draft builds mtp.fc as a plain nn.Linear (always dense).
+// ("...qkv_proj"), never its shards, and for experts the FusedMoE name ("...mlp.experts"); an
+// absent list is empty (nothing is derived). Its Qwen3.5 draft builds mtp.fc as a plain
+// nn.Linear (always dense).
 #pragma once
 
 #include <qpatch/engine/engines.hpp>
