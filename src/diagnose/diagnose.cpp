@@ -45,6 +45,8 @@ std::string_view to_string(FindingKind kind) {
     return "quantized_untargeted";
   case FindingKind::engine_builds_dense:
     return "engine_builds_dense";
+  case FindingKind::engine_quantizes:
+    return "engine_quantizes";
   case FindingKind::disk_shards_disagree:
     return "disk_shards_disagree";
   case FindingKind::inconsistent_storage:
@@ -319,7 +321,7 @@ engine::EngineSet modelled_engines(const std::string& quant_method, engine::Engi
   engine::EngineSet modelled = engine::EngineSet::none();
   for (const engine::Engine engine : requested.list()) {
     if (engine == engine::Engine::vllm ||
-        (engine == engine::Engine::sglang && quant_method == "awq")) {
+        (engine == engine::Engine::sglang && (quant_method == "awq" || quant_method == "gptq"))) {
       modelled.add(engine);
     }
   }

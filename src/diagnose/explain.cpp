@@ -201,14 +201,26 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     close(wrong);
     return out;
   }
-  engine::Decision decision;
   if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-    const engine::VllmGptq judge(config, model, detail::derived_module_list(inventory));
-    const auto trace = judge.trace(*layer);
-    lines.insert(lines.end(), trace.begin(), trace.end());
-    decision = judge.decide(*layer);
-  } else if (method == "auto-round") {
+    const std::vector<std::string> derived = detail::derived_module_list(inventory);
+    std::vector<std::string> wrong;
+    for (const engine::Engine engine : list) {
+      if (list.size() > 1) {
+        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
+      }
+      const engine::VllmGptq judge(config, model, derived, engine);
+      const auto trace = judge.trace(*layer);
+      lines.insert(lines.end(), trace.begin(), trace.end());
+      if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
+        wrong.emplace_back(engine::to_string(engine));
+      }
+    }
+    close(wrong);
+    return out;
+  }
+  engine::Decision decision;
+  if (method == "auto-round") {
     QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(*active));
     const engine::VllmInc judge(config, model);
     const auto trace = judge.trace(*layer);

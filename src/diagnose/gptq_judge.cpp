@@ -68,14 +68,14 @@ bool is_mtp(const LayerView& view) {
 GptqFix find_fix(const quant::GptqConfig& config,
                  const engine::ModelInfo& model,
                  const std::vector<std::string>& derived,
-                 const std::vector<LayerView>& views) {
+                 const std::vector<LayerView>& views,
+                 const std::vector<engine::Engine>& engines) {
   GptqFix fix;
   const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
     return !is_mtp(v) || v.disk == Disk::dense;
   });
   for (int round = 0; round < 16; ++round) {
     const quant::GptqConfig current = patched(config, fix);
-    const engine::VllmGptq judge(current, model, derived);
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
     for (size_t i = 0; i < config.dynamic.size(); ++i) {
@@ -85,38 +85,44 @@ GptqFix find_fix(const quant::GptqConfig& config,
     }
     bool changed = false;
     std::vector<std::pair<size_t, std::string>> wanted;
-    for (const LayerView& view : views) {
-      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-        continue;
-      }
-      const Decision decision = judge.decide(*view.layer);
-      const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
-      if (wrong_dense) {
-        std::string key;
-        if (is_mtp(view) && mtp_all_dense) {
-          key = "-:^mtp\\.";
-        } else {
-          std::string escaped = escape_regex(view.layer->prefix);
-          if (!mtp_all_dense && escaped.find("mtp") != std::string::npos) {
-            escaped.replace(escaped.find("mtp"), 3, "m[t]p");
+    for (const engine::Engine engine : engines) {
+      const engine::VllmGptq judge(current, model, derived, engine);
+      for (const LayerView& view : views) {
+        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+          continue;
+        }
+        const Decision decision = judge.decide(*view.layer);
+        if (decision.by == DecidedBy::built_quantized) {
+          continue; // no rule changes it
+        }
+        const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
+        if (wrong_dense) {
+          std::string key;
+          if (is_mtp(view) && mtp_all_dense) {
+            key = "-:^mtp\\.";
+          } else {
+            std::string escaped = escape_regex(view.layer->prefix);
+            if (!mtp_all_dense && escaped.find("mtp") != std::string::npos) {
+              escaped.replace(escaped.find("mtp"), 3, "m[t]p");
+            }
+            key = "-:^" + escaped + "$";
           }
-          key = "-:^" + escaped + "$";
-        }
-        if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
-          wanted.emplace_back(view.order, key);
-        }
-      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
-        // The rule index is into `current`, whose first rules are ours.
-        if (const auto original = origin.at(*decision.ignore_index)) {
-          changed = fix.removed.insert(*original).second || changed;
-        }
-      } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
-                 judge.mtp_special_case()) {
-        // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
-        for (size_t i = 0; i < config.dynamic.size(); ++i) {
-          const auto& rule = config.dynamic[i];
-          if (rule.negative && rule.key.find("mtp") != std::string::npos) {
-            changed = fix.removed.insert(i).second || changed;
+          if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
+            wanted.emplace_back(view.order, key);
+          }
+        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+          // The rule index is into `current`, whose first rules are ours.
+          if (const auto original = origin.at(*decision.ignore_index)) {
+            changed = fix.removed.insert(*original).second || changed;
+          }
+        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
+                   judge.mtp_special_case()) {
+          // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
+          for (size_t i = 0; i < config.dynamic.size(); ++i) {
+            const auto& rule = config.dynamic[i];
+            if (rule.negative && rule.key.find("mtp") != std::string::npos) {
+              changed = fix.removed.insert(i).second || changed;
+            }
           }
         }
       }
@@ -159,32 +165,57 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
   const std::vector<std::string> derived = derived_module_list(inventory);
-  const GptqFix fix = find_fix(config, model, derived, views);
+  const std::vector<engine::Engine> engines = modelled_engines("gptq", options.engines).list();
+  const GptqFix fix = find_fix(config, model, derived, views, engines);
   const engine::VllmGptq before(config, model, derived);
-  const engine::VllmGptq after(patched(config, fix), model, derived);
 
-  const auto word = [&](const LayerView& view, const Decision& decision) {
-    if (decision.verdict == Verdict::load_error) {
-      return std::pair(FindingKind::fused_shards_disagree,
-                       "are judged as one layer (" + view.layer->name +
-                           "); vLLM: " + decision.error);
-    }
-    if (view.disk == Disk::dense) {
-      return std::pair(FindingKind::dense_quantized_by_config,
-                       "stored " + view.stored + " but quantized by " + rule_text(decision) +
-                           "; no negative dynamic rule excludes them");
-    }
-    if (decision.by == DecidedBy::ignore_entry ||
-        (decision.by == DecidedBy::built_dense && before.mtp_special_case())) {
-      return std::pair(FindingKind::quantized_made_dense,
-                       "stored " + view.stored + " but made dense by " + rule_text(decision));
-    }
-    return std::pair(FindingKind::quantized_untargeted,
-                     "stored " + view.stored +
-                         " but vLLM builds them dense (not in modules_in_block_to_quantize, or a "
-                         "layer GPTQ never quantizes): not fixable by a config patch");
+  const auto word_for = [&](engine::Engine engine) {
+    return [&, engine](const LayerView& view, const Decision& decision) {
+      if (decision.by == DecidedBy::built_quantized) {
+        return std::pair(FindingKind::engine_quantizes,
+                         "stored " + view.stored +
+                             " but SGLang's GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
+                             "not read for experts): not fixable by a config patch");
+      }
+      if (decision.verdict == Verdict::load_error) {
+        return std::pair(FindingKind::fused_shards_disagree,
+                         "are judged as one layer (" + view.layer->name +
+                             "); vLLM: " + decision.error);
+      }
+      if (view.disk == Disk::dense) {
+        return std::pair(FindingKind::dense_quantized_by_config,
+                         "stored " + view.stored + " but quantized by " + rule_text(decision) +
+                             "; no negative dynamic rule excludes them");
+      }
+      if (decision.by == DecidedBy::ignore_entry ||
+          (decision.by == DecidedBy::built_dense && engine == engine::Engine::vllm &&
+           before.mtp_special_case())) {
+        return std::pair(FindingKind::quantized_made_dense,
+                         "stored " + view.stored + " but made dense by " + rule_text(decision));
+      }
+      if (engine == engine::Engine::sglang) {
+        return std::pair(FindingKind::engine_builds_dense,
+                         "stored " + view.stored +
+                             " but SGLang builds this layer dense: not fixable by a config patch");
+      }
+      return std::pair(FindingKind::quantized_untargeted,
+                       "stored " + view.stored +
+                           " but vLLM builds them dense (not in modules_in_block_to_quantize, or a "
+                           "layer GPTQ never quantizes): not fixable by a config patch");
+    };
   };
-  report_layers(views, modules, before, after, word, diagnosis.findings);
+  LayerProblems problems;
+  for (const engine::Engine engine : engines) {
+    const engine::VllmGptq engine_before(config, model, derived, engine);
+    const engine::VllmGptq engine_after(patched(config, fix), model, derived, engine);
+    problems.add(views,
+                 modules,
+                 engine_before,
+                 engine_after,
+                 word_for(engine),
+                 std::string(engine::to_string(engine)));
+  }
+  problems.report(diagnosis.findings);
   // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
     const auto& rule = config.dynamic[i];

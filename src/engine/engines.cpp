@@ -19,6 +19,9 @@ std::string_view rules_of(Engine engine, std::string_view quant_method) {
   if (engine == Engine::sglang && quant_method == "awq") {
     return "sglang 01f67c3 (awq/awq.py)";
   }
+  if (engine == Engine::sglang && quant_method == "gptq") {
+    return "sglang 0cdfa2f (gptq/gptq.py)";
+  }
   switch (engine) {
   case Engine::vllm:
     return "vllm main 017e9f4 (2026-08-17)";

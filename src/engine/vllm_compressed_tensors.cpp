@@ -25,6 +25,8 @@ std::string_view to_string(DecidedBy by) {
     return "no_target";
   case DecidedBy::built_dense:
     return "built_dense";
+  case DecidedBy::built_quantized:
+    return "built_quantized";
   case DecidedBy::fused_disagree:
     return "fused_disagree";
   case DecidedBy::experts_disagree:

@@ -12,8 +12,9 @@ using util::replace_all;
 
 VllmGptq::VllmGptq(const quant::GptqConfig& config,
                    const ModelInfo& model,
-                   std::vector<std::string> derived)
-    : m_config(config), m_model(model) {
+                   std::vector<std::string> derived,
+                   Engine engine)
+    : m_config(config), m_model(model), m_engine(engine) {
   const std::vector<std::string>& list =
       config.modules_in_block ? *config.modules_in_block : derived;
   for (const std::string& entry : list) {
@@ -27,7 +28,7 @@ VllmGptq::VllmGptq(const quant::GptqConfig& config,
 }
 
 bool VllmGptq::mtp_special_case() const {
-  return qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
+  return m_engine == Engine::vllm && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {
@@ -55,8 +56,15 @@ bool VllmGptq::in_list(const std::string& name) const {
 
 Decision VllmGptq::decide(const Layer& layer) const {
   Decision decision;
-  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding) {
+  const bool sglang = m_engine == Engine::sglang;
+  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
+      (sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc")) {
     decision.by = DecidedBy::built_dense;
+    return decision;
+  }
+  if (sglang && layer.kind == LayerKind::experts) {
+    decision.verdict = Verdict::quantized; // GPTQMarlinMoEMethod, dynamic not read
+    decision.by = DecidedBy::built_quantized;
     return decision;
   }
   // The Qwen3.5 special case builds the MTP decoder layers (not fc) with no quant config.
@@ -81,11 +89,13 @@ Decision VllmGptq::decide(const Layer& layer) const {
     decision.verdict = m_config.lm_head ? Verdict::quantized : Verdict::dense;
     return decision;
   }
-  if (layer.kind == LayerKind::experts) {
-    // MoE layers consult dynamic only (get_moe_quant_method).
+  if (layer.kind == LayerKind::experts || sglang) {
+    // vLLM's MoE layers and every SGLang layer consult dynamic only.
     decision.verdict = Verdict::quantized;
     decision.by = DecidedBy::target_name;
-    decision.target = rule ? m_config.dynamic[*rule].key : std::string("(GPTQ MoE default)");
+    decision.target = rule     ? m_config.dynamic[*rule].key
+                      : sglang ? std::string("(SGLang's GPTQ default: every Linear)")
+                               : std::string("(GPTQ MoE default)");
     return decision;
   }
   const std::string last(last_component(layer.prefix));
@@ -116,6 +126,26 @@ Decision VllmGptq::decide(const Layer& layer) const {
 
 std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
+  const Decision decision = decide(layer);
+  const auto verdict = [&] {
+    lines.emplace_back("verdict",
+                       std::string(decision.verdict == Verdict::quantized ? "quantized"
+                                   : decision.verdict == Verdict::dense
+                                       ? "dense"
+                                       : "load error: " + decision.error) +
+                           " (" + std::string(to_string(decision.by)) + ")");
+    return lines;
+  };
+  const bool sglang = m_engine == Engine::sglang;
+  if (sglang && decision.by == DecidedBy::built_dense && layer.prefix == "mtp.fc") {
+    lines.emplace_back("built", "as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
+    return verdict();
+  }
+  if (sglang && layer.kind == LayerKind::experts) {
+    lines.emplace_back("experts",
+                       "SGLang's GPTQ Marlin quantizes every FusedMoE layer; dynamic is not read");
+    return verdict();
+  }
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
@@ -141,6 +171,12 @@ std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& la
   if (!decided) {
     lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
   }
+  if (sglang) {
+    lines.emplace_back("default",
+                       "SGLang reads no modules_in_block_to_quantize: a layer no negative rule "
+                       "matches is quantized");
+    return verdict();
+  }
   const std::string source = m_config.modules_in_block
                                  ? std::string("modules_in_block_to_quantize")
                                  : std::string("the module list vLLM derives from the headers");
@@ -161,14 +197,7 @@ std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& la
                            ? "no entry of " + source + " is a substring of " + name
                            : "\"" + *hit + "\" of " + source + " is a substring of " + name);
   }
-  const Decision decision = decide(layer);
-  lines.emplace_back("verdict",
-                     std::string(decision.verdict == Verdict::quantized ? "quantized"
-                                 : decision.verdict == Verdict::dense
-                                     ? "dense"
-                                     : "load error: " + decision.error) +
-                         " (" + std::string(to_string(decision.by)) + ")");
-  return lines;
+  return verdict();
 }
 
 } // namespace qpatch::engine

@@ -6,6 +6,8 @@
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
+#include <qpatch/engine/vllm_gptq.hpp>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,40 @@ std::string gptq_config(const std::string& architecture, const std::string& extr
          "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
 }
 
+// SGLang's GPTQ reads `dynamic` only: a Linear no negative rule matches is quantized whatever
+// modules_in_block_to_quantize says, GPTQ Marlin quantizes every FusedMoE layer, and its Qwen3.5
+// draft builds mtp.fc plain. vLLM reads the list, and `dynamic` for experts.
+TEST(SglangGptqMatcher, DynamicOnlyExpertsAlwaysQuantized) {
+  using engine::Engine;
+  using engine::Layer;
+  using engine::LayerKind;
+  const engine::ModelInfo model = engine::model_info_for("Qwen3_5MoeForConditionalGeneration");
+  const Layer down{LayerKind::linear,
+                   "mtp.layers.0.mlp.down_proj",
+                   "mtp.layers.0.mlp.down_proj",
+                   "RowParallelLinear",
+                   {}};
+  const Layer experts{
+      LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
+  const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
+  const auto verdict = [&](Engine engine, std::vector<quant::GptqRule> rules, const Layer& layer) {
+    const quant::GptqConfig config{
+        std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
+    const engine::Decision decision = engine::VllmGptq(config, model, {}, engine).decide(layer);
+    const bool quantized = decision.verdict == engine::Verdict::quantized;
+    return std::string(quantized ? "quantized" : "dense") + " by " +
+           std::string(engine::to_string(decision.by));
+  };
+  const quant::GptqRule exclude{"-:^mtp\\.", true, "^mtp\\."};
+  EXPECT_EQ(verdict(Engine::vllm, {}, down), "dense by no_target"); // not in the list
+  EXPECT_EQ(verdict(Engine::sglang, {}, down), "quantized by target_name");
+  EXPECT_EQ(verdict(Engine::sglang, {exclude}, down), "dense by ignore_entry");
+  // vLLM's Qwen3.5 special case: a "-:" key holding "mtp" builds the MTP decoder layers dense.
+  EXPECT_EQ(verdict(Engine::vllm, {exclude}, experts), "dense by built_dense");
+  EXPECT_EQ(verdict(Engine::sglang, {exclude}, experts), "quantized by built_quantized");
+  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense by built_dense");
+}
+
 class GptqTest : public test::CheckpointCliTest {};
 
 TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
@@ -39,7 +75,8 @@ TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1) << out; // attention is packed on disk but "-:.*attn.*" makes it dense
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
+            "(gptq/gptq.py) load it\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
             "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
@@ -60,16 +97,41 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
+            "(gptq/gptq.py) load it\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
             "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
             "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
             "which does not cover mtp.fc\n"
+            // SGLang reads no modules_in_block_to_quantize: the whole head, fc included.
+            "  fixable     mtp: 8 modules stored BF16 but quantized by (SGLang's GPTQ default: "
+            "every Linear); no negative dynamic rule excludes them [sglang]\n"
             "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+            "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
             "  would patch config.json: +1 (-:^mtp\\.)\n"
             "  status      needs-patch\n");
+  const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
+  EXPECT_EQ(explained.code, 1);
+  EXPECT_EQ(explained.out + explained.err,
+            "mtp.fc\n"
+            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.fc (ColumnParallelLinear)\n"
+            "  config       config.json /quantization_config (gptq), judged as vllm main 017e9f4 "
+            "(2026-08-17) and sglang 0cdfa2f (gptq/gptq.py) load it\n"
+            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  dynamic[0]   \"-:.mtp.\" does not match mtp.fc\n"
+            "  dynamic      no rule matches mtp.fc\n"
+            "  list         no entry of modules_in_block_to_quantize is a substring of mtp.fc\n"
+            "  verdict      dense (no_target)\n"
+            "  engine       sglang 0cdfa2f (gptq/gptq.py)\n"
+            "  dynamic[0]   \"-:.mtp.\" does not match mtp.fc\n"
+            "  dynamic      no rule matches mtp.fc\n"
+            "  default      SGLang reads no modules_in_block_to_quantize: a layer no negative rule "
+            "matches is quantized\n"
+            "  verdict      quantized (target_name)\n"
+            "  on disk      dense (BF16)\n"
+            "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   const auto doc = nlohmann::ordered_json::parse(read("config.json"));
   EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{},"-:.mtp.":{}})");
@@ -153,13 +215,16 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
+            "(gptq/gptq.py) load it\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before "
             "\"-:.*mtp.*\" (dynamic[1]) is tried: the first match wins, so that exclusion never "
             "applies to them\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by +:.*mtp.*; no negative "
+            "dynamic rule excludes them [sglang]\n"
             "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+            "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
             "  would patch config.json: +1 (-:^mtp\\.)\n"
             "  status      needs-patch\n");
   EXPECT_EQ(run_qpatch({}).first, 0);

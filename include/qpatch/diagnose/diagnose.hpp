@@ -24,6 +24,7 @@ enum class FindingKind {
   fused_shards_disagree,     // the config treats shards of one fused layer differently
   quantized_untargeted,      // quantized on disk, no target matches: built dense
   engine_builds_dense,       // quantized on disk, the engine never quantizes this layer
+  engine_quantizes,          // dense on disk, the engine quantizes this layer whatever the config
   disk_shards_disagree,      // shards of one fused layer stored differently on disk
   inconsistent_storage,      // a module's tensors contradict each other
   configs_disagree,          // config.json and a sidecar disagree about ignore/targets

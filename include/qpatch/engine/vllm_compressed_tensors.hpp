@@ -34,6 +34,7 @@ enum class DecidedBy {
   target_class,   // a class-name target
   no_target,      // nothing matched: dense
   built_dense,    // vLLM builds the layer with no quant config
+  built_quantized, // the engine quantizes the layer whatever the config says
   fused_disagree, // shards of a fused layer disagree about ignore
   experts_disagree,
   undecidable, // a regex gave up (match limit)

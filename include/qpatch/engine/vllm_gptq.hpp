@@ -11,8 +11,15 @@
 //   - MoE experts consult `dynamic` only; lm_head is quantized only with "lm_head": true.
 //   - Qwen3.5 MTP (since 2026-07-23, #48816): a "-:" key containing the text "mtp" makes the
 //     MTP decoder layers dense; mtp.fc is not covered.
+// SGLang (layers/quantization/gptq/gptq.py and the get_linear_quant_method it calls; sglang
+// 0cdfa2f): `dynamic` as above (first re.match wins, "-:" dense), but nothing else is read: every
+// Linear no negative rule matches is quantized, whatever modules_in_block_to_quantize says (and
+// nothing is derived from the headers); GPTQ Marlin quantizes every FusedMoE layer without
+// reading `dynamic`; no Qwen3.5 special case; its Qwen3.5 draft builds mtp.fc as a plain
+// nn.Linear.
 #pragma once
 
+#include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
@@ -29,7 +36,8 @@ public:
   // `derived` is the module list vLLM derives from the headers when the config has none.
   VllmGptq(const quant::GptqConfig& config,
            const ModelInfo& model,
-           std::vector<std::string> derived);
+           std::vector<std::string> derived,
+           Engine engine = Engine::vllm);
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
@@ -45,6 +53,7 @@ private:
 
   quant::GptqConfig m_config;
   ModelInfo m_model;
+  Engine m_engine = Engine::vllm;
   std::vector<std::string> m_list; // renamed like layers
   std::vector<std::optional<Pattern>> m_patterns;
 };
