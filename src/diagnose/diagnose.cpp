@@ -314,6 +314,12 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   return out;
 }
 
+std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
+                                                    const engine::Decision& decision) {
+  return {FindingKind::fused_shards_disagree,
+          "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error};
+}
+
 engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested) {
   if (quant_method == "compressed-tensors" || quant_method == "compressed_tensors") {
     return requested;

@@ -178,9 +178,7 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                              "not read for experts): not fixable by a config patch");
       }
       if (decision.verdict == Verdict::load_error) {
-        return std::pair(FindingKind::fused_shards_disagree,
-                         "are judged as one layer (" + view.layer->name +
-                             "); vLLM: " + decision.error);
+        return shards_disagree(view, decision);
       }
       if (view.disk == Disk::dense) {
         return std::pair(FindingKind::dense_quantized_by_config,

@@ -134,9 +134,7 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
 
   const auto word = [&](const LayerView& view, const Decision& decision) {
     if (decision.verdict == Verdict::load_error) {
-      return std::pair(FindingKind::fused_shards_disagree,
-                       "are judged as one layer (" + view.layer->name +
-                           "); vLLM: " + decision.error);
+      return shards_disagree(view, decision);
     }
     if (view.disk == Disk::dense) {
       return std::pair(FindingKind::dense_quantized_by_config,

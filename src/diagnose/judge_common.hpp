@@ -62,6 +62,9 @@ std::vector<std::string> ignore_names(const engine::Layer& layer,
                                       const checkpoint::ModuleList& modules,
                                       const engine::ModelInfo& model);
 std::string common_label(const std::vector<std::string>& names);
+// The finding for a fused layer whose shards the config treats differently (vLLM raises).
+std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
+                                                    const engine::Decision& decision);
 // The engines of `requested` whose rules are modelled for `quant_method` (compressed-tensors:
 // all three; awq: vLLM and SGLang; the others: vLLM), or vLLM alone when none of them is.
 engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested);

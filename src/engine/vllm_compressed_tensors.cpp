@@ -285,6 +285,14 @@ bool VllmCompressedTensors::sglang_plain_fc(const Layer& layer) const {
   return m_engine == Engine::sglang && layer.prefix == "mtp.fc" && is_qwen35(m_model);
 }
 
+std::string verdict_text(const Decision& decision) {
+  std::string verdict = decision.verdict == Verdict::quantized ? "quantized"
+                        : decision.verdict == Verdict::dense   ? "dense"
+                                                               : "load error: " + decision.error;
+  return verdict + " (" + std::string(to_string(decision.by)) +
+         (decision.group.empty() ? "" : ", " + decision.group) + ")";
+}
+
 Decision VllmCompressedTensors::decide(const Layer& layer) const {
   if (layer.kind == LayerKind::built_dense || sglang_plain_fc(layer)) {
     Decision decision;
@@ -396,13 +404,7 @@ VllmCompressedTensors::trace(const Layer& layer) const {
                                  : "does not match";
     lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
   }
-  const Decision decision = decide(layer);
-  std::string verdict = decision.verdict == Verdict::quantized ? "quantized"
-                        : decision.verdict == Verdict::dense   ? "dense"
-                                                               : "load error: " + decision.error;
-  verdict += " (" + std::string(to_string(decision.by)) +
-             (decision.group.empty() ? "" : ", " + decision.group) + ")";
-  lines.emplace_back("verdict", verdict);
+  lines.emplace_back("verdict", verdict_text(decide(layer)));
   return lines;
 }
 

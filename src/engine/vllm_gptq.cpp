@@ -128,12 +128,7 @@ std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& la
   std::vector<std::pair<std::string, std::string>> lines;
   const Decision decision = decide(layer);
   const auto verdict = [&] {
-    lines.emplace_back("verdict",
-                       std::string(decision.verdict == Verdict::quantized ? "quantized"
-                                   : decision.verdict == Verdict::dense
-                                       ? "dense"
-                                       : "load error: " + decision.error) +
-                           " (" + std::string(to_string(decision.by)) + ")");
+    lines.emplace_back("verdict", verdict_text(decision));
     return lines;
   };
   const bool sglang = m_engine == Engine::sglang;

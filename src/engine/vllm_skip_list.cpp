@@ -176,13 +176,7 @@ std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer
       }
     }
   }
-  const Decision decision = decide(layer);
-  lines.emplace_back("verdict",
-                     std::string(decision.verdict == Verdict::quantized ? "quantized"
-                                 : decision.verdict == Verdict::dense
-                                     ? "dense"
-                                     : "load error: " + decision.error) +
-                         " (" + std::string(to_string(decision.by)) + ")");
+  lines.emplace_back("verdict", verdict_text(decide(layer)));
   return lines;
 }
 

@@ -48,18 +48,16 @@ TEST(SglangGptqMatcher, DynamicOnlyExpertsAlwaysQuantized) {
     const quant::GptqConfig config{
         std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
     const engine::Decision decision = engine::VllmGptq(config, model, {}, engine).decide(layer);
-    const bool quantized = decision.verdict == engine::Verdict::quantized;
-    return std::string(quantized ? "quantized" : "dense") + " by " +
-           std::string(engine::to_string(decision.by));
+    return engine::verdict_text(decision);
   };
   const quant::GptqRule exclude{"-:^mtp\\.", true, "^mtp\\."};
-  EXPECT_EQ(verdict(Engine::vllm, {}, down), "dense by no_target"); // not in the list
-  EXPECT_EQ(verdict(Engine::sglang, {}, down), "quantized by target_name");
-  EXPECT_EQ(verdict(Engine::sglang, {exclude}, down), "dense by ignore_entry");
+  EXPECT_EQ(verdict(Engine::vllm, {}, down), "dense (no_target)"); // not in the list
+  EXPECT_EQ(verdict(Engine::sglang, {}, down), "quantized (target_name)");
+  EXPECT_EQ(verdict(Engine::sglang, {exclude}, down), "dense (ignore_entry)");
   // vLLM's Qwen3.5 special case: a "-:" key holding "mtp" builds the MTP decoder layers dense.
-  EXPECT_EQ(verdict(Engine::vllm, {exclude}, experts), "dense by built_dense");
-  EXPECT_EQ(verdict(Engine::sglang, {exclude}, experts), "quantized by built_quantized");
-  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense by built_dense");
+  EXPECT_EQ(verdict(Engine::vllm, {exclude}, experts), "dense (built_dense)");
+  EXPECT_EQ(verdict(Engine::sglang, {exclude}, experts), "quantized (built_quantized)");
+  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense (built_dense)");
 }
 
 class GptqTest : public test::CheckpointCliTest {};

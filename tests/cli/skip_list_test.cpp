@@ -292,23 +292,21 @@ TEST(SglangAwqMatcher, FusedNamesExpertsAndTheQwen35Fc) {
     const engine::VllmSkipList list(
         engine::SkipListMethod::awq, std::move(entries), model, false, engine);
     const engine::Decision decision = list.decide(layer);
-    const bool quantized = decision.verdict == engine::Verdict::quantized;
-    return std::string(quantized ? "quantized" : "dense") + " by " +
-           std::string(engine::to_string(decision.by));
+    return engine::verdict_text(decision);
   };
   const std::vector<std::string> shards{"mtp.layers.0.self_attn.q_proj",
                                         "mtp.layers.0.self_attn.k_proj",
                                         "mtp.layers.0.self_attn.v_proj"};
-  EXPECT_EQ(verdict(Engine::vllm, shards, qkv), "dense by ignore_entry");
-  EXPECT_EQ(verdict(Engine::sglang, shards, qkv), "quantized by target_class");
+  EXPECT_EQ(verdict(Engine::vllm, shards, qkv), "dense (ignore_entry)");
+  EXPECT_EQ(verdict(Engine::sglang, shards, qkv), "quantized (target_class)");
   EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.self_attn.qkv_proj"}, qkv),
-            "dense by ignore_entry");
-  EXPECT_EQ(verdict(Engine::vllm, {"mtp"}, experts), "dense by ignore_entry");
-  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "dense by ignore_entry");
+            "dense (ignore_entry)");
+  EXPECT_EQ(verdict(Engine::vllm, {"mtp"}, experts), "dense (ignore_entry)");
+  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "dense (ignore_entry)");
   EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.mlp.experts.0.gate_proj"}, experts),
-            "quantized by target_class");
-  EXPECT_EQ(verdict(Engine::vllm, {}, fc), "quantized by target_class");
-  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense by built_dense");
+            "quantized (target_class)");
+  EXPECT_EQ(verdict(Engine::vllm, {}, fc), "quantized (target_class)");
+  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense (built_dense)");
 }
 
 // bitsandbytes: an entry skips a layer when it equals one dot-component or a dotted prefix of

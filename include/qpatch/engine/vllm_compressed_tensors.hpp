@@ -28,14 +28,14 @@ namespace qpatch::engine {
 enum class Verdict { dense, quantized, load_error };
 
 enum class DecidedBy {
-  ignore_entry,   // an ignore entry matched
-  target_name,    // a target equal to the name, or a re: target matching it
-  target_fused,   // every shard matched a name target
-  target_class,   // a class-name target
-  no_target,      // nothing matched: dense
-  built_dense,    // vLLM builds the layer with no quant config
+  ignore_entry,    // an ignore entry matched
+  target_name,     // a target equal to the name, or a re: target matching it
+  target_fused,    // every shard matched a name target
+  target_class,    // a class-name target
+  no_target,       // nothing matched: dense
+  built_dense,     // vLLM builds the layer with no quant config
   built_quantized, // the engine quantizes the layer whatever the config says
-  fused_disagree, // shards of a fused layer disagree about ignore
+  fused_disagree,  // shards of a fused layer disagree about ignore
   experts_disagree,
   undecidable, // a regex gave up (match limit)
 };
@@ -51,6 +51,10 @@ struct Decision {
   std::vector<bool> shard_ignored;    // per shard: matched by ignore
   std::string error;                  // what vLLM raises, for load_error
 };
+
+// "quantized (target_class)", "dense (ignore_entry)", "load error: ... (fused_disagree)": the
+// verdict line of every engine's trace.
+std::string verdict_text(const Decision& decision);
 
 class VllmCompressedTensors {
 public:
