@@ -6,8 +6,6 @@
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
-#include <qpatch/engine/vllm_gptq.hpp>
-
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -26,38 +24,6 @@ std::string gptq_config(const std::string& architecture, const std::string& extr
          "\"\n  ],\n  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n" +
          extra +
          "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
-}
-
-// SGLang's GPTQ reads `dynamic` only: a Linear no negative rule matches is quantized whatever
-// modules_in_block_to_quantize says, GPTQ Marlin quantizes every FusedMoE layer, and its Qwen3.5
-// draft builds mtp.fc plain. vLLM reads the list, and `dynamic` for experts.
-TEST(SglangGptqMatcher, DynamicOnlyExpertsAlwaysQuantized) {
-  using engine::Engine;
-  using engine::Layer;
-  using engine::LayerKind;
-  const engine::ModelInfo model = engine::model_info_for("Qwen3_5MoeForConditionalGeneration");
-  const Layer down{LayerKind::linear,
-                   "mtp.layers.0.mlp.down_proj",
-                   "mtp.layers.0.mlp.down_proj",
-                   "RowParallelLinear",
-                   {}};
-  const Layer experts{
-      LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
-  const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
-  const auto verdict = [&](Engine engine, std::vector<quant::GptqRule> rules, const Layer& layer) {
-    const quant::GptqConfig config{
-        std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
-    const engine::Decision decision = engine::VllmGptq(config, model, {}, engine).decide(layer);
-    return engine::verdict_text(decision);
-  };
-  const quant::GptqRule exclude{"-:^mtp\\.", true, "^mtp\\."};
-  EXPECT_EQ(verdict(Engine::vllm, {}, down), "dense (no_target)"); // not in the list
-  EXPECT_EQ(verdict(Engine::sglang, {}, down), "quantized (target_name)");
-  EXPECT_EQ(verdict(Engine::sglang, {exclude}, down), "dense (ignore_entry)");
-  // vLLM's Qwen3.5 special case: a "-:" key holding "mtp" builds the MTP decoder layers dense.
-  EXPECT_EQ(verdict(Engine::vllm, {exclude}, experts), "dense (built_dense)");
-  EXPECT_EQ(verdict(Engine::sglang, {exclude}, experts), "quantized (built_quantized)");
-  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense (built_dense)");
 }
 
 class GptqTest : public test::CheckpointCliTest {};

@@ -272,43 +272,6 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
   EXPECT_EQ(out.find("mtp.fc"), std::string::npos) << out;
 }
 
-// SGLang's AWQ tests a layer under the one name it builds it as (the fused name, never its shards;
-// the experts name, never one expert's) and builds Qwen3.5's mtp.fc plain. vLLM's AWQ expands
-// fused layers to shards.
-TEST(SglangAwqMatcher, FusedNamesExpertsAndTheQwen35Fc) {
-  using engine::Engine;
-  using engine::Layer;
-  using engine::LayerKind;
-  const engine::ModelInfo model = engine::model_info_for("Qwen3_5MoeForConditionalGeneration");
-  const Layer qkv{LayerKind::linear,
-                  "mtp.layers.0.self_attn.qkv_proj",
-                  "mtp.layers.0.self_attn.qkv_proj",
-                  "QKVParallelLinear",
-                  {}};
-  const Layer experts{
-      LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
-  const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
-  const auto verdict = [&](Engine engine, std::vector<std::string> entries, const Layer& layer) {
-    const engine::VllmSkipList list(
-        engine::SkipListMethod::awq, std::move(entries), model, false, engine);
-    const engine::Decision decision = list.decide(layer);
-    return engine::verdict_text(decision);
-  };
-  const std::vector<std::string> shards{"mtp.layers.0.self_attn.q_proj",
-                                        "mtp.layers.0.self_attn.k_proj",
-                                        "mtp.layers.0.self_attn.v_proj"};
-  EXPECT_EQ(verdict(Engine::vllm, shards, qkv), "dense (ignore_entry)");
-  EXPECT_EQ(verdict(Engine::sglang, shards, qkv), "quantized (target_class)");
-  EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.self_attn.qkv_proj"}, qkv),
-            "dense (ignore_entry)");
-  EXPECT_EQ(verdict(Engine::vllm, {"mtp"}, experts), "dense (ignore_entry)");
-  EXPECT_EQ(verdict(Engine::sglang, {"mtp"}, experts), "dense (ignore_entry)");
-  EXPECT_EQ(verdict(Engine::sglang, {"mtp.layers.0.mlp.experts.0.gate_proj"}, experts),
-            "quantized (target_class)");
-  EXPECT_EQ(verdict(Engine::vllm, {}, fc), "quantized (target_class)");
-  EXPECT_EQ(verdict(Engine::sglang, {}, fc), "dense (built_dense)");
-}
-
 // bitsandbytes: an entry skips a layer when it equals one dot-component or a dotted prefix of
 // the layer's (fused) name, so "mtp" covers the whole head and a short "fc" would too.
 TEST(BitsandbytesMatcher, ComponentsAndDottedPrefixes) {

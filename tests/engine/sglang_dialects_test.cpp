@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// SGLang's dialects of the GPTQ and AWQ rules, against vLLM's, on the layers of a Qwen3.5 MoE
+// draft: where the two engines build the same MTP layer differently from the same config.
+#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/engine/vllm_skip_list.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::engine {
+namespace {
+
+class SglangDialectTest : public ::testing::Test {
+protected:
+  const ModelInfo model = model_info_for("Qwen3_5MoeForConditionalGeneration");
+  const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
+  const Layer qkv{LayerKind::linear,
+                  "mtp.layers.0.self_attn.qkv_proj",
+                  "mtp.layers.0.self_attn.qkv_proj",
+                  "QKVParallelLinear",
+                  {}};
+  const Layer down{LayerKind::linear,
+                   "mtp.layers.0.mlp.down_proj",
+                   "mtp.layers.0.mlp.down_proj",
+                   "RowParallelLinear",
+                   {}};
+  const Layer experts{
+      LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
+
+  std::string gptq(Engine engine, std::vector<quant::GptqRule> rules, const Layer& layer) const {
+    const quant::GptqConfig config{
+        std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
+    return verdict_text(VllmGptq(config, model, {}, engine).decide(layer));
+  }
+  std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {
+    return verdict_text(
+        VllmSkipList(SkipListMethod::awq, std::move(entries), model, false, engine).decide(layer));
+  }
+};
+
+// SGLang's GPTQ reads `dynamic` only: a Linear no negative rule matches is quantized whatever
+// modules_in_block_to_quantize says, GPTQ Marlin quantizes every FusedMoE layer, and its Qwen3.5
+// draft builds mtp.fc plain. vLLM reads the list, and `dynamic` for experts.
+TEST_F(SglangDialectTest, GptqReadsDynamicOnlyAndAlwaysQuantizesExperts) {
+  const quant::GptqRule exclude{"-:^mtp\\.", true, "^mtp\\."};
+  EXPECT_EQ(gptq(Engine::vllm, {}, down), "dense (no_target)"); // not in the list
+  EXPECT_EQ(gptq(Engine::sglang, {}, down), "quantized (target_name)");
+  EXPECT_EQ(gptq(Engine::sglang, {exclude}, down), "dense (ignore_entry)");
+  // vLLM's Qwen3.5 special case: a "-:" key holding "mtp" builds the MTP decoder layers dense.
+  EXPECT_EQ(gptq(Engine::vllm, {exclude}, experts), "dense (built_dense)");
+  EXPECT_EQ(gptq(Engine::sglang, {exclude}, experts), "quantized (built_quantized)");
+  EXPECT_EQ(gptq(Engine::sglang, {}, fc), "dense (built_dense)");
+}
+
+// SGLang's AWQ tests a layer under the one name it builds it as (the fused name, never its shards;
+// the experts name, never one expert's) and builds Qwen3.5's mtp.fc plain. vLLM's AWQ expands
+// fused layers to shards.
+TEST_F(SglangDialectTest, AwqTestsFusedAndExpertsLayersByTheirOwnNames) {
+  const std::vector<std::string> shards{"mtp.layers.0.self_attn.q_proj",
+                                        "mtp.layers.0.self_attn.k_proj",
+                                        "mtp.layers.0.self_attn.v_proj"};
+  EXPECT_EQ(awq(Engine::vllm, shards, qkv), "dense (ignore_entry)");
+  EXPECT_EQ(awq(Engine::sglang, shards, qkv), "quantized (target_class)");
+  EXPECT_EQ(awq(Engine::sglang, {"mtp.layers.0.self_attn.qkv_proj"}, qkv), "dense (ignore_entry)");
+  EXPECT_EQ(awq(Engine::vllm, {"mtp"}, experts), "dense (ignore_entry)");
+  EXPECT_EQ(awq(Engine::sglang, {"mtp"}, experts), "dense (ignore_entry)");
+  EXPECT_EQ(awq(Engine::sglang, {"mtp.layers.0.mlp.experts.0.gate_proj"}, experts),
+            "quantized (target_class)");
+  EXPECT_EQ(awq(Engine::vllm, {}, fc), "quantized (target_class)");
+  EXPECT_EQ(awq(Engine::sglang, {}, fc), "dense (built_dense)");
+}
+
+} // namespace
+} // namespace qpatch::engine
