@@ -170,6 +170,116 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "sglang"}).first, 0);
 }
 
+// Each head a real checkpoint ships (dense, projections packed with a dense fc, fully packed)
+// under a list that names only lm_head: the exact list after the fix, and a clean second check.
+struct HeadCase {
+  const char* method;
+  const char* key;
+  Packing packing;
+  Head head;
+  int check_code;
+  const char* written; // the list after `qpatch DIR`
+};
+
+class SkipListHeadTest : public SkipListTest, public ::testing::WithParamInterface<HeadCase> {};
+
+TEST_P(SkipListHeadTest, FixLeavesEveryEngineClean) {
+  const HeadCase& c = GetParam();
+  test::write_mini(
+      dir(),
+      {c.head,
+       HeadFile::indexed_shard,
+       config_json(c.method, std::string("    \"") + c.key + "\": [\n      \"lm_head\"\n    ],\n"),
+       c.packing});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, c.check_code) << out;
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list(c.key), c.written);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+std::string head_case_name(const ::testing::TestParamInfo<HeadCase>& param) {
+  static const char* const k_heads[] = {"dense", "packed", "packed_fc_dense", "absent"};
+  return std::string(param.param.method) + "_" + k_heads[static_cast<int>(param.param.head)];
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Heads,
+    SkipListHeadTest,
+    ::testing::Values(
+        HeadCase{"awq",
+                 "modules_to_not_convert",
+                 Packing::awq,
+                 Head::dense,
+                 1,
+                 // vLLM tests the shards, SGLang the fused names: the list carries both.
+                 R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj",)"
+                 R"("mtp.layers.0.self_attn.k_proj","mtp.layers.0.self_attn.v_proj",)"
+                 R"("mtp.layers.0.self_attn.qkv_proj","mtp.layers.0.self_attn.o_proj",)"
+                 R"("mtp.layers.0.mlp.gate_proj","mtp.layers.0.mlp.up_proj",)"
+                 R"("mtp.layers.0.mlp.gate_up_proj","mtp.layers.0.mlp.down_proj"])"},
+        HeadCase{"awq",
+                 "modules_to_not_convert",
+                 Packing::awq,
+                 Head::packed_fc_dense,
+                 1,
+                 R"(["lm_head","mtp.fc"])"},
+        HeadCase{"awq", "modules_to_not_convert", Packing::awq, Head::packed, 0, R"(["lm_head"])"},
+        HeadCase{"bitsandbytes",
+                 "llm_int8_skip_modules",
+                 Packing::bnb_4bit,
+                 Head::dense,
+                 1,
+                 // bitsandbytes tests a fused layer by its fused name.
+                 R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.qkv_proj",)"
+                 R"("mtp.layers.0.self_attn.o_proj","mtp.layers.0.mlp.gate_up_proj",)"
+                 R"("mtp.layers.0.mlp.down_proj"])"},
+        HeadCase{"bitsandbytes",
+                 "llm_int8_skip_modules",
+                 Packing::bnb_4bit,
+                 Head::packed_fc_dense,
+                 1,
+                 R"(["lm_head","mtp.fc"])"},
+        HeadCase{"bitsandbytes",
+                 "llm_int8_skip_modules",
+                 Packing::bnb_4bit,
+                 Head::packed,
+                 0,
+                 R"(["lm_head"])"},
+        HeadCase{"fp8",
+                 "ignored_layers",
+                 Packing::fp8,
+                 Head::dense,
+                 1,
+                 R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj",)"
+                 R"("mtp.layers.0.self_attn.k_proj","mtp.layers.0.self_attn.v_proj",)"
+                 R"("mtp.layers.0.self_attn.o_proj","mtp.layers.0.mlp.gate_proj",)"
+                 R"("mtp.layers.0.mlp.up_proj","mtp.layers.0.mlp.down_proj"])"},
+        HeadCase{"fp8",
+                 "ignored_layers",
+                 Packing::fp8,
+                 Head::packed_fc_dense,
+                 1,
+                 R"(["lm_head","mtp.fc"])"},
+        HeadCase{"fp8", "ignored_layers", Packing::fp8, Head::packed, 0, R"(["lm_head"])"},
+        HeadCase{"modelopt",
+                 "ignore",
+                 Packing::fp8,
+                 Head::dense,
+                 1,
+                 R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj",)"
+                 R"("mtp.layers.0.self_attn.k_proj","mtp.layers.0.self_attn.v_proj",)"
+                 R"("mtp.layers.0.self_attn.o_proj","mtp.layers.0.mlp.gate_proj",)"
+                 R"("mtp.layers.0.mlp.up_proj","mtp.layers.0.mlp.down_proj"])"},
+        HeadCase{"modelopt",
+                 "ignore",
+                 Packing::fp8,
+                 Head::packed_fc_dense,
+                 1,
+                 R"(["lm_head","mtp.fc"])"},
+        HeadCase{"modelopt", "ignore", Packing::fp8, Head::packed, 0, R"(["lm_head"])"}),
+    head_case_name);
+
 TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   // "mtp" skips every MTP layer by substring, but the head's projections are packed.
   test::write_mini(dir(),
