@@ -190,8 +190,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
       if (list.size() > 1) {
         lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
       }
-      const engine::VllmSkipList judge(
-          setting.method, setting.read_by(engine), model, setting.nvfp4, engine);
+      const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
       const auto trace = judge.trace(*layer, setting.list.key);
       lines.insert(lines.end(), trace.begin(), trace.end());
       if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {

@@ -80,8 +80,15 @@ struct SkipListSetting {
   engine::SkipListMethod method{};
   bool nvfp4 = false; // ModelOpt NVFP4 (vLLM's modelopt_fp4)
   SkipList list;
+  // ModelOpt MIXED_PRECISION: `quantized_layers` (key, quant_algo), from config.json's
+  // quantization_config when it has them (vLLM prefers it), else hf_quant_config.json.
+  std::optional<std::vector<std::pair<std::string, std::string>>> quantized_layers;
   // The entries `engine` reads today: SGLang derives nothing when the key is absent.
   std::vector<std::string> read_by(engine::Engine engine) const;
+  // The judge of `engine` over `entries` (the list as read, or as patched).
+  engine::VllmSkipList judge(engine::Engine engine,
+                             std::vector<std::string> entries,
+                             const engine::ModelInfo& model) const;
 };
 bool is_skip_list_method(const std::string& method);
 Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,

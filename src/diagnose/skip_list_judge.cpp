@@ -15,6 +15,7 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
 
@@ -160,8 +161,37 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
     }
   }
   setting.nvfp4 = setting.method == SkipListMethod::modelopt && algo == "NVFP4";
+  if (setting.method == SkipListMethod::modelopt && algo == "MIXED_PRECISION") {
+    for (const quant::ConfigFile& file : configs.files) {
+      if (!file.has_config() || setting.quantized_layers ||
+          !file.config().contains("quantized_layers") ||
+          !file.config()["quantized_layers"].is_object()) {
+        continue;
+      }
+      setting.quantized_layers.emplace();
+      for (const auto& [key, value] : file.config()["quantized_layers"].items()) {
+        const bool has_algo =
+            value.is_object() && value.contains("quant_algo") && value["quant_algo"].is_string();
+        std::string text = has_algo ? value["quant_algo"].get<std::string>() : "?";
+        std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+          return static_cast<char>(std::toupper(c));
+        });
+        setting.quantized_layers->emplace_back(key, text);
+      }
+    }
+  }
   QP_TRY_ASSIGN(setting.list, read_skip_list(active, setting.method, modules, inventory));
   return setting;
+}
+
+engine::VllmSkipList SkipListSetting::judge(engine::Engine engine,
+                                            std::vector<std::string> entries,
+                                            const engine::ModelInfo& model) const {
+  engine::VllmSkipList out(method, std::move(entries), model, nvfp4, engine);
+  if (quantized_layers) {
+    out.set_quantized_layers(*quantized_layers);
+  }
+  return out;
 }
 
 std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
@@ -179,7 +209,6 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   QP_TRY_ASSIGN(const SkipListSetting skip_list,
                 skip_list_setting(active, configs, modules, inventory));
   const SkipListMethod method = skip_list.method;
-  const bool nvfp4 = skip_list.nvfp4;
   const SkipList& list = skip_list.list;
   const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
   const engine::ModelInfo& model = setting.model;
@@ -221,7 +250,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       }
     };
     for (const auto& [engine, unused] : engines) {
-      const engine::VllmSkipList judge(method, entries, model, nvfp4, engine);
+      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
       for (const LayerView& view : views) {
         if (view.disk != Disk::dense && view.disk != Disk::quantized) {
           continue;
@@ -250,8 +279,17 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       }
       if (view.disk == Disk::dense) {
         return std::pair(FindingKind::dense_quantized_by_config,
-                         "stored " + view.stored + " but quantized by " + method_name +
+                         "stored " + view.stored + " but quantized by " +
+                             (decision.by == DecidedBy::target_name
+                                  ? "their quantized_layers entry (" + decision.target + ")"
+                                  : method_name) +
                              " (not in " + list.key + ")");
+      }
+      if (decision.by == DecidedBy::no_target) {
+        return std::pair(FindingKind::quantized_untargeted,
+                         "stored " + view.stored +
+                             " but no quantized_layers entry names them: vLLM builds them dense "
+                             "(not fixable by a config patch)");
       }
       if (decision.by == DecidedBy::ignore_entry) {
         return std::pair(FindingKind::quantized_made_dense,
@@ -266,8 +304,8 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   };
   LayerProblems problems;
   for (const auto& [engine, entries] : engines) {
-    const engine::VllmSkipList before(method, entries, model, nvfp4, engine);
-    const engine::VllmSkipList after(method, current().first, model, nvfp4, engine);
+    const engine::VllmSkipList before = skip_list.judge(engine, entries, model);
+    const engine::VllmSkipList after = skip_list.judge(engine, current().first, model);
     problems.add(
         views, modules, before, after, word_for(engine), std::string(engine::to_string(engine)));
   }

@@ -7,6 +7,7 @@
 
 namespace qpatch::engine {
 
+using util::ends_with;
 using util::last_component;
 using util::replace_all;
 
@@ -72,6 +73,84 @@ VllmSkipList::VllmSkipList(SkipListMethod method,
   for (const std::string& entry : m_entries) {
     m_mapped.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
   }
+}
+
+void VllmSkipList::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
+  for (auto& [key, algo] : layers) {
+    key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
+  }
+  m_layers = std::move(layers);
+}
+
+std::string VllmSkipList::resolve_algo(const Layer& layer) const {
+  const auto& layers = *m_layers;
+  // The name and its other Qwen-VL spelling (vLLM tries both), and lm_head for "...lm_head".
+  const auto candidates = [](const std::string& name) {
+    std::vector<std::string> out{name};
+    constexpr std::string_view k_vllm = "language_model.model.";
+    constexpr std::string_view k_hf = "model.language_model.";
+    if (name.rfind(k_vllm, 0) == 0) {
+      out.push_back(std::string(k_hf) + name.substr(k_vllm.size()));
+    } else if (name.rfind(k_hf, 0) == 0) {
+      out.push_back(std::string(k_vllm) + name.substr(k_hf.size()));
+    }
+    if (ends_with(name, ".lm_head")) {
+      out.emplace_back("lm_head");
+    }
+    return out;
+  };
+  const auto find = [&](const std::string& key) -> const std::string* {
+    for (const auto& [name, algo] : layers) {
+      if (name == key) {
+        return &algo;
+      }
+    }
+    return nullptr;
+  };
+  for (const std::string& name : candidates(layer.prefix)) {
+    if (const auto* algo = find(name)) {
+      return *algo;
+    }
+  }
+  // Shards of a fused layer: the one algorithm they share, or an error when they differ.
+  const std::string last(last_component(layer.prefix));
+  if (const auto* shards = m_model.shards_of(last)) {
+    std::vector<std::string> algos;
+    for (const std::string& name : candidates(layer.prefix)) {
+      for (const std::string& shard : *shards) {
+        if (const auto* algo = find(replace_all(name, last, shard));
+            algo && std::find(algos.begin(), algos.end(), *algo) == algos.end()) {
+          algos.push_back(*algo);
+        }
+      }
+    }
+    if (algos.size() == 1) {
+      return algos.front();
+    }
+    if (algos.size() > 1) {
+      std::string text = "!";
+      for (const std::string& algo : algos) {
+        text += (text.size() > 1 ? ", " : "") + algo;
+      }
+      return text;
+    }
+  }
+  // A key under the layer's name (RoutedExperts), or, for experts, under their parent.
+  std::vector<std::string> prefixes;
+  for (const std::string& name : candidates(layer.prefix)) {
+    prefixes.push_back(name + ".");
+  }
+  if (ends_with(layer.prefix, ".experts")) {
+    prefixes.push_back(layer.prefix.substr(0, layer.prefix.size() - 7));
+  }
+  for (const std::string& prefix : prefixes) {
+    for (const auto& [name, algo] : layers) {
+      if (name.rfind(prefix, 0) == 0) {
+        return algo;
+      }
+    }
+  }
+  return "";
 }
 
 bool VllmSkipList::matches(const std::string& entry, const std::string& name) const {
@@ -176,7 +255,14 @@ std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer
       }
     }
   }
-  lines.emplace_back("verdict", verdict_text(decide(layer)));
+  const Decision decision = decide(layer);
+  if (m_layers && (decision.by == DecidedBy::no_target || decision.by == DecidedBy::target_name)) {
+    lines.emplace_back("quantized_layers",
+                       decision.by == DecidedBy::no_target
+                           ? "no entry names " + layer.prefix + ": built dense"
+                           : "names " + layer.prefix + " (" + decision.target + ")");
+  }
+  lines.emplace_back("verdict", verdict_text(decision));
   return lines;
 }
 
@@ -195,6 +281,29 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     decision.verdict = Verdict::dense;
     decision.by = DecidedBy::ignore_entry;
     decision.ignore_index = i;
+    return decision;
+  };
+  // Not excluded: quantized, or with MIXED_PRECISION only when quantized_layers names it.
+  const auto listed_or_quantized = [&] {
+    decision.verdict = Verdict::quantized;
+    decision.by = DecidedBy::target_class;
+    if (!m_layers) {
+      return decision;
+    }
+    const std::string algo = resolve_algo(layer);
+    if (algo.empty()) {
+      decision.verdict = Verdict::dense;
+      decision.by = DecidedBy::no_target;
+      decision.target = "quantized_layers";
+    } else if (algo.front() == '!') {
+      decision.verdict = Verdict::load_error;
+      decision.by = DecidedBy::fused_disagree;
+      decision.error = "ValueError: Mixed quant_algo within fused layer " + layer.prefix + ": {" +
+                       algo.substr(1) + "}. All shards must use the same quantization.";
+    } else {
+      decision.by = DecidedBy::target_name;
+      decision.target = algo;
+    }
     return decision;
   };
   if (sglang) {
@@ -217,9 +326,7 @@ Decision VllmSkipList::decide(const Layer& layer) const {
         return skipped_by(i);
       }
     }
-    decision.verdict = Verdict::quantized;
-    decision.by = DecidedBy::target_class;
-    return decision;
+    return listed_or_quantized();
   }
   // A fused name listed (or, for AWQ, contained) verbatim is honoured first.
   if (const auto direct = skipping_entry(layer.prefix)) {
@@ -258,9 +365,7 @@ Decision VllmSkipList::decide(const Layer& layer) const {
   if (first) {
     return skipped_by(*first);
   }
-  decision.verdict = Verdict::quantized;
-  decision.by = DecidedBy::target_class;
-  return decision;
+  return listed_or_quantized();
 }
 
 } // namespace qpatch::engine

@@ -363,6 +363,78 @@ TEST_F(SkipListTest, ModelOptGlobMissesMtpFcAndBothCopiesAreFixed) {
             "    \"exclude_modules\": [\"lm_head\", \"mtp.layers.0*\", \"mtp.fc\"]\n  }\n}\n");
 }
 
+// ModelOpt MIXED_PRECISION (the real Qwen3.6-35B NVFP4 recipe: exclude_modules ["mtp*",
+// "mtp.layers.0*"], per-layer quantized_layers): a layer no quantized_layers entry names is built
+// dense, so the "mtp.layers.0*" glob trap only bites a head the recipe lists.
+TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
+  const std::string main_layers =
+      "      \"model.language_model.layers.0.self_attn.q_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.self_attn.k_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.self_attn.v_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.self_attn.o_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.mlp.gate_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.mlp.up_proj\": {\"quant_algo\": \"FP8\"},\n"
+      "      \"model.language_model.layers.0.mlp.down_proj\": {\"quant_algo\": \"FP8\"}";
+  const auto config = [&](const std::string& extra) {
+    return config_json("modelopt",
+                       "    \"ignore\": [\n      \"mtp.layers.0*\"\n    ],\n"
+                       "    \"quant_algo\": \"MIXED_PRECISION\",\n"
+                       "    \"quantized_layers\": {\n" +
+                           main_layers + extra + "\n    },\n");
+  };
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config(""), Packing::fp8});
+  const auto [clean_code, clean_out] = run_qpatch({"--check"});
+  EXPECT_EQ(clean_code, 0) << clean_out;
+  // The recipe lists mtp.fc, but the head on disk is BF16 and the glob does not cover mtp.fc.
+  write("config.json",
+        config(",\n      \"mtp.fc\": {\"quant_algo\": \"W4A16_NVFP4\", \"group_size\": 16}"));
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp.fc: 1 module stored BF16 but quantized by their quantized_layers "
+            "entry (W4A16_NVFP4) (not in ignore)\n"
+            "  would patch config.json: +1 (mtp.fc)\n"
+            "  status      needs-patch\n");
+  const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
+  EXPECT_EQ(explained.out + explained.err,
+            "mtp.fc\n"
+            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+            "  layer        mtp.fc (ColumnParallelLinear)\n"
+            "  config       config.json /quantization_config (modelopt), judged as vllm main "
+            "017e9f4 (2026-08-17) loads it\n"
+            "  ignore       1 entry checked, none matches mtp.fc\n"
+            "  quantized_layers names mtp.fc (W4A16_NVFP4)\n"
+            "  verdict      quantized (target_name)\n"
+            "  on disk      dense (BF16)\n"
+            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(run_qpatch({}).first, 0);
+  EXPECT_EQ(list("ignore"), R"(["mtp.layers.0*","mtp.fc"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(SkipListTest, ModelOptMixedPrecisionPackedButUnlistedIsNotFixable) {
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    config_json("modelopt",
+                                "    \"ignore\": [],\n"
+                                "    \"quant_algo\": \"MIXED_PRECISION\",\n"
+                                "    \"quantized_layers\": {\n"
+                                "      \"mtp.fc\": {\"quant_algo\": \"FP8\"}\n    },\n"),
+                    Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  // Only mtp.fc is listed: every other packed layer, main model and head, is built dense.
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears fp8-block, 4 norms in model_extra_tensors.safetensors\n"
+            "  not fixable m: 14 modules stored fp8-block but no quantized_layers entry names "
+            "them: vLLM builds them dense (not fixable by a config patch)\n"
+            "  status      unfixable\n");
+}
+
 TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
   test::write_mini(dir(),
                    {Head::dense,

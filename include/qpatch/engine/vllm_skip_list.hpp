@@ -16,6 +16,11 @@
 //   bitsandbytes  `llm_int8_skip_modules` (bitsandbytes.py, is_layer_skipped_bnb): skipped when
 //        an entry equals one dot-component of the layer name ("mtp" skips every mtp.* layer) or
 //        a dotted prefix of it ("mtp.layers.0"); fused layers are tested by their fused name.
+//   modelopt MIXED_PRECISION (modelopt.py, ModelOptMixedPrecisionConfig): after the exclusion
+//        tests above, a layer is quantized only when `quantized_layers` resolves it: its name
+//        is a key (also across model.language_model./language_model.model.), a shard of a
+//        fused layer is (shards with different algorithms raise), or a key starts with its name
+//        plus "." (experts: with its parent's); anything else is built dense.
 // lm_head is a ParallelLMHead, which none of these methods quantizes.
 //
 // SGLang's AWQ (layers/quantization/awq/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
@@ -54,11 +59,16 @@ public:
   // `key` names the list ("modules_to_not_convert").
   std::vector<std::pair<std::string, std::string>> trace(const Layer& layer,
                                                          const std::string& key) const;
+  // ModelOpt MIXED_PRECISION: the `quantized_layers` keys and their quant_algo.
+  void set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers);
   // Return the index of the entry that skips vLLM name `name`, if any.
   std::optional<size_t> skipping_entry(const std::string& name) const;
 
 private:
   bool matches(const std::string& entry, const std::string& name) const;
+  // MIXED_PRECISION: the quant_algo `quantized_layers` gives vLLM name `prefix` ("" when none;
+  // "!" followed by the algorithms when the shards of a fused layer disagree).
+  std::string resolve_algo(const Layer& layer) const;
   // Why the engine builds `layer` with no quant config, or nothing.
   std::optional<std::string> built_dense_reason(const Layer& layer) const;
 
@@ -68,6 +78,7 @@ private:
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // renamed like the layers (dotted entries)
   ModelInfo m_model;
+  std::optional<std::vector<std::pair<std::string, std::string>>> m_layers; // renamed keys
 };
 
 } // namespace qpatch::engine
