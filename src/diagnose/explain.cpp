@@ -106,6 +106,22 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                            : "inconsistent for " + who + ": run `qpatch --dry-run " +
                                  inventory.display_dir + "` to see the fix");
   };
+  // Every judged engine's rules in turn, then the verdict: `trace_of(engine)` returns that
+  // engine's (trace lines, decision) for the layer.
+  const auto trace_each_engine = [&](const auto& trace_of) {
+    std::vector<std::string> wrong;
+    for (const engine::Engine engine : list) {
+      if (list.size() > 1) {
+        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
+      }
+      const auto [trace, decision] = trace_of(engine);
+      lines.insert(lines.end(), trace.begin(), trace.end());
+      if (view == views.end() || !detail::consistent(*view, decision)) {
+        wrong.emplace_back(engine::to_string(engine));
+      }
+    }
+    close(wrong);
+  };
   if (ct) {
     QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
     std::unique_ptr<detail::EngineView> plain_view; // transformers' layers, when judged
@@ -185,37 +201,19 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                              " entries from the headers (every all-float module); SGLang "
                              "derives none");
     }
-    std::vector<std::string> wrong;
-    for (const engine::Engine engine : list) {
-      if (list.size() > 1) {
-        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
-      }
+    trace_each_engine([&](engine::Engine engine) {
       const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
-      const auto trace = judge.trace(*layer, setting.list.key);
-      lines.insert(lines.end(), trace.begin(), trace.end());
-      if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
-        wrong.emplace_back(engine::to_string(engine));
-      }
-    }
-    close(wrong);
+      return std::pair(judge.trace(*layer, setting.list.key), judge.decide(*layer));
+    });
     return out;
   }
   if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
     const std::vector<std::string> derived = detail::derived_module_list(inventory);
-    std::vector<std::string> wrong;
-    for (const engine::Engine engine : list) {
-      if (list.size() > 1) {
-        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
-      }
+    trace_each_engine([&](engine::Engine engine) {
       const engine::VllmGptq judge(config, model, derived, engine);
-      const auto trace = judge.trace(*layer);
-      lines.insert(lines.end(), trace.begin(), trace.end());
-      if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
-        wrong.emplace_back(engine::to_string(engine));
-      }
-    }
-    close(wrong);
+      return std::pair(judge.trace(*layer), judge.decide(*layer));
+    });
     return out;
   }
   engine::Decision decision;

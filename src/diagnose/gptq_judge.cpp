@@ -206,12 +206,7 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   for (const engine::Engine engine : engines) {
     const engine::VllmGptq engine_before(config, model, derived, engine);
     const engine::VllmGptq engine_after(patched(config, fix), model, derived, engine);
-    problems.add(views,
-                 modules,
-                 engine_before,
-                 engine_after,
-                 word_for(engine),
-                 std::string(engine::to_string(engine)));
+    problems.add(views, modules, engine_before, engine_after, word_for(engine), engine);
   }
   problems.report(diagnosis.findings);
   // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).

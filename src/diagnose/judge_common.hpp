@@ -104,7 +104,7 @@ void add_grouped(std::vector<LayerProblem>& problems,
 // two engines share becomes one finding that names both.
 class LayerProblems {
 public:
-  // Word every layer whose verdict under `before` (the rules of `engine`) disagrees with the
+  // Word every layer whose verdict under `before` (the rules of `judged`) disagrees with the
   // disk, as `word(view, decision) -> (kind, key)`. A kind is fixable when the patched judge
   // `after` makes every layer of that kind consistent, for every engine. Layers stored
   // inconsistently or with shards stored differently are left to the caller.
@@ -114,7 +114,7 @@ public:
            const Judge& before,
            const Judge& after,
            Word&& word,
-           const std::string& engine = "vllm") {
+           engine::Engine judged = engine::Engine::vllm) {
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {
         continue;
@@ -128,7 +128,11 @@ public:
         names.emplace_back(modules[m].name);
       }
       auto [kind, key] = word(view, decision);
-      m_problems.push_back({kind, std::move(key), std::move(names), view.order, {engine}});
+      m_problems.push_back({kind,
+                            std::move(key),
+                            std::move(names),
+                            view.order,
+                            {std::string(engine::to_string(judged))}});
       (consistent(view, after.decide(*view.layer)) ? m_fixed : m_unfixed).insert(kind);
     }
   }

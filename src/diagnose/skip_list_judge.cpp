@@ -306,8 +306,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   for (const auto& [engine, entries] : engines) {
     const engine::VllmSkipList before = skip_list.judge(engine, entries, model);
     const engine::VllmSkipList after = skip_list.judge(engine, current().first, model);
-    problems.add(
-        views, modules, before, after, word_for(engine), std::string(engine::to_string(engine)));
+    problems.add(views, modules, before, after, word_for(engine), engine);
   }
   problems.report(diagnosis.findings);
   if (removed.empty() && appended.empty()) {
