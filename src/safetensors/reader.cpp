@@ -279,7 +279,7 @@ bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
       return false;
     }
     unsigned bit = 0;
-    if (*field == "dtype") {
+    if (json::is_literal(*field, "dtype")) {
       bit = 1;
       const auto text = in.string();
       const auto dtype = text ? parse_dtype(*text) : std::nullopt;
@@ -287,7 +287,7 @@ bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
         return false;
       }
       entry.dtype = *dtype;
-    } else if (*field == "shape") {
+    } else if (json::is_literal(*field, "shape")) {
       bit = 2;
       if (!in.take('[')) {
         return false;
@@ -304,7 +304,7 @@ bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
           return false;
         }
       }
-    } else if (*field == "data_offsets") {
+    } else if (json::is_literal(*field, "data_offsets")) {
       bit = 4;
       if (!in.take('[')) {
         return false;
@@ -377,7 +377,7 @@ bool HeaderParser::Impl::scan_plain(std::string_view text, Header& header) {
     if (!key || !in.take(':')) {
       return false;
     }
-    if (*key == "__metadata__") {
+    if (json::is_literal(*key, "__metadata__")) {
       if (std::exchange(seen_metadata, true) || !scan_plain_metadata(in, header)) {
         return false;
       }

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fast-path scanner's integers and the dtype names it feeds: exact at every boundary, since a
+// wrong "yes" here would skip the general parser's error.
+#include "json/plain_scanner.hpp"
+
+#include <qpatch/safetensors/dtype.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace qpatch::json {
+namespace {
+
+// The integer at the start of `text`, then what follows it; "-" when the scanner refuses.
+std::string scan_integer(std::string_view text) {
+  PlainScanner in(text);
+  const auto value = in.unsigned_integer();
+  if (!value) {
+    return "-";
+  }
+  std::string rest;
+  while (!in.at_end()) {
+    rest += in.peek();
+    in.take(in.peek());
+  }
+  return std::to_string(*value) + "|" + rest;
+}
+
+TEST(PlainScanner, UnsignedIntegersAtTheSixtyFourBitBoundary) {
+  EXPECT_EQ(scan_integer("0]"), "0|]");
+  EXPECT_EQ(scan_integer("7340032,"), "7340032|,");
+  EXPECT_EQ(scan_integer("9999999999999999999]"), "9999999999999999999|]"); // 19 digits
+  EXPECT_EQ(scan_integer("10000000000000000000]"), "10000000000000000000|]");
+  EXPECT_EQ(scan_integer("18446744073709551615]"), "18446744073709551615|]"); // 2^64 - 1
+  EXPECT_EQ(scan_integer("18446744073709551616]"), "-");
+  EXPECT_EQ(scan_integer("18446744073709551620]"), "-");
+  EXPECT_EQ(scan_integer("99999999999999999999]"), "-");
+  EXPECT_EQ(scan_integer("100000000000000000000]"), "-"); // 21 digits
+  EXPECT_EQ(scan_integer("000000000000000000001]"), "-");
+}
+
+TEST(PlainScanner, UnsignedIntegersRefuseWhatSerdeWouldNotReadAsU64) {
+  EXPECT_EQ(scan_integer("01]"), "-");
+  EXPECT_EQ(scan_integer("1.0]"), "-");
+  EXPECT_EQ(scan_integer("1e3]"), "-");
+  EXPECT_EQ(scan_integer("1E3]"), "-");
+  EXPECT_EQ(scan_integer("-1]"), "-");
+  EXPECT_EQ(scan_integer("]"), "-");
+  EXPECT_EQ(scan_integer("  42  ]"), "42|]");
+}
+
+TEST(PlainScanner, LiteralsCompareWholeWords) {
+  EXPECT_TRUE(is_literal("dtype", "dtype"));
+  EXPECT_FALSE(is_literal("dtyp", "dtype"));
+  EXPECT_FALSE(is_literal("dtypes", "dtype"));
+  EXPECT_FALSE(is_literal("Dtype", "dtype"));
+  EXPECT_TRUE(is_literal("data_offsets", "data_offsets"));
+}
+
+TEST(Dtype, EveryNameParsesToItselfAndNothingNear) {
+  using safetensors::Dtype;
+  for (int i = 0; i <= static_cast<int>(Dtype::U64); ++i) {
+    const auto dtype = static_cast<Dtype>(i);
+    const std::string name(safetensors::to_string(dtype));
+    ASSERT_EQ(safetensors::parse_dtype(name), dtype) << name;
+    EXPECT_EQ(safetensors::parse_dtype(name + " "), std::nullopt) << name;
+    EXPECT_EQ(safetensors::parse_dtype(name.substr(0, name.size() - 1)), std::nullopt) << name;
+    EXPECT_EQ(safetensors::parse_dtype(std::string(name) + std::string(1, '\0')), std::nullopt);
+  }
+  EXPECT_EQ(safetensors::parse_dtype("bf16"), std::nullopt);
+  EXPECT_EQ(safetensors::parse_dtype(""), std::nullopt);
+  EXPECT_EQ(safetensors::parse_dtype("F8_E4M3FNUZ_"), std::nullopt);
+  EXPECT_EQ(safetensors::parse_dtype("F8_E4M3FNUZxxxxxxxxxx"), std::nullopt);
+}
+
+} // namespace
+} // namespace qpatch::json
