@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 
 namespace qpatch::checkpoint {
 
@@ -334,8 +335,10 @@ void set_expert(Module& module) {
       last_component(parent) != "experts" || index.size() > 9) {
     return;
   }
+  uint64_t number = 0;
+  std::from_chars(index.data(), index.data() + index.size(), number); // at most 9 digits
   module.experts_name = parent;
-  module.expert_index = std::stoull(std::string(index));
+  module.expert_index = number;
 }
 
 } // namespace

@@ -3,8 +3,6 @@
 #include <qpatch/util/name_index.hpp>
 #include <qpatch/util/names.hpp>
 
-#include <unordered_map>
-
 namespace qpatch::engine {
 
 using util::last_component;
@@ -18,7 +16,7 @@ namespace {
 
 // vLLM's layer classes for a Linear, by the (fused) layer's last name component. Only the
 // class-name target rule reads this, as a case-insensitive substring test.
-std::string linear_class(std::string_view last) {
+std::string_view linear_class(std::string_view last) {
   if (last == "qkv_proj" || last == "qkv") {
     return "QKVParallelLinear";
   }
@@ -36,49 +34,48 @@ std::string linear_class(std::string_view last) {
 } // namespace
 
 std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& model) {
-  const auto name_of = [](const Module& module) { return std::string(module.name); };
   std::vector<Layer> layers;
-  std::unordered_map<std::string, size_t> by_name;
-  const auto layer_for = [&](const std::string& name, LayerKind kind, std::string cls) -> Layer& {
+  // Keyed by the layers' own names: a lookup builds no string. A 1T-parameter MoE has ~70k
+  // per-expert modules whose shards interleave layers, so most of them look their layer up.
+  util::NameIndex by_name;
+  const auto name_of = [&](uint32_t id) { return std::string_view(layers[id].name); };
+  const auto layer_for =
+      [&](std::string_view name, LayerKind kind, std::string_view cls) -> Layer& {
     // Consecutive modules (a layer's shards, an MoE layer's experts) mostly share a layer.
     if (!layers.empty() && layers.back().name == name) {
       return layers.back();
     }
-    const auto [it, inserted] = by_name.emplace(name, layers.size());
-    if (inserted) {
-      Layer layer;
-      layer.kind = kind;
-      layer.name = name;
-      layer.prefix = model.layer_prefix(name);
-      layer.cls = std::move(cls);
-      layers.push_back(std::move(layer));
+    if (const auto found = by_name.find(name, name_of)) {
+      return layers[*found];
     }
-    return layers[it->second];
+    Layer layer;
+    layer.kind = kind;
+    layer.name = std::string(name);
+    layer.prefix = model.layer_prefix(name);
+    layer.cls = std::string(cls);
+    layers.push_back(std::move(layer));
+    by_name.insert(name, static_cast<uint32_t>(layers.size() - 1), name_of);
+    return layers.back();
   };
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
-    const std::string_view last = last_component(module.name);
+    const std::string_view name = module.name;
+    const std::string_view last = last_component(name);
     if (!model.engine_layers && module.experts_name.empty()) {
       // transformers: every linear module is its own nn.Linear. Per-expert modules stay grouped
       // and are judged through expert 0, as for vLLM: 1T-parameter MoEs have ~70k of them.
       if (module.kind == ModuleKind::linear) {
         // lm_head too: the library's "Linear" target reaches every nn.Linear.
-        layer_for(name_of(module), LayerKind::linear, "Linear").modules.push_back(m);
+        layer_for(name, LayerKind::linear, "Linear").modules.push_back(m);
       } else if (module.kind == ModuleKind::embedding) {
-        layer_for(name_of(module), LayerKind::embedding, "Embedding").modules.push_back(m);
+        layer_for(name, LayerKind::embedding, "Embedding").modules.push_back(m);
       }
       continue;
     }
     if (!module.experts_name.empty()) {
-      if (!layers.empty() && layers.back().name == module.experts_name) {
-        layers.back().modules.push_back(m); // skip building a string per expert
-      } else {
-        layer_for(std::string(module.experts_name), LayerKind::experts, "RoutedExperts")
-            .modules.push_back(m);
-      }
+      layer_for(module.experts_name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
       continue;
     }
-    const std::string name(module.name);
     switch (module.kind) {
     case ModuleKind::experts:
       layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
@@ -103,7 +100,8 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
         break;
       }
       const std::string_view fused = model.fused_for(last);
-      const std::string layer_name = fused.empty() ? name : parent_of(name) + std::string(fused);
+      const std::string layer_name =
+          fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
       layer_for(layer_name, LayerKind::linear, linear_class(last_component(layer_name)))
           .modules.push_back(m);
       break;
