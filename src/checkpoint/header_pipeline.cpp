@@ -14,7 +14,7 @@ namespace qpatch::checkpoint {
 void read_headers_in_order(const std::filesystem::path& dir,
                            const std::vector<std::string>& names,
                            const safetensors::ReaderOptions& options,
-                           const std::function<void(size_t, Result<safetensors::Header>)>& consume,
+                           const HeaderConsumer& consume,
                            unsigned threads) {
   const unsigned hardware = std::max(1U, std::thread::hardware_concurrency());
   const auto workers =
@@ -22,7 +22,11 @@ void read_headers_in_order(const std::filesystem::path& dir,
   if (workers <= 1) {
     safetensors::HeaderParser parser;
     for (size_t i = 0; i < names.size(); ++i) {
-      consume(i, parser.read(dir / names[i], names[i], options));
+      auto result = parser.read(dir / names[i], names[i], options);
+      consume(i, result);
+      if (result) {
+        parser.reuse(std::move(result->tensors));
+      }
     }
     return;
   }
@@ -34,6 +38,7 @@ void read_headers_in_order(const std::filesystem::path& dir,
   size_t consumed = 0;        // guarded by mutex
   bool stop = false;          // guarded by mutex: the consumer gave up (it threw)
   std::exception_ptr failure; // guarded by mutex: what a worker threw (bad_alloc, in practice)
+  std::vector<std::vector<safetensors::TensorEntry>> spare; // guarded by mutex: consumed lists
   // Workers stay at most this far ahead of the consumer: a bound on waiting headers.
   const size_t window = size_t{4} * workers;
   const auto work = [&] {
@@ -45,6 +50,10 @@ void read_headers_in_order(const std::filesystem::path& dir,
           room.wait(lock, [&] { return stop || i < consumed + window; });
           if (stop) {
             return;
+          }
+          if (!spare.empty()) {
+            parser.reuse(std::move(spare.back()));
+            spare.pop_back();
           }
         }
         auto result = parser.read(dir / names[i], names[i], options);
@@ -91,7 +100,11 @@ void read_headers_in_order(const std::filesystem::path& dir,
         consumed = i + 1;
       }
       room.notify_all();
-      consume(i, std::move(*result));
+      consume(i, *result);
+      if (*result) {
+        const std::lock_guard lock(mutex);
+        spare.push_back(std::move((*result)->tensors));
+      }
     }
   } catch (...) {
     finish();

@@ -17,11 +17,14 @@
 namespace qpatch::checkpoint {
 
 // Read the header of `dir / names[i]` for every i, calling `consume(i, result)` for i = 0, 1, ...
-// in order on this thread. `threads` caps the workers (0: one per hardware thread).
+// in order on this thread. `consume` moves out what it keeps; the header's entry list, whatever
+// it still holds, goes back to the readers to be refilled. `threads` caps the workers (0: one
+// per hardware thread).
+using HeaderConsumer = std::function<void(size_t, Result<safetensors::Header>&)>;
 void read_headers_in_order(const std::filesystem::path& dir,
                            const std::vector<std::string>& names,
                            const safetensors::ReaderOptions& options,
-                           const std::function<void(size_t, Result<safetensors::Header>)>& consume,
+                           const HeaderConsumer& consume,
                            unsigned threads = 0);
 
 } // namespace qpatch::checkpoint

@@ -391,7 +391,7 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     file.name = name;
     inventory.files.push_back(std::move(file));
   }
-  const auto consume = [&](size_t i, Result<safetensors::Header> header) {
+  const auto consume = [&](size_t i, Result<safetensors::Header>& header) {
     const auto f = static_cast<uint32_t>(i);
     if (!header) {
       inventory.errors.push_back(header.take_error());

@@ -9,6 +9,7 @@
 #include <qpatch/safetensors/reader.hpp>
 #include <qpatch/util/checked.hpp>
 #include <qpatch/util/hash_sort.hpp>
+#include <qpatch/util/huge_pages.hpp>
 #include <qpatch/util/name_index.hpp>
 
 #include <simdjson.h>
@@ -246,8 +247,10 @@ bool has_negative_zero(std::string_view text) {
 
 struct HeaderParser::Impl {
   simdjson::dom::parser parser;
-  std::string buffer;    // N header bytes plus simdjson's padding
-  util::NameIndex names; // duplicate detection, reused from header to header
+  std::string buffer;             // N header bytes plus simdjson's padding
+  util::NameIndex names;          // duplicate detection, reused from header to header
+  std::vector<TensorEntry> spare; // an entry list handed back by reuse(), filled next
+  util::ByteArena name_arena;     // every header's names, in shared huge-page blocks
 
   Result<Header> parse_text(std::string_view text,
                             uint64_t file_size,
@@ -663,6 +666,9 @@ Result<Header> HeaderParser::Impl::parse_text(std::string_view text,
   Header header;
   header.header_size = text.size();
   header.file_size = file_size;
+  header.tensors = std::move(spare);
+  header.tensors.clear();
+  spare = {};
   if (options.plain_fast_path && scan_plain(text, header)) {
     return finish(std::move(header), path);
   }
@@ -750,7 +756,7 @@ Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) 
   for (const TensorEntry& tensor : header.tensors) {
     names_size += tensor.name.size();
   }
-  header.name_storage = std::make_unique<char[]>(names_size + 1);
+  header.name_storage = name_arena.allocate(names_size + 1);
   char* cursor = header.name_storage.get();
   for (TensorEntry& tensor : header.tensors) {
     std::memcpy(cursor, tensor.name.data(), tensor.name.size());
@@ -763,6 +769,10 @@ Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) 
 }
 
 HeaderParser::HeaderParser() : m_impl(std::make_unique<Impl>()) {}
+
+void HeaderParser::reuse(std::vector<TensorEntry> entries) {
+  m_impl->spare = std::move(entries);
+}
 HeaderParser::~HeaderParser() = default;
 
 Result<Header> HeaderParser::parse(std::string_view file_bytes,

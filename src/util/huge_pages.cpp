@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace qpatch::util {
@@ -54,6 +55,24 @@ void release_large(void* block, size_t bytes) noexcept {
     return;
   }
   munmap(block, round_up(bytes));
+}
+
+std::shared_ptr<char[]> ByteArena::allocate(size_t bytes) {
+  constexpr size_t k_block = k_huge_page_threshold;
+  if (bytes > k_block / 4) { // a large request gets a block of its own, leaving the current one
+    const size_t size = std::max(bytes, k_huge_page_threshold);
+    return std::shared_ptr<char[]>(static_cast<char*>(allocate_large(size)),
+                                   [size](char* block) { release_large(block, size); });
+  }
+  if (m_block == nullptr || m_size - m_used < bytes) {
+    m_block = std::shared_ptr<char[]>(static_cast<char*>(allocate_large(k_block)),
+                                      [](char* block) { release_large(block, k_block); });
+    m_used = 0;
+    m_size = k_block;
+  }
+  std::shared_ptr<char[]> range(m_block, m_block.get() + m_used);
+  m_used += bytes;
+  return range;
 }
 
 } // namespace qpatch::util

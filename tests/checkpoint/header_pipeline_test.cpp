@@ -37,7 +37,7 @@ TEST_F(HeaderPipelineTest, ResultsArriveInFileOrderOnEveryThreadCount) {
         dir(),
         names,
         {},
-        [&](size_t i, Result<safetensors::Header> header) {
+        [&](size_t i, Result<safetensors::Header>& header) {
           seen.push_back(
               std::to_string(i) + ":" +
               (header ? std::string(header->tensors.at(0).name) : "error " + header.error().path));

@@ -450,6 +450,31 @@ TEST(Reader, KeepsMetadataAndTensorOrder) {
   EXPECT_EQ(header->tensors[0].name, "b");
 }
 
+// A handed-back entry list is refilled from scratch: nothing of the previous header leaks into the
+// next one (names, shapes, count), and names from both stay valid, each in its own storage.
+TEST(Reader, AReusedEntryListHoldsOnlyTheNextHeader) {
+  HeaderParser parser;
+  auto first = parser.parse(
+      shard_bytes(R"({"a.weight":{"dtype":"BF16","shape":[2,3,4],"data_offsets":[0,48]},)"
+                  R"("b.weight":{"dtype":"U8","shape":[1],"data_offsets":[48,49]}})",
+                  49),
+      "first.safetensors");
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  const std::string_view first_name = first->tensors[0].name;
+  const auto first_storage = first->name_storage;
+  parser.reuse(std::move(first->tensors));
+  const auto second = parser.parse(
+      shard_bytes(R"({"c.weight":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 8),
+      "second.safetensors");
+  ASSERT_TRUE(second.ok()) << second.error().to_string();
+  ASSERT_EQ(second->tensors.size(), 1U);
+  EXPECT_EQ(second->tensors[0].name, "c.weight");
+  EXPECT_EQ(second->tensors[0].dtype, Dtype::F32);
+  EXPECT_EQ(second->tensors[0].shape, (std::vector<uint64_t>{2}));
+  EXPECT_EQ(second->tensors[0].end, 8U);
+  EXPECT_EQ(first_name, "a.weight");
+}
+
 class ReaderFileTest : public test::TempDirTest {};
 
 TEST_F(ReaderFileTest, ReadsOnlyTheHeaderOfATensOfGigabytesSparseFile) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 #include <vector>
 
@@ -36,5 +37,20 @@ template <class T> struct HugePageAllocator {
 
 // A vector for arrays that grow to megabytes (one element per tensor or module).
 template <class T> using LargeVector = std::vector<T, HugePageAllocator<T>>;
+
+// Hands out byte ranges cut from shared 4 MiB blocks (huge pages, as above). Each shard's tensor
+// names (~170 KB on a 1T-parameter checkpoint, 11 MB in all) used to be one operator new block of
+// their own: fresh 4 KiB pages, zero-filled, ~2,700 page faults. Not thread-safe: one arena per
+// reading thread. Blocks live as long as any range cut from them.
+class ByteArena {
+public:
+  // `bytes` uninitialised bytes; the pointer shares ownership of their block.
+  std::shared_ptr<char[]> allocate(size_t bytes);
+
+private:
+  std::shared_ptr<char[]> m_block;
+  size_t m_used = 0;
+  size_t m_size = 0;
+};
 
 } // namespace qpatch::util
