@@ -380,7 +380,10 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
   const auto length = static_cast<size_t>(size);
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const bool slack = length > 0 && (page - length % page) % page >= simdjson::SIMDJSON_PADDING;
-  void* mapped = slack ? ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+  // MAP_POPULATE maps every page in this one call: the file is in the page cache (it was just
+  // written or downloaded), and faulting it in 64 KiB at a time cost ~320 page faults.
+  void* mapped =
+      slack ? ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0) : MAP_FAILED;
   ::close(fd);
   if (mapped != MAP_FAILED) {
     const auto* data = static_cast<const char*>(mapped);

@@ -58,9 +58,9 @@ void release_large(void* block, size_t bytes) noexcept {
 }
 
 std::shared_ptr<char[]> ByteArena::allocate(size_t bytes) {
-  constexpr size_t k_block = k_huge_page_threshold;
+  constexpr size_t k_block = k_block_size;
   if (bytes > k_block / 4) { // a large request gets a block of its own, leaving the current one
-    const size_t size = std::max(bytes, k_huge_page_threshold);
+    const size_t size = std::max(bytes, k_huge_page_threshold); // mapped, never operator new
     return std::shared_ptr<char[]>(static_cast<char*>(allocate_large(size)),
                                    [size](char* block) { release_large(block, size); });
   }

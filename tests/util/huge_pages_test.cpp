@@ -49,7 +49,7 @@ TEST(ByteArena, CutsRangesFromSharedBlocksThatLiveAsLongAsTheirRanges) {
     ByteArena arena;
     first = arena.allocate(100);
     second = arena.allocate(50);
-    large = arena.allocate(k_huge_page_threshold / 2);
+    large = arena.allocate(ByteArena::k_block_size / 2);
     after_large = arena.allocate(10);
   }
   EXPECT_EQ(second.get(), first.get() + 100);
@@ -58,7 +58,7 @@ TEST(ByteArena, CutsRangesFromSharedBlocksThatLiveAsLongAsTheirRanges) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(large.get()) % (uintptr_t{2} << 20), 0U);
   EXPECT_EQ(first.use_count(), 3); // first, second and after_large share one block
   std::fill(first.get(), first.get() + 100, 'a');
-  std::fill(large.get(), large.get() + k_huge_page_threshold / 2, 'b');
+  std::fill(large.get(), large.get() + ByteArena::k_block_size / 2, 'b');
   first.reset();
   second.reset();
   EXPECT_EQ(after_large.use_count(), 1);
@@ -68,7 +68,7 @@ TEST(ByteArena, CutsRangesFromSharedBlocksThatLiveAsLongAsTheirRanges) {
 
 TEST(ByteArena, StartsANewBlockWhenTheCurrentOneIsFull) {
   ByteArena arena;
-  const size_t quarter = k_huge_page_threshold / 4;
+  const size_t quarter = ByteArena::k_block_size / 4;
   std::vector<std::shared_ptr<char[]>> ranges;
   for (int i = 0; i < 5; ++i) {
     ranges.push_back(arena.allocate(quarter)); // four fill a block, the fifth starts the next

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory for the few large arrays of a checkpoint's inventory (tensor records, modules, hash
 // tables): on a 1T-parameter layout they hold ~50 MB, and first-touch page faults on 4 KiB pages
-// were a quarter of `qpatch --check`'s CPU time (18k faults). Blocks of 4 MiB or more are mapped
+// were a quarter of `qpatch --check`'s CPU time (18k faults). Blocks of 1 MiB or more are mapped
 // 2 MiB-aligned and advised MADV_HUGEPAGE, so the kernel backs them with transparent huge pages
-// where it can (one fault per 2 MiB); smaller blocks come from operator new as usual. Where THP
-// is off or the advice is refused, the mapping works as ordinary pages.
+// where it can (one fault per 2 MiB: zeroing a whole huge page costs less than the 256 faults of
+// a 1 MiB block); smaller blocks come from operator new as usual. Where THP is off or the advice
+// is refused, the mapping works as ordinary pages.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +15,7 @@
 
 namespace qpatch::util {
 
-inline constexpr size_t k_huge_page_threshold = size_t{4} << 20;
+inline constexpr size_t k_huge_page_threshold = size_t{1} << 20;
 
 // Allocate `bytes` (any size); the caller passes the same `bytes` to release.
 void* allocate_large(size_t bytes);
@@ -44,6 +45,7 @@ template <class T> using LargeVector = std::vector<T, HugePageAllocator<T>>;
 // reading thread. Blocks live as long as any range cut from them.
 class ByteArena {
 public:
+  static constexpr size_t k_block_size = size_t{4} << 20; // requests over a quarter get their own
   // `bytes` uninitialised bytes; the pointer shares ownership of their block.
   std::shared_ptr<char[]> allocate(size_t bytes);
 
