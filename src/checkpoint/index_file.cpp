@@ -181,6 +181,10 @@ Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
     index.by_hash = util::sort_by_hash(
         index.entries.size(), name_of, [&](uint32_t id) { return index.entries[id].shard; });
   }
+  index.shard_names.assign(index.shards.size(), {});
+  for (const util::HashedId& entry : index.by_hash) {
+    index.shard_names[entry.aux].add(entry.hash, entry.check);
+  }
   for (size_t i = 1; i < index.by_hash.size(); ++i) {
     if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {
       // Equal hashes are rare: compare every earlier name of the run.

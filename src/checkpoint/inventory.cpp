@@ -96,20 +96,19 @@ void add_problem(Inventory& inventory,
       {code, severity, std::move(path), std::move(subject), std::move(message), count});
 }
 
-// In Inventory::by_hash, aux holds the tensor's file, plus this bit once it is shadowed.
+// In the tensors' hash order, aux holds the tensor's file, plus this bit once it is shadowed.
 constexpr uint32_t k_shadowed_bit = 0x80000000U;
 
 // Mark every later copy of a name as shadowed. Ids follow Inventory::files, which lists the
 // files an engine loads first, so the first copy of a name is the one an engine uses.
-void mark_duplicates(Inventory& inventory) {
-  const auto& sorted = inventory.by_hash; // read only; the aux update goes through inventory
+void mark_duplicates(Inventory& inventory, util::HashedIds& sorted) {
   std::vector<std::pair<uint32_t, uint32_t>> duplicates; // (copy, owner), reported in file order
   for (size_t i = 1; i < sorted.size(); ++i) {
     for (size_t j = i; j-- > 0 && sorted[j].hash == sorted[i].hash;) {
       const Tensor& earlier = inventory.tensors[sorted[j].id];
       if (!earlier.shadowed && earlier.name == inventory.tensors[sorted[i].id].name) {
         inventory.tensors[sorted[i].id].shadowed = true;
-        inventory.by_hash[i].aux |= k_shadowed_bit;
+        sorted[i].aux |= k_shadowed_bit;
         duplicates.emplace_back(sorted[i].id, sorted[j].id);
         break;
       }
@@ -169,8 +168,7 @@ struct Tally {
 // matched by their 128-bit fingerprint (hash and check): comparing the names themselves meant two
 // cache misses per tensor, most of the time of this step on a 200k-tensor checkpoint, and a false
 // match could only mislabel a warning.
-void check_index(Inventory& inventory, const IndexFile& index) {
-  const auto& tensors = inventory.by_hash;
+void check_index(Inventory& inventory, const util::HashedIds& tensors, const IndexFile& index) {
   const auto& entries = index.by_hash;
   std::map<uint32_t, Tally> unlisted;                   // by file
   std::map<uint32_t, Tally> orphans;                    // by shard
@@ -262,13 +260,43 @@ void check_index(Inventory& inventory, const IndexFile& index) {
   }
 }
 
-void cross_check(Inventory& inventory, const IndexFile* index) {
-  // by_hash was filled in tensor order with the fingerprints the readers computed.
-  util::radix_sort(inventory.by_hash);
-  mark_duplicates(inventory);
+// True when the index and the headers agree exactly: every file exists and was read, each file
+// the index names holds exactly the names weight_map maps to it (equal name sums), and no other
+// file holds a tensor. weight_map's keys are distinct, so no name is then in two files, and the
+// join below would find nothing to report. Without an index, only a single file is sure to hold
+// no duplicates. `index_names` is by file id.
+bool headers_agree_with_index(const Inventory& inventory,
+                              const std::vector<util::NameSum>& index_names) {
+  if (!inventory.has_index) {
+    return inventory.files.size() <= 1;
+  }
+  for (size_t f = 0; f < inventory.files.size(); ++f) {
+    const ShardFile& file = inventory.files[f];
+    if (!file.exists || !file.readable ||
+        (file.indexed ? file.names != index_names[f] : file.tensor_count > 0)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Find duplicate names and what the index claims wrongly. Sorting and joining 200k names is
+// skipped when the per-file name sums already show that the index and the headers agree.
+void cross_check(Inventory& inventory,
+                 const IndexFile* index,
+                 const std::vector<util::NameSum>& index_names,
+                 bool name_sum_shortcut) {
+  if (name_sum_shortcut && headers_agree_with_index(inventory, index_names)) {
+    return;
+  }
+  auto by_hash = util::sort_by_hash(
+      inventory.tensors.size(),
+      [&](uint32_t id) { return inventory.tensors[id].name; },
+      [&](uint32_t id) { return inventory.tensors[id].file; });
+  mark_duplicates(inventory, by_hash);
   report_unindexed_files(inventory);
   if (index != nullptr) {
-    check_index(inventory, *index);
+    check_index(inventory, by_hash, *index);
   }
 }
 
@@ -276,7 +304,8 @@ void cross_check(Inventory& inventory, const IndexFile* index) {
 // (missing ones included), then the others, by name — and renumber the tensors to match. The
 // headers were read in plain name order, so the tensors move only when a file the index does not
 // name sorts before one it names. The index's shard ids are rewritten to file ids for the join.
-void order_files(Inventory& inventory, IndexFile& index) {
+// Return what weight_map maps to each file, by file id.
+std::vector<util::NameSum> order_files(Inventory& inventory, IndexFile& index) {
   std::vector<std::string> shards = index.shards;
   std::sort(shards.begin(), shards.end());
   std::vector<ShardFile> files;
@@ -314,15 +343,18 @@ void order_files(Inventory& inventory, IndexFile& index) {
   for (util::HashedId& entry : index.by_hash) {
     entry.aux = file_of_shard[entry.aux];
   }
+  std::vector<util::NameSum> index_names(inventory.files.size());
+  for (uint32_t s = 0; s < index.shards.size(); ++s) {
+    index_names[file_of_shard[s]] = index.shard_names[s];
+  }
   bool in_order = true;
   for (size_t i = 0; i < inventory.tensors.size(); ++i) {
     const uint32_t file = new_id[inventory.tensors[i].file];
     in_order = in_order && (i == 0 || inventory.tensors[i - 1].file <= file);
     inventory.tensors[i].file = file;
-    inventory.by_hash[i].aux = file; // still in tensor order: sorted later by cross_check
   }
   if (in_order) {
-    return;
+    return index_names;
   }
   // Each file's tensors are one run: a stable sort by file moves whole runs.
   std::vector<uint32_t> order(inventory.tensors.size());
@@ -331,16 +363,12 @@ void order_files(Inventory& inventory, IndexFile& index) {
     return inventory.tensors[a].file < inventory.tensors[b].file;
   });
   util::LargeVector<Tensor> tensors;
-  util::HashedIds by_hash;
   tensors.reserve(order.size());
-  by_hash.reserve(order.size());
   for (const uint32_t id : order) {
-    by_hash.push_back(inventory.by_hash[id]);
-    by_hash.back().id = static_cast<uint32_t>(tensors.size());
     tensors.push_back(std::move(inventory.tensors[id]));
   }
   inventory.tensors = std::move(tensors);
-  inventory.by_hash = std::move(by_hash);
+  return index_names;
 }
 
 } // namespace
@@ -408,12 +436,8 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     file.header_size = header->header_size;
     file.tensor_count = header->tensors.size();
     file.metadata = std::move(header->metadata);
-    if (inventory.by_hash.capacity() < inventory.tensors.capacity()) {
-      inventory.by_hash.reserve(inventory.tensors.capacity());
-    }
     for (auto& entry : header->tensors) {
-      inventory.by_hash.push_back(
-          {entry.name_hash, entry.name_check, static_cast<uint32_t>(inventory.tensors.size()), f});
+      file.names.add(entry.name_hash, entry.name_check);
       inventory.tensors.push_back(Tensor{
           entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
     }
@@ -421,8 +445,9 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
   };
   read_headers_in_order(dir, *present, options.reader, consume, options.threads);
   QP_TRY_ASSIGN(std::optional<IndexFile> index, take_index());
+  std::vector<util::NameSum> index_names;
   if (index) {
-    order_files(inventory, *index);
+    index_names = order_files(inventory, *index);
   }
   for (const ShardFile& file : inventory.files) {
     if (!file.exists) {
@@ -435,7 +460,7 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
                   "referenced in index but missing\")");
     }
   }
-  cross_check(inventory, index ? &*index : nullptr);
+  cross_check(inventory, index ? &*index : nullptr, index_names, options.name_sum_shortcut);
   return inventory;
 }
 

@@ -15,7 +15,7 @@ struct T {
 
 Inventory inventory_of(const std::vector<T>& tensors) {
   Inventory inventory;
-  inventory.files.push_back(ShardFile{"model.safetensors", false, true, true, 0, 0, 0, 0, {}});
+  inventory.files.push_back(ShardFile{"model.safetensors", false, true, true, 0, 0, 0, 0, {}, {}});
   size_t names_size = 0;
   for (const T& t : tensors) {
     names_size += t.name.size();

@@ -30,7 +30,8 @@ struct IndexFile {
   std::vector<std::string> shards;       // distinct shard names in order of first appearance
   // What the tensor names point into: the mapped index file (fast path) or a copy of the names.
   std::shared_ptr<const char> text;
-  util::HashedIds by_hash; // entries sorted by the hash of their tensor name
+  util::HashedIds by_hash;                // entries sorted by the hash of their tensor name
+  std::vector<util::NameSum> shard_names; // per shard: the names weight_map maps to it
 
   // Return the entry for `tensor`, if weight_map lists it.
   std::optional<uint32_t> find(std::string_view tensor) const {

@@ -9,6 +9,7 @@
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/error.hpp>
 #include <qpatch/safetensors/reader.hpp>
+#include <qpatch/util/hash_sort.hpp>
 #include <qpatch/util/huge_pages.hpp>
 
 #include <cstdint>
@@ -29,6 +30,7 @@ struct ShardFile {
   uint64_t header_size = 0;
   size_t tensor_count = 0;
   size_t duplicate_count = 0; // tensors it holds that an engine-loaded file also holds
+  util::NameSum names;        // its tensor names, to compare with what the index maps to it
   std::vector<std::pair<std::string, std::string>> metadata;
 };
 
@@ -75,12 +77,6 @@ struct Inventory {
   std::vector<InventoryProblem> problems;
   // One block of tensor names per file; shared, so a copied inventory keeps valid names.
   std::vector<std::shared_ptr<char[]>> name_storage;
-  util::HashedIds by_hash; // tensors sorted by the hash of their name
-
-  // Return the copy of tensor `name` that owns the name: the first in an engine-loaded file.
-  std::optional<uint32_t> find(std::string_view name) const {
-    return util::find_sorted(by_hash, name, [&](uint32_t id) { return tensors[id].name; });
-  }
 
   // True when an engine honouring the index loads `file`.
   bool loaded(uint32_t file) const { return !has_index || files.at(file).indexed; }
@@ -90,6 +86,10 @@ struct Inventory {
 struct InventoryOptions {
   safetensors::ReaderOptions reader;
   unsigned threads = 0; // header-reading threads; 0: one per hardware thread
+  // Skip the sort-and-join of every name when the per-file name sums show that the index and the
+  // headers agree (util::NameSum). Results are identical either way; tests turn it off to
+  // compare the two paths.
+  bool name_sum_shortcut = true;
 };
 
 // Read the headers of every shard under `dir`. Fails only when the directory, config.json or the

@@ -43,6 +43,21 @@ inline uint64_t check_name(std::string_view text) {
   return h ^ (h >> 31);
 }
 
+// An order-independent fingerprint of a set of distinct names: how many, and the sums (mod 2^64)
+// of their hash_name and check_name. Two sets with equal sums are the same set but for a ~2^-128
+// chance, so comparing per-file sums replaces a sort and a join when nothing is wrong.
+struct NameSum {
+  uint64_t count = 0;
+  uint64_t hash = 0;
+  uint64_t check = 0;
+  void add(uint64_t name_hash, uint64_t name_check) {
+    ++count;
+    hash += name_hash;
+    check += name_check;
+  }
+  bool operator==(const NameSum&) const = default;
+};
+
 // Sort by hash; stable, so equal hashes keep increasing ids.
 // Two passes of 16-bit digits over the top 32 bits (the counts, 256 KB, stay in cache), then an
 // insertion sort over each run of equal top halves: among 200k names such runs have a handful
