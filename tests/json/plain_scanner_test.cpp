@@ -50,6 +50,32 @@ TEST(PlainScanner, UnsignedIntegersRefuseWhatSerdeWouldNotReadAsU64) {
   EXPECT_EQ(scan_integer("  42  ]"), "42|]");
 }
 
+// The string scan tests 16 bytes at a time and then the tail byte by byte: put the closing quote,
+// an escape and a control character at every position across those boundaries.
+TEST(PlainScanner, StringsEndAtTheQuoteAndRefuseEscapesAndControlsAtAnyPosition) {
+  for (size_t length = 0; length < 40; ++length) {
+    const std::string name(length, 'n');
+    const std::string text = "\"" + name + "\",";
+    PlainScanner plain(text); // views its text: keep it alive
+    const auto scanned = plain.string();
+    ASSERT_TRUE(scanned.has_value()) << length;
+    EXPECT_EQ(*scanned, name);
+    EXPECT_TRUE(plain.take(','));
+    const std::string unterminated = "\"" + name;
+    EXPECT_FALSE(PlainScanner(unterminated).string().has_value()) << length;
+    for (size_t at = 0; at < length; ++at) {
+      for (const char bad : {'\\', '\n', '\x01', '\x1F'}) {
+        std::string broken = "\"" + name + "\"";
+        broken[1 + at] = bad;
+        EXPECT_FALSE(PlainScanner(broken).string().has_value()) << length << " " << at;
+      }
+      std::string utf8 = "\"" + name + "\"";
+      utf8[1 + at] = static_cast<char>(0xC3); // bytes over 0x7F are not control characters
+      EXPECT_EQ(PlainScanner(utf8).string()->size(), length);
+    }
+  }
+}
+
 TEST(PlainScanner, LiteralsCompareWholeWords) {
   EXPECT_TRUE(is_literal("dtype", "dtype"));
   EXPECT_FALSE(is_literal("dtyp", "dtype"));
