@@ -40,6 +40,21 @@ TEST(PlainScanner, UnsignedIntegersAtTheSixtyFourBitBoundary) {
   EXPECT_EQ(scan_integer("000000000000000000001]"), "-");
 }
 
+// Eight digits are read at a time while eight bytes remain: every length, with and without room
+// after the number, and a non-digit at every position of the word.
+TEST(PlainScanner, UnsignedIntegersOfEveryLengthWithAndWithoutRoomAfterThem) {
+  const std::string digits = "9876543210123456789";
+  for (size_t length = 1; length <= digits.size(); ++length) {
+    const std::string number = digits.substr(0, length);
+    EXPECT_EQ(scan_integer(number + "]"), number + "|]");
+    EXPECT_EQ(scan_integer(number + ",1234567890]"), number + "|,1234567890]");
+    EXPECT_EQ(scan_integer(number), number + "|");
+  }
+  EXPECT_EQ(scan_integer("12345678901234567890]"), "12345678901234567890|]");
+  // Bytes over 0x7F end the number; what follows is the caller's to check.
+  EXPECT_EQ(scan_integer("1234567\xC3\xA9xxxxxxxx"), "1234567|\xC3\xA9xxxxxxxx");
+}
+
 TEST(PlainScanner, UnsignedIntegersRefuseWhatSerdeWouldNotReadAsU64) {
   EXPECT_EQ(scan_integer("01]"), "-");
   EXPECT_EQ(scan_integer("1.0]"), "-");
