@@ -452,10 +452,13 @@ ModuleList build_modules(const Inventory& inventory) {
   }
   merge_split_modules(modules, inventory);
   for (Module& module : modules) {
-    // The parameters, re-derived from the tensor names rather than kept for every module.
+    // The parameters, re-derived from the tensor names rather than kept for every module: each
+    // name is "<module name>.<parameter>" (split_tensor_name), or the bare parameter when the
+    // module name is empty.
     Params params;
+    const size_t cut = module.name.empty() ? 0 : module.name.size() + 1;
     for (const uint32_t t : module.tensors) {
-      params.items.push_back({split_tensor_name(inventory.tensors[t].name).second, t});
+      params.items.push_back({inventory.tensors[t].name.substr(cut), t});
     }
     const Verdict verdict = classify(inventory, params);
     module.format = verdict.format;
