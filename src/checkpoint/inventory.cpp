@@ -438,8 +438,8 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     file.metadata = std::move(header->metadata);
     for (auto& entry : header->tensors) {
       file.names.add(entry.name_hash, entry.name_check);
-      inventory.tensors.push_back(Tensor{
-          entry.name, f, entry.dtype, std::move(entry.shape), entry.begin, entry.end, false});
+      inventory.tensors.push_back(
+          Tensor{entry.name, f, entry.dtype, false, std::move(entry.shape)});
     }
     inventory.name_storage.push_back(std::move(header->name_storage));
   };
