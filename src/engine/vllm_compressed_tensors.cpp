@@ -304,8 +304,11 @@ Decision VllmCompressedTensors::decide(const Layer& layer) const {
   }
   // Expert 0's three projections stand for every expert of the layer.
   Decision combined;
-  Layer expert = layer;
+  Layer expert; // the layer's names without its ~1k per-expert modules, which decide never reads
   expert.kind = LayerKind::linear;
+  expert.name = layer.name;
+  expert.prefix = layer.prefix;
+  expert.cls = layer.cls;
   bool first = true;
   for (const char* projection : {"gate_proj", "up_proj", "down_proj"}) {
     const std::string name = layer.prefix + ".0." + projection;
