@@ -16,10 +16,10 @@
 
 namespace qpatch::checkpoint {
 
-enum class ModuleKind { linear, embedding, norm, conv, router, experts, other };
+enum class ModuleKind : uint8_t { linear, embedding, norm, conv, router, experts, other };
 std::string_view to_string(ModuleKind kind);
 
-enum class StorageFormat {
+enum class StorageFormat : uint8_t {
   dense,
   ct_pack_quantized, // compressed-tensors pack-quantized (WNA16): weight_packed I32
   ct_int8,           // compressed-tensors int/naive-quantized: weight I8 + weight_scale
@@ -41,18 +41,20 @@ inline bool is_quantized(StorageFormat format) {
   return format != StorageFormat::dense && format != StorageFormat::inconsistent;
 }
 
+// One per module (71k on a 1T-parameter MoE): the fields are ordered so that no padding is left
+// between them.
 struct Module {
-  std::string_view name; // points into the inventory's tensor names
-  ModuleKind kind = ModuleKind::other;
-  StorageFormat format = StorageFormat::dense;
-  std::string detail;   // why a module is inconsistent
-  uint32_t primary = 0; // tensor index of the weight that decides (weight, qweight...)
-  util::SmallVector<uint32_t, 6> tensors; // every tensor of the module, in checkpoint order
-  util::SmallVector<uint32_t, 2> files;   // distinct files, in checkpoint order
-  bool loaded = true;                     // every tensor is in a file an engine loads
-  std::string fused_name;                 // "x.self_attn.qkv_proj" when the module is one shard
+  std::string_view name;         // points into the inventory's tensor names
+  std::string detail;            // why a module is inconsistent
+  std::string fused_name;        // "x.self_attn.qkv_proj" when the module is one shard
   std::string_view experts_name; // "x.mlp.experts" for per-expert modules (a prefix of name)
   std::optional<uint64_t> expert_index;
+  util::SmallVector<uint32_t, 6> tensors; // every tensor of the module, in checkpoint order
+  util::SmallVector<uint32_t, 2> files;   // distinct files, in checkpoint order
+  uint32_t primary = 0; // tensor index of the weight that decides (weight, qweight...)
+  ModuleKind kind = ModuleKind::other;
+  StorageFormat format = StorageFormat::dense;
+  bool loaded = true; // every tensor is in a file an engine loads
 };
 
 // Every module of a checkpoint (tens of thousands on a 1T-parameter layout).
