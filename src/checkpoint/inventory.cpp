@@ -362,6 +362,7 @@ std::vector<util::NameSum> order_files(Inventory& inventory, IndexFile& index) {
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return inventory.tensors[a].file < inventory.tensors[b].file;
   });
+  inventory.renumbered = true;
   util::LargeVector<Tensor> tensors;
   tensors.reserve(order.size());
   for (const uint32_t id : order) {
@@ -442,6 +443,11 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
           Tensor{entry.name, f, entry.dtype, false, std::move(entry.shape)});
     }
     inventory.name_storage.push_back(std::move(header->name_storage));
+    if (options.on_tensors) {
+      options.on_tensors(inventory,
+                         static_cast<uint32_t>(inventory.tensors.size() - file.tensor_count),
+                         static_cast<uint32_t>(inventory.tensors.size()));
+    }
   };
   read_headers_in_order(dir, *present, options.reader, consume, options.threads);
   QP_TRY_ASSIGN(std::optional<IndexFile> index, take_index());

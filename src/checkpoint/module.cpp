@@ -383,17 +383,58 @@ std::string_view fused_layer_for(std::string_view last) {
 
 namespace {
 
-void add_tensor(Module& module, const Inventory& inventory, uint32_t id) {
-  const Tensor& tensor = inventory.tensors[id];
-  module.tensors.push_back(id);
-  if (std::find(module.files.begin(), module.files.end(), tensor.file) == module.files.end()) {
-    module.files.push_back(tensor.file);
+// The files of a module and whether an engine loads them all: known only once every header and
+// the index are read (file ids follow the index's file order).
+void locate(Module& module, const Inventory& inventory) {
+  module.files.clear();
+  module.loaded = true;
+  for (const uint32_t id : module.tensors) {
+    const uint32_t file = inventory.tensors[id].file;
+    if (std::find(module.files.begin(), module.files.end(), file) == module.files.end()) {
+      module.files.push_back(file);
+    }
+    module.loaded = module.loaded && inventory.loaded(file);
   }
-  module.loaded = module.loaded && inventory.loaded(tensor.file);
+}
+
+// Classify a module from its tensors; run again after merge_split_modules adds to it.
+void describe(Module& module, const Inventory& inventory) {
+  // The parameters, re-derived from the tensor names rather than kept for every module: each
+  // name is "<module name>.<parameter>" (split_tensor_name), or the bare parameter when the
+  // module name is empty.
+  Params params;
+  const size_t cut = module.name.empty() ? 0 : module.name.size() + 1;
+  for (const uint32_t t : module.tensors) {
+    params.items.push_back({inventory.tensors[t].name.substr(cut), t});
+  }
+  const Verdict verdict = classify(inventory, params);
+  module.format = verdict.format;
+  module.detail = verdict.detail;
+  for (const auto& [param, index] : params.items) {
+    if (param == verdict.primary) {
+      module.primary = index;
+      break;
+    }
+  }
+  module.kind =
+      kind_of(module.name, inventory.tensors[module.primary], verdict.primary, module.format);
+  module.experts_name = {};
+  module.expert_index.reset();
+  set_expert(module);
+  module.fused_name.clear();
+  if (module.kind == ModuleKind::linear && !module.expert_index) {
+    const std::string_view last = last_component(module.name);
+    const std::string_view fused = fused_layer_for(last);
+    if (!fused.empty()) {
+      module.fused_name =
+          std::string(module.name.substr(0, module.name.size() - last.size())) + std::string(fused);
+    }
+  }
 }
 
 // An owner whose tensors are not contiguous (rare: writers group a module's tensors) starts one
-// run per stretch; fold every later run into the first, keeping tensors in checkpoint order.
+// run per stretch; fold every later run into the first, keeping tensors in checkpoint order, and
+// classify the grown module again.
 // Found by sorting the names' hashes: a hash table probe per module missed the cache every time.
 void merge_split_modules(ModuleList& modules, const Inventory& inventory) {
   const auto name_of = [&](uint32_t id) { return modules[id].name; };
@@ -417,17 +458,25 @@ void merge_split_modules(ModuleList& modules, const Inventory& inventory) {
   for (uint32_t id = 0; id < modules.size(); ++id) {
     first_run[id] = id;
   }
+  std::vector<uint32_t> grown;
   for (const auto& [later, first] : merges) {
     first_run[later] = first_run[first];
     merged[later] = true;
     for (const uint32_t t : modules[later].tensors) {
-      add_tensor(modules[first_run[later]], inventory, t);
+      modules[first_run[later]].tensors.push_back(t);
     }
+    grown.push_back(first_run[later]);
+  }
+  for (const uint32_t id : grown) {
+    describe(modules[id], inventory);
   }
   size_t kept = 0;
   for (size_t id = 0; id < modules.size(); ++id) {
     if (!merged[id]) {
-      modules[kept++] = std::move(modules[id]);
+      if (kept != id) { // a self-move would empty the module's short strings
+        modules[kept] = std::move(modules[id]);
+      }
+      ++kept;
     }
   }
   modules.resize(kept);
@@ -435,53 +484,58 @@ void merge_split_modules(ModuleList& modules, const Inventory& inventory) {
 
 } // namespace
 
-ModuleList build_modules(const Inventory& inventory) {
-  ModuleList modules;
-  modules.reserve(inventory.tensors.size() / 2 + 1);
-  for (uint32_t i = 0; i < inventory.tensors.size(); ++i) {
+void ModuleBuilder::add(const Inventory& inventory, uint32_t begin, uint32_t end) {
+  if (m_modules.empty()) {
+    m_modules.reserve(inventory.tensors.capacity() / 2 + 1);
+  }
+  for (uint32_t i = begin; i < end; ++i) {
     const Tensor& tensor = inventory.tensors[i];
     if (tensor.shadowed) {
+      ++m_shadowed;
       continue;
     }
     const std::string_view owner = split_tensor_name(tensor.name).first;
-    if (modules.empty() || modules.back().name != owner) {
-      modules.emplace_back();
-      modules.back().name = owner;
-    }
-    add_tensor(modules.back(), inventory, i);
-  }
-  merge_split_modules(modules, inventory);
-  for (Module& module : modules) {
-    // The parameters, re-derived from the tensor names rather than kept for every module: each
-    // name is "<module name>.<parameter>" (split_tensor_name), or the bare parameter when the
-    // module name is empty.
-    Params params;
-    const size_t cut = module.name.empty() ? 0 : module.name.size() + 1;
-    for (const uint32_t t : module.tensors) {
-      params.items.push_back({inventory.tensors[t].name.substr(cut), t});
-    }
-    const Verdict verdict = classify(inventory, params);
-    module.format = verdict.format;
-    module.detail = verdict.detail;
-    for (const auto& [param, index] : params.items) {
-      if (param == verdict.primary) {
-        module.primary = index;
-        break;
+    if (m_modules.empty() || m_modules.back().name != owner) {
+      if (!m_modules.empty()) {
+        describe(m_modules.back(), inventory); // complete: the next tensor starts another
       }
+      m_modules.emplace_back();
+      m_modules.back().name = owner;
     }
-    module.kind =
-        kind_of(module.name, inventory.tensors[module.primary], verdict.primary, module.format);
-    set_expert(module);
-    if (module.kind == ModuleKind::linear && !module.expert_index) {
-      const std::string_view last = last_component(module.name);
-      const std::string_view fused = fused_layer_for(last);
-      if (!fused.empty()) {
-        module.fused_name = std::string(module.name.substr(0, module.name.size() - last.size())) +
-                            std::string(fused);
-      }
-    }
+    m_modules.back().tensors.push_back(i);
   }
-  return modules;
+  m_added = end;
+}
+
+ModuleList ModuleBuilder::finish(const Inventory& inventory) {
+  const auto shadowed = static_cast<size_t>(
+      std::count_if(inventory.tensors.begin(), inventory.tensors.end(), [](const Tensor& t) {
+        return t.shadowed;
+      }));
+  if (m_added != inventory.tensors.size() || inventory.renumbered || shadowed != m_shadowed) {
+    // Fed while reading, and the inventory changed since: start over on the final one.
+    ModuleBuilder fresh;
+    fresh.add(inventory, 0, static_cast<uint32_t>(inventory.tensors.size()));
+    return fresh.complete(inventory);
+  }
+  return complete(inventory);
+}
+
+ModuleList ModuleBuilder::complete(const Inventory& inventory) {
+  if (!m_modules.empty()) {
+    describe(m_modules.back(), inventory);
+  }
+  merge_split_modules(m_modules, inventory);
+  for (Module& module : m_modules) {
+    locate(module, inventory);
+  }
+  return std::move(m_modules);
+}
+
+ModuleList build_modules(const Inventory& inventory) {
+  ModuleBuilder builder;
+  builder.add(inventory, 0, static_cast<uint32_t>(inventory.tensors.size()));
+  return builder.complete(inventory);
 }
 
 } // namespace qpatch::checkpoint

@@ -78,7 +78,12 @@ CheckpointOutcome process(const std::string& dir,
     outcome.error = std::move(error);
     return outcome;
   };
-  auto inventory = checkpoint::read_inventory(dir, dir);
+  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
+  checkpoint::InventoryOptions inventory_options;
+  inventory_options.on_tensors = [&](const checkpoint::Inventory& partial,
+                                     uint32_t first,
+                                     uint32_t end) { modules_builder.add(partial, first, end); };
+  auto inventory = checkpoint::read_inventory(dir, dir, inventory_options);
   if (!inventory) {
     return fail(inventory.take_error());
   }
@@ -92,7 +97,7 @@ CheckpointOutcome process(const std::string& dir,
   if (!configs) {
     return fail(configs.take_error());
   }
-  const auto modules = checkpoint::build_modules(*inventory);
+  const auto modules = modules_builder.finish(*inventory);
   auto diagnosis = diagnose::diagnose(*inventory, modules, *configs, diagnose_options);
   if (!diagnosis) {
     return fail(diagnosis.take_error());

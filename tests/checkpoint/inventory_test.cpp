@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 
 #include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/checkpoint/module.hpp>
 
 #include <gtest/gtest.h>
 
@@ -177,6 +178,103 @@ TEST_F(InventoryTest, WithoutAnIndexDuplicatesAcrossFilesAreFound) {
   EXPECT_EQ(problems(read_ok()),
             (Lines{"error duplicate_tensor c.safetensors x.weight: tensor is also in "
                    "a.safetensors: which copy an engine uses depends on the loader"}));
+}
+
+// Modules grouped a file at a time while the headers are read equal build_modules on the final
+// inventory: a module across a file boundary, one split into two stretches (merged, then
+// classified again), and the two cases where the inventory changes after a file was fed.
+class ModulesWhileReadingTest : public InventoryTest {
+protected:
+  static std::vector<std::string> render(const Inventory& inventory, const ModuleList& modules) {
+    std::vector<std::string> out;
+    for (const Module& m : modules) {
+      std::string line = std::string(m.name) + " " + std::string(to_string(m.kind)) + " " +
+                         std::string(to_string(m.format)) + " [" + m.detail + "] primary " +
+                         std::string(inventory.tensors[m.primary].name) + " tensors";
+      for (const uint32_t t : m.tensors) {
+        line += " " + std::to_string(t);
+      }
+      line += " files";
+      for (const uint32_t f : m.files) {
+        line += " " + inventory.files[f].name;
+      }
+      line += std::string(m.loaded ? " loaded" : " not-loaded") + " fused " + m.fused_name +
+              " experts " + std::string(m.experts_name) +
+              (m.expert_index ? " #" + std::to_string(*m.expert_index) : "");
+      out.push_back(line);
+    }
+    return out;
+  }
+  // Modules as qpatch --check builds them (fed while reading), checked against build_modules.
+  std::vector<std::string> modules_while_reading() {
+    ModuleBuilder builder;
+    size_t calls = 0;
+    InventoryOptions options;
+    options.on_tensors = [&](const Inventory& partial, uint32_t first, uint32_t end) {
+      ++calls;
+      builder.add(partial, first, end);
+    };
+    auto inventory = read_inventory(dir(), "ckpt", options);
+    EXPECT_TRUE(inventory.ok()) << inventory.error().to_string();
+    size_t read = 0; // every file that exists is fed once, unreadable ones included (0 tensors)
+    for (const ShardFile& file : inventory->files) {
+      read += file.exists ? 1 : 0;
+    }
+    EXPECT_EQ(calls, read);
+    const auto fed = render(*inventory, builder.finish(*inventory));
+    EXPECT_EQ(fed, render(*inventory, build_modules(*inventory)));
+    return fed;
+  }
+};
+
+TEST_F(ModulesWhileReadingTest, AcrossFileBoundariesAndSplitStretches) {
+  shard("model-00001-of-00002.safetensors",
+        {{"m.q_proj.weight", "BF16", {2, 2}},
+         {"m.e.experts.3.up_proj.weight_packed", "I32", {2, 1}},
+         {"m.split.weight", "I8", {2, 2}},
+         {"m.k_proj.weight", "BF16", {2, 2}}});
+  shard("model-00002-of-00002.safetensors",
+        {{"m.k_proj.bias", "BF16", {2}},
+         {"m.split.weight_scale", "F32", {2, 1}},
+         {"m.e.experts.3.up_proj.weight_scale", "BF16", {2, 1}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"m.q_proj.weight":"model-00001-of-00002.safetensors",)"
+        R"("m.e.experts.3.up_proj.weight_packed":"model-00001-of-00002.safetensors",)"
+        R"("m.split.weight":"model-00001-of-00002.safetensors",)"
+        R"("m.k_proj.weight":"model-00001-of-00002.safetensors",)"
+        R"("m.k_proj.bias":"model-00002-of-00002.safetensors",)"
+        R"("m.split.weight_scale":"model-00002-of-00002.safetensors",)"
+        R"("m.e.experts.3.up_proj.weight_scale":"model-00002-of-00002.safetensors"}})");
+  EXPECT_EQ(
+      modules_while_reading(),
+      (Lines{"m.q_proj linear dense [] primary m.q_proj.weight tensors 0 files "
+             "model-00001-of-00002.safetensors loaded fused m.qkv_proj experts ",
+             "m.e.experts.3.up_proj linear ct-pack-quantized [] primary "
+             "m.e.experts.3.up_proj.weight_packed tensors 1 6 files "
+             "model-00001-of-00002.safetensors model-00002-of-00002.safetensors loaded fused  "
+             "experts m.e.experts #3",
+             "m.split linear ct-int8 [] primary m.split.weight tensors 2 5 files "
+             "model-00001-of-00002.safetensors model-00002-of-00002.safetensors loaded fused  "
+             "experts ",
+             "m.k_proj linear dense [] primary m.k_proj.weight tensors 3 4 files "
+             "model-00001-of-00002.safetensors model-00002-of-00002.safetensors loaded fused "
+             "m.qkv_proj experts "}));
+}
+
+TEST_F(ModulesWhileReadingTest, StartsOverWhenTensorsMoveOrAreShadowed) {
+  // "a.safetensors" is not in the index and sorts first: its tensors move behind the indexed
+  // file's, after both were fed. It also repeats an indexed tensor, which is then shadowed.
+  shard("a.safetensors", {{"x.weight", "BF16", {2, 2}}, {"side.weight", "BF16", {2, 2}}});
+  shard("b.safetensors", {{"x.weight", "BF16", {2, 2}}, {"y.weight", "BF16", {2, 2}}});
+  write("model.safetensors.index.json",
+        R"({"weight_map":{"x.weight":"b.safetensors","y.weight":"b.safetensors"}})");
+  EXPECT_EQ(modules_while_reading(),
+            (Lines{"x linear dense [] primary x.weight tensors 0 files b.safetensors loaded "
+                   "fused  experts ",
+                   "y linear dense [] primary y.weight tensors 1 files b.safetensors loaded "
+                   "fused  experts ",
+                   "side linear dense [] primary side.weight tensors 3 files a.safetensors "
+                   "not-loaded fused  experts "}));
 }
 
 // Headers are read in name order while the index is parsed; the inventory then puts the files

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,6 +72,7 @@ struct Inventory {
   std::filesystem::path dir;
   std::string display_dir; // as the user typed it
   bool has_index = false;
+  bool renumbered = false; // tensors moved after reading: an unindexed file sorted before others
   std::vector<ShardFile> files;      // the files the index names, by name, then the others, by name
   util::LargeVector<Tensor> tensors; // files in that order, each in header order
   std::vector<Error> errors;         // files that could not be read: every one, not the first
@@ -86,6 +88,9 @@ struct Inventory {
 struct InventoryOptions {
   safetensors::ReaderOptions reader;
   unsigned threads = 0; // header-reading threads; 0: one per hardware thread
+  // Called on the calling thread after each file's tensors [first, end) are appended, while
+  // later headers are still being read (checkpoint::ModuleBuilder groups modules meanwhile).
+  std::function<void(const Inventory&, uint32_t first, uint32_t end)> on_tensors;
   // Skip the sort-and-join of every name when the per-file name sums show that the index and the
   // headers agree (util::NameSum). Results are identical either way; tests turn it off to
   // compare the two paths.

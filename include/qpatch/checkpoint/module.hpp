@@ -67,6 +67,27 @@ std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view
 // left out: the copy an engine loads decides.
 ModuleList build_modules(const Inventory& inventory);
 
+// build_modules, a file at a time: fed from InventoryOptions::on_tensors while later headers are
+// still being read, so that grouping and classifying 70k modules overlaps the reading. finish()
+// returns exactly what build_modules returns for the final inventory; when the inventory changed
+// after a file was fed (tensors renumbered to follow the index's file order, duplicates
+// shadowed), it starts over on the final inventory.
+class ModuleBuilder {
+public:
+  // Group tensors [begin, end), which follow the tensors of the previous call.
+  void add(const Inventory& inventory, uint32_t begin, uint32_t end);
+  ModuleList finish(const Inventory& inventory);
+
+private:
+  friend ModuleList build_modules(const Inventory& inventory);
+  // Classify the last module, merge split ones, and place every module in its files.
+  ModuleList complete(const Inventory& inventory);
+
+  ModuleList m_modules;  // every module but the last is classified
+  uint32_t m_added = 0;  // tensors [0, m_added) were grouped
+  size_t m_shadowed = 0; // of which this many were shadowed, and left out
+};
+
 // Return the fused layer vLLM builds from shard name `last` ("q_proj" -> "qkv_proj").
 std::string_view fused_layer_for(std::string_view last);
 
