@@ -532,6 +532,15 @@ ModuleList ModuleBuilder::complete(const Inventory& inventory) {
   return std::move(m_modules);
 }
 
+Result<Inventory>
+read_inventory(const std::filesystem::path& dir, std::string display_dir, ModuleBuilder& modules) {
+  InventoryOptions options;
+  options.on_tensors = [&](const Inventory& partial, uint32_t first, uint32_t end) {
+    modules.add(partial, first, end);
+  };
+  return read_inventory(dir, std::move(display_dir), options);
+}
+
 ModuleList build_modules(const Inventory& inventory) {
   ModuleBuilder builder;
   builder.add(inventory, 0, static_cast<uint32_t>(inventory.tensors.size()));

@@ -26,7 +26,8 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
 }
 
 ExitCode run_explain(const ExplainOptions& options, Io& io) {
-  auto inventory = checkpoint::read_inventory(options.dir, options.dir);
+  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
+  auto inventory = checkpoint::read_inventory(options.dir, options.dir, modules_builder);
   if (!inventory) {
     io.err << "qpatch: error: " << inventory.error().to_string() << "\n";
     return ExitCode::invalid_input;
@@ -40,7 +41,7 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
     io.err << "qpatch: error: " << configs.error().to_string() << "\n";
     return ExitCode::invalid_input;
   }
-  const auto modules = checkpoint::build_modules(*inventory);
+  const auto modules = modules_builder.finish(*inventory);
   auto explanation = diagnose::explain(
       *inventory,
       modules,

@@ -79,11 +79,7 @@ CheckpointOutcome process(const std::string& dir,
     return outcome;
   };
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  checkpoint::InventoryOptions inventory_options;
-  inventory_options.on_tensors = [&](const checkpoint::Inventory& partial,
-                                     uint32_t first,
-                                     uint32_t end) { modules_builder.add(partial, first, end); };
-  auto inventory = checkpoint::read_inventory(dir, dir, inventory_options);
+  auto inventory = checkpoint::read_inventory(dir, dir, modules_builder);
   if (!inventory) {
     return fail(inventory.take_error());
   }

@@ -35,12 +35,13 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     }
     only = *pattern;
   }
-  auto inventory = checkpoint::read_inventory(options.dir, options.dir);
+  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
+  auto inventory = checkpoint::read_inventory(options.dir, options.dir, modules_builder);
   if (!inventory) {
     io.err << "qpatch: error: " << inventory.error().to_string() << "\n";
     return ExitCode::invalid_input;
   }
-  const auto modules = checkpoint::build_modules(*inventory);
+  const auto modules = modules_builder.finish(*inventory);
   report::InspectView view{
       *inventory, modules, {}, options.summary_only ? report::Rows::none : report::Rows::all};
   view.shown.reserve(modules.size());

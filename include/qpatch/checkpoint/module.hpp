@@ -88,6 +88,11 @@ private:
   size_t m_shadowed = 0; // of which this many were shadowed, and left out
 };
 
+// read_inventory, feeding `modules` as each file's tensors arrive; modules.finish(inventory)
+// then gives the modules.
+Result<Inventory>
+read_inventory(const std::filesystem::path& dir, std::string display_dir, ModuleBuilder& modules);
+
 // Return the fused layer vLLM builds from shard name `last` ("q_proj" -> "qkv_proj").
 std::string_view fused_layer_for(std::string_view last);
 
