@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 namespace qpatch::checkpoint {
@@ -97,7 +98,12 @@ private:
 // string) and at most a flat "metadata" object, safe shard names, within the limits. True when
 // the whole text is such an index, parsed into `index` with names pointing into `text`. False
 // means "use the general path", which also words every error; never "invalid".
-bool scan_plain_index(std::string_view text, IndexFile& index) {
+// `consumed(n)`, when set, is told every few megabytes that the first n bytes of `text` were read.
+bool scan_plain_index(std::string_view text,
+                      IndexFile& index,
+                      const std::function<void(size_t)>& consumed) {
+  constexpr size_t k_report_every = size_t{4} << 20;
+  size_t reported = 0;
   if (!simdjson::validate_utf8(text.data(), text.size())) {
     return false;
   }
@@ -160,6 +166,11 @@ bool scan_plain_index(std::string_view text, IndexFile& index) {
                                    static_cast<uint32_t>(index.entries.size()),
                                    shard_id});
           index.entries.push_back({*tensor, shard_id});
+          if (consumed &&
+              static_cast<size_t>(in.position() - text.data()) >= reported + k_report_every) {
+            reported = static_cast<size_t>(in.position() - text.data());
+            consumed(reported);
+          }
         } while (in.take(','));
         if (!in.take('}')) {
           return false;
@@ -207,7 +218,8 @@ Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
 Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
                                std::string_view path,
                                std::shared_ptr<const char> owner,
-                               bool plain_fast_path = true) {
+                               bool plain_fast_path = true,
+                               const std::function<void(size_t)>& consumed = {}) {
   using simdjson::dom::element;
   const std::string_view text(padded.data(), padded.length());
   if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
@@ -222,7 +234,7 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
   }
   {
     IndexFile index;
-    if (plain_fast_path && scan_plain_index(text, index)) {
+    if (plain_fast_path && scan_plain_index(text, index, consumed)) {
       index.text = std::move(owner);
       return finish_index(std::move(index), path);
     }
@@ -394,12 +406,23 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
     std::shared_ptr<const char> owner(data, [length](const char* p) {
       ::munmap(const_cast<char*>(p), length); // NOLINT: munmap takes a non-const pointer
     });
+    // The names are read again only to word a rare problem: give the pages back as the scan
+    // passes them (they refault from the page cache if needed, the general path included), so
+    // the 20 MB of a 1T-parameter index do not add to the peak of the headers read meanwhile.
+    size_t released = 0;
+    const auto release = [&](size_t consumed) {
+      const size_t cut = consumed / page * page;
+      if (cut > released) {
+        ::madvise(static_cast<char*>(mapped) + released, cut - released, MADV_DONTNEED);
+        released = cut;
+      }
+    };
     auto result = parse_padded(
         simdjson::padded_string_view(data, length, length + simdjson::SIMDJSON_PADDING),
         path,
-        std::move(owner));
-    // The names are read again only to word a rare problem: give the pages back now (they
-    // refault from the page cache if needed), so they do not add to the peak of what follows.
+        std::move(owner),
+        true,
+        release);
     ::madvise(mapped, length, MADV_DONTNEED);
     return result;
   }

@@ -49,6 +49,8 @@ public:
     skip_ws();
     return m_pos < m_end ? *m_pos : '\0';
   }
+  // Where the next token starts.
+  const char* position() const { return m_pos; }
   bool at_end() {
     skip_ws();
     return m_pos == m_end;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "support/temp_dir.hpp"
+
 #include <qpatch/checkpoint/index_file.hpp>
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 namespace qpatch::checkpoint {
 namespace {
@@ -28,6 +32,45 @@ TEST(IndexFile, KeepsEntriesAndShardsInFileOrder) {
   EXPECT_EQ(index->shards,
             (std::vector<std::string>{"model-00002-of-00002.safetensors",
                                       "model-00001-of-00002.safetensors"}));
+}
+
+// A mapped index gives its pages back every 4 MiB as the scan passes them; the names that point
+// into them must still read right (they refault from the page cache). 12 MB of index, with the
+// duplicate key at the very end, after every page before it was released.
+class IndexFileReadTest : public test::TempDirTest {};
+
+TEST_F(IndexFileReadTest, NamesReadRightAfterTheScanGaveTheirPagesBack) {
+  std::string text = "{\"weight_map\": {\n";
+  const auto name = [](int i) {
+    return "model.layers." + std::to_string(i) + ".mlp.experts.0.down_proj.weight_packed";
+  };
+  for (int i = 0; i < 120'000; ++i) {
+    text += "    \"" + name(i) + "\": \"model-0000" + std::to_string(1 + i % 4) +
+            "-of-00004.safetensors\",\n";
+  }
+  text += "    \"last.weight\": \"model-00004-of-00004.safetensors\"\n  }\n}\n";
+  // Trailing spaces leave the last page the slack the mapped path needs (simdjson's padding).
+  const auto write_mapped = [&](std::string json) {
+    json.append((4096 + 100 - json.size() % 4096) % 4096, ' ');
+    write(k_path, json);
+  };
+  write_mapped(text);
+  const auto index = read_index(dir() / k_path, k_path);
+  ASSERT_TRUE(index.ok()) << index.error().to_string();
+  ASSERT_EQ(index->entries.size(), 120'001U);
+  EXPECT_EQ(index->entries[0].tensor, name(0));
+  EXPECT_EQ(index->entries[77'777].tensor, name(77'777));
+  EXPECT_EQ(index->shards[index->entries[77'777].shard], "model-00002-of-00004.safetensors");
+  EXPECT_EQ(index->find(name(3)), 3U);
+  EXPECT_EQ(index->find("last.weight"), 120'000U);
+  const std::string duplicate = "\"" + name(5) + "\": \"model-00001-of-00004.safetensors\"";
+  text.insert(text.rfind('\n', text.size() - 5), ",\n    " + duplicate);
+  write_mapped(text);
+  const auto rejected = read_index(dir() / k_path, k_path);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.error().to_string(),
+            "model.safetensors.index.json: at /weight_map: key \"" + name(5) +
+                "\" appears twice in one object");
 }
 
 TEST(IndexFile, MetadataMayBeMissing) {
