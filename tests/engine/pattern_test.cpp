@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 namespace qpatch::engine {
 namespace {
 
@@ -53,6 +55,43 @@ TEST(Pattern, InvalidPatternIsAnError) {
   EXPECT_EQ(compiled.error().to_string(),
             "config.json: pattern 're:(': cannot compile at character 4: missing closing "
             "parenthesis");
+}
+
+// Each mode has its own compiled, JIT-compiled copy, made on first use: one Pattern used in
+// every mode, from two threads at once (explain and the judge share patterns), answers as
+// re.match, re.fullmatch and re.search do, every time.
+TEST(Pattern, EveryModeFromTwoThreadsAtOnce) {
+  const auto compiled = Pattern::compile(R"(.*mlp\.experts\.\d+\Z)", "test");
+  ASSERT_TRUE(compiled.ok());
+  const Pattern& pattern = *compiled;
+  const auto answers = [&] {
+    std::string out;
+    for (int i = 0; i < 200; ++i) {
+      for (const MatchMode mode : {MatchMode::match, MatchMode::fullmatch, MatchMode::search}) {
+        for (const char* subject : {"model.layers.3.mlp.experts.12",
+                                    "model.layers.3.mlp.experts.12.w1",
+                                    "mlp.experts.7",
+                                    "x\nmlp.experts.7"}) {
+          const auto matched = pattern.matches(subject, mode);
+          out += matched ? (*matched ? '1' : '0') : '?';
+        }
+      }
+    }
+    return out;
+  };
+  std::string other;
+  std::thread thread([&] { other = answers(); });
+  const std::string mine = answers();
+  thread.join();
+  // match / fullmatch / search on each subject; '.' does not cross the newline, \Z is the end.
+  std::string expected;
+  for (int i = 0; i < 200; ++i) {
+    expected += "1010"
+                "1010"
+                "1011";
+  }
+  EXPECT_EQ(mine, expected);
+  EXPECT_EQ(other, expected);
 }
 
 TEST(Pattern, CatastrophicBacktrackingIsUndecidableNotAHang) {
