@@ -437,8 +437,8 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
     file.header_size = header->header_size;
     file.tensor_count = header->tensors.size();
     file.metadata = std::move(header->metadata);
+    file.names = header->names;
     for (auto& entry : header->tensors) {
-      file.names.add(entry.name_hash, entry.name_check);
       inventory.tensors.push_back(
           Tensor{entry.name, f, entry.dtype, false, std::move(entry.shape)});
     }

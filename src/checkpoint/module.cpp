@@ -345,7 +345,7 @@ void set_expert(Module& module) {
 
 std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view tensor) {
   // Every bitsandbytes state name ends in 'x', 'p' or '4'; the suffix tests run only then (this
-  // runs twice for each of 200k tensors on a 1T-parameter checkpoint).
+  // runs for each of 200k tensors on a 1T-parameter checkpoint).
   const char last = tensor.empty() ? '\0' : tensor.back();
   if (last == 'x' || last == 'p' || last == '4') {
     for (const std::string_view suffix : k_bnb_state) {

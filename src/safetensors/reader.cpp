@@ -762,8 +762,7 @@ Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) 
     std::memcpy(cursor, tensor.name.data(), tensor.name.size());
     tensor.name = std::string_view(cursor, tensor.name.size());
     cursor += tensor.name.size();
-    tensor.name_hash = util::hash_name(tensor.name);
-    tensor.name_check = util::check_name(tensor.name);
+    header.names.add(util::hash_name(tensor.name), util::check_name(tensor.name));
   }
   return header;
 }

@@ -28,6 +28,7 @@
 #include <qpatch/error.hpp>
 #include <qpatch/limits.hpp>
 #include <qpatch/safetensors/dtype.hpp>
+#include <qpatch/util/hash_sort.hpp>
 #include <qpatch/util/small_vector.hpp>
 
 #include <cstdint>
@@ -49,10 +50,6 @@ struct TensorEntry {
   Shape shape;
   uint64_t begin = 0; // data_offsets, relative to the start of the data section
   uint64_t end = 0;
-  // util::hash_name and util::check_name of `name`, computed while the name is in cache (on the
-  // reading thread): the inventory's index join sorts these instead of touching 200k names again.
-  uint64_t name_hash = 0;
-  uint64_t name_check = 0;
 };
 
 struct Header {
@@ -61,6 +58,9 @@ struct Header {
   std::vector<TensorEntry> tensors; // in the header's JSON member order
   std::vector<std::pair<std::string, std::string>> metadata;
   std::shared_ptr<char[]> name_storage; // every tensor name, back to back (in a shared block)
+  // The tensor names' fingerprints, summed while the names are in cache (on the reading thread):
+  // the inventory compares them with what the index maps to this file.
+  util::NameSum names;
 
   uint64_t data_start() const { return 8 + header_size; }
 };
