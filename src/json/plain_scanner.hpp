@@ -51,6 +51,35 @@ public:
   }
   // Where the next token starts.
   const char* position() const { return m_pos; }
+  // Go back to a position() taken earlier, to scan the same text another way.
+  void rewind(const char* pos) { m_pos = pos; }
+  // Consume exactly the bytes of `word` (no whitespace before or inside it); false, consuming
+  // nothing, when the text differs. For the fixed punctuation of the layout writers emit: the
+  // length is a constant, so the compare is a few word loads, not a call.
+  template <size_t N> bool take_literal(const char (&word)[N]) {
+    constexpr size_t length = N - 1;
+    if (static_cast<size_t>(m_end - m_pos) < length) {
+      return false;
+    }
+    // Eight bytes at a time, the last word overlapping the one before it; GCC 12 calls memcmp
+    // for a 17-byte constant compare.
+    uint64_t differ = 0;
+    if constexpr (length >= 8) {
+      for (size_t i = 0; i + 8 <= length; i += 8) {
+        differ |= load_word(m_pos + i) ^ load_word(word + i);
+      }
+      differ |= load_word(m_pos + length - 8) ^ load_word(word + length - 8);
+    } else {
+      for (size_t i = 0; i < length; ++i) {
+        differ |= static_cast<unsigned char>(m_pos[i] ^ word[i]);
+      }
+    }
+    if (differ != 0) {
+      return false;
+    }
+    m_pos += length;
+    return true;
+  }
   bool at_end() {
     skip_ws();
     return m_pos == m_end;
@@ -74,14 +103,56 @@ public:
   // fraction or exponent, at most 2^64-1. Anything else (valid JSON or not) returns nullopt.
   std::optional<uint64_t> unsigned_integer() {
     skip_ws();
+    // Sizes and offsets have 1-11 digits, and there are close to a million of them in a
+    // 1T-parameter checkpoint's headers: up to 15 digits take two word loads and no loop (at
+    // most 15 digits cannot overflow). 16 or more, or fewer than 16 bytes left: the loop below.
+    if (m_end - m_pos >= 16) {
+      uint64_t word = load_word(m_pos);
+      const size_t run = leading_digits(word);
+      if (run == 0 || (run > 1 && *m_pos == '0')) {
+        return std::nullopt;
+      }
+      uint64_t value = digits_value(word, run);
+      const char* next = m_pos + run;
+      if (run == 8) {
+        word = load_word(next);
+        const size_t more = leading_digits(word);
+        if (more == 8) {
+          return long_unsigned_integer();
+        }
+        if (more != 0) {
+          value = value * k_powers[more] + digits_value(word, more);
+          next += more;
+        }
+      }
+      if (*next == '.' || *next == 'e' || *next == 'E') {
+        return std::nullopt;
+      }
+      m_pos = next;
+      return value;
+    }
+    return long_unsigned_integer();
+  }
+
+private:
+  static constexpr uint64_t k_powers[9] = {
+      1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+
+  static uint64_t load_word(const char* p) {
+    uint64_t word = 0;
+    std::memcpy(&word, p, 8);
+    return word;
+  }
+
+  // unsigned_integer() for any length, near the end of the text too.
+  std::optional<uint64_t> long_unsigned_integer() {
     const char* start = m_pos;
     uint64_t value = 0;
     size_t digits = 0;
     // Eight digits at a time while eight bytes remain (sizes and offsets have 4-11 digits, and
     // there are a million of them in a 1T-parameter checkpoint's headers), then byte by byte.
     while (m_end - m_pos >= 8) {
-      uint64_t word = 0;
-      std::memcpy(&word, m_pos, 8);
+      const uint64_t word = load_word(m_pos);
       const size_t run = leading_digits(word);
       if (run == 0) {
         break;
@@ -115,7 +186,6 @@ public:
     return value;
   }
 
-private:
   // How many of the eight bytes of `word` (in memory order) are ASCII digits before the first
   // that is not. A byte is a digit when (byte ^ '0') < 10: adding 0x76 then leaves its top bit
   // clear. A carry out of a non-digit byte can only reach bytes after it, which do not count.
@@ -128,10 +198,8 @@ private:
     return not_digit == 0 ? 8 : static_cast<size_t>(__builtin_ctzll(not_digit)) / 8;
   }
 
-  // value = value * 10^run + the first `run` digits of `word`; false on overflow past 2^64 - 1.
-  static bool append_digits(uint64_t& value, uint64_t word, size_t run) {
-    static constexpr uint64_t k_powers[9] = {
-        1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+  // The number that the first `run` (1-8) bytes of `word` spell, all of them digits.
+  static uint64_t digits_value(uint64_t word, size_t run) {
     if constexpr (std::endian::native != std::endian::little) {
       word = __builtin_bswap64(word);
     }
@@ -139,9 +207,13 @@ private:
     uint64_t digits = (word & 0x0F0F0F0F0F0F0F0FULL) << (8 * (8 - run));
     digits = (digits * 10 + (digits >> 8)) & 0x00FF00FF00FF00FFULL;
     digits = (digits * 100 + (digits >> 16)) & 0x0000FFFF0000FFFFULL;
-    digits = (digits * 10000 + (digits >> 32)) & 0x00000000FFFFFFFFULL;
+    return (digits * 10000 + (digits >> 32)) & 0x00000000FFFFFFFFULL;
+  }
+
+  // value = value * 10^run + the first `run` digits of `word`; false on overflow past 2^64 - 1.
+  static bool append_digits(uint64_t& value, uint64_t word, size_t run) {
     return !__builtin_mul_overflow(value, k_powers[run], &value) &&
-           !__builtin_add_overflow(value, digits, &value);
+           !__builtin_add_overflow(value, digits_value(word, run), &value);
   }
 
   static bool special(unsigned char c) { return c == '"' || c == '\\' || c < 0x20; }

@@ -4,6 +4,7 @@
 // nlohmann to learn the byte offset of a syntax error, which simdjson does not report.
 #include "json/plain_scanner.hpp"
 #include "json/simdjson_util.hpp"
+#include "safetensors/plain_header.hpp"
 
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/safetensors/reader.hpp>
@@ -267,101 +268,6 @@ struct HeaderParser::Impl {
   std::optional<Error> check_offsets(const Header& header, std::string_view path);
 };
 
-namespace {
-
-// One tensor entry of a plain header: exactly dtype, shape and data_offsets, once each, in any
-// order. False for anything else, which the general path then words.
-bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
-  if (!in.take('{')) {
-    return false;
-  }
-  unsigned seen = 0;
-  do {
-    const auto field = in.string();
-    if (!field || !in.take(':')) {
-      return false;
-    }
-    unsigned bit = 0;
-    if (json::is_literal(*field, "dtype")) {
-      bit = 1;
-      const auto text = in.string();
-      const auto dtype = text ? parse_dtype(*text) : std::nullopt;
-      if (!dtype) {
-        return false;
-      }
-      entry.dtype = *dtype;
-    } else if (json::is_literal(*field, "shape")) {
-      bit = 2;
-      if (!in.take('[')) {
-        return false;
-      }
-      if (!in.take(']')) {
-        do {
-          const auto dim = in.unsigned_integer();
-          if (!dim) {
-            return false;
-          }
-          entry.shape.push_back(*dim);
-        } while (in.take(','));
-        if (!in.take(']')) {
-          return false;
-        }
-      }
-    } else if (json::is_literal(*field, "data_offsets")) {
-      bit = 4;
-      if (!in.take('[')) {
-        return false;
-      }
-      const auto begin = in.unsigned_integer();
-      if (!begin || !in.take(',')) {
-        return false;
-      }
-      const auto end = in.unsigned_integer();
-      if (!end || !in.take(']')) {
-        return false;
-      }
-      entry.begin = *begin;
-      entry.end = *end;
-    } else {
-      return false;
-    }
-    if ((seen & bit) != 0) {
-      return false;
-    }
-    seen |= bit;
-  } while (in.take(','));
-  return in.take('}') && seen == 7;
-}
-
-// __metadata__ as an object of plain strings with distinct keys.
-bool scan_plain_metadata(json::PlainScanner& in, Header& header) {
-  if (!in.take('{')) {
-    return false;
-  }
-  if (in.take('}')) {
-    return true;
-  }
-  do {
-    const auto key = in.string();
-    if (!key || !in.take(':')) {
-      return false;
-    }
-    const auto value = in.string();
-    if (!value) {
-      return false;
-    }
-    for (const auto& [seen, _] : header.metadata) {
-      if (seen == *key) {
-        return false;
-      }
-    }
-    header.metadata.emplace_back(std::string(*key), std::string(*value));
-  } while (in.take(','));
-  return in.take('}');
-}
-
-} // namespace
-
 // The fast path (json/plain_scanner.hpp): true when the whole text is a plain header with
 // distinct names, parsed into `header`. False means "use the general path", never "invalid".
 bool HeaderParser::Impl::scan_plain(std::string_view text, Header& header) {
@@ -396,8 +302,13 @@ bool HeaderParser::Impl::scan_plain(std::string_view text, Header& header) {
     }
     TensorEntry& entry = header.tensors.emplace_back();
     entry.name = *key;
-    if (!scan_plain_entry(in, entry)) {
-      return false;
+    const char* entry_start = in.position();
+    if (!scan_canonical_entry(in, entry)) {
+      in.rewind(entry_start);
+      entry.shape.clear();
+      if (!scan_plain_entry(in, entry)) {
+        return false;
+      }
     }
   } while (in.take(','));
   return in.take('}') && in.at_end();

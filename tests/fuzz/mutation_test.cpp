@@ -118,6 +118,15 @@ TEST(Mutation, HeaderFastPathAgreesWithTheGeneralPath) {
       R"({"__metadata__":{},"__metadata__":{},"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})",
       R"({"a":{"dtype":"X9","shape":[2],"data_offsets":[0,2]}})",
       R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2,4]}})",
+      // The writers' exact layout is tried first, entry by entry; any other falls back mid-header.
+      R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"shape":[1],"dtype":"U8",)"
+      R"("data_offsets":[1,2]},"c":{"dtype":"U8", "shape":[1],"data_offsets":[2,3]}})",
+      R"({"a":{"dtype":"U8","shape":[12345678.5],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[00000000000000000,2]}})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2] }})",
+      R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]} })",
+      R"({"a":{"dtype":"U8","shape":[2],"shape":[2],"data_offsets":[0,2]}})",
+      R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1]}})",
       R"({"a":{"dtype":"U8","shape":[2]}})",
       R"({})",
       R"({} x)",

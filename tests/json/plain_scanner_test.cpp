@@ -65,6 +65,40 @@ TEST(PlainScanner, UnsignedIntegersRefuseWhatSerdeWouldNotReadAsU64) {
   EXPECT_EQ(scan_integer("  42  ]"), "42|]");
 }
 
+// With 16 bytes left, up to 15 digits are read from two words without a loop: the same refusals
+// there, at each word's edge.
+TEST(PlainScanner, UnsignedIntegersRefuseTheSameWithRoomForTwoWords) {
+  const std::string room = ",\"data_offsets\":[";
+  EXPECT_EQ(scan_integer("0" + room), "0|" + room);
+  EXPECT_EQ(scan_integer("01" + room), "-");
+  EXPECT_EQ(scan_integer("012345678901" + room), "-");
+  EXPECT_EQ(scan_integer("1.0" + room), "-");
+  EXPECT_EQ(scan_integer("1e3" + room), "-");
+  EXPECT_EQ(scan_integer("12345678.5" + room), "-"); // right after the first word
+  EXPECT_EQ(scan_integer("12345678E5" + room), "-");
+  EXPECT_EQ(scan_integer("123456789012345.0" + room), "-"); // right after the second
+  EXPECT_EQ(scan_integer("123456789012345" + room), "123456789012345|" + room);
+  EXPECT_EQ(scan_integer("1234567890123456" + room), "1234567890123456|" + room); // the loop
+  EXPECT_EQ(scan_integer("-1" + room), "-");
+  EXPECT_EQ(scan_integer(room), "-");
+}
+
+// A literal is taken whole or not at all, and never past the end of the text.
+TEST(PlainScanner, LiteralsAreTakenWholeOrNotAtAll) {
+  PlainScanner in(",\"shape\":[4],\"data_offsets\":[");
+  EXPECT_FALSE(in.take_literal(",\"shape\":{"));
+  EXPECT_FALSE(in.take_literal(" "));
+  EXPECT_TRUE(in.take_literal(",\"shape\":["));
+  EXPECT_EQ(in.unsigned_integer(), 4U);
+  EXPECT_TRUE(in.take_literal("]"));
+  const char* before = in.position();
+  EXPECT_FALSE(in.take_literal(",\"data_offsets\":[0")); // one byte longer than what is left
+  EXPECT_EQ(in.position(), before);
+  EXPECT_FALSE(in.take_literal(",\"data_Offsets\":["));
+  EXPECT_TRUE(in.take_literal(",\"data_offsets\":["));
+  EXPECT_TRUE(in.at_end());
+}
+
 // The string scan tests 16 bytes at a time and then the tail byte by byte: put the closing quote,
 // an escape and a control character at every position across those boundaries.
 TEST(PlainScanner, StringsEndAtTheQuoteAndRefuseEscapesAndControlsAtAnyPosition) {
