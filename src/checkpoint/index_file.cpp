@@ -161,8 +161,9 @@ bool scan_plain_index(std::string_view text,
             return false;
           }
           // Fingerprint the name while it is in cache; finish_index only sorts.
-          index.by_hash.push_back({util::hash_name(*tensor),
-                                   util::check_name(*tensor),
+          const util::NameFingerprint fingerprint = util::fingerprint_name(*tensor);
+          index.by_hash.push_back({fingerprint.hash,
+                                   fingerprint.check,
                                    static_cast<uint32_t>(index.entries.size()),
                                    shard_id});
           index.entries.push_back({*tensor, shard_id});
@@ -194,7 +195,7 @@ Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
   }
   index.shard_names.assign(index.shards.size(), {});
   for (const util::HashedId& entry : index.by_hash) {
-    index.shard_names[entry.aux].add(entry.hash, entry.check);
+    index.shard_names[entry.aux].add({entry.hash, entry.check});
   }
   for (size_t i = 1; i < index.by_hash.size(); ++i) {
     if (index.by_hash[i].hash == index.by_hash[i - 1].hash) {

@@ -292,14 +292,19 @@ bool HeaderParser::Impl::scan_plain(std::string_view text, Header& header) {
       }
       continue;
     }
+    // Both hashes of the name while it is in cache: one finds duplicates, both go into the
+    // header's name sum, which the inventory compares with the index.
+    const util::NameFingerprint fingerprint = util::fingerprint_name(*key);
     const bool inserted = names
                               .insert(*key,
+                                      fingerprint.hash,
                                       static_cast<uint32_t>(header.tensors.size()),
                                       [&](uint32_t id) { return header.tensors[id].name; })
                               .second;
     if (!inserted) {
       return false;
     }
+    header.names.add(fingerprint);
     TensorEntry& entry = header.tensors.emplace_back();
     entry.name = *key;
     const char* entry_start = in.position();
@@ -627,10 +632,14 @@ Result<Header> HeaderParser::Impl::parse_general(std::string_view text,
   names.reserve(fields.size());
   bool seen_metadata = false;
   for (auto field : fields) {
-    const bool duplicate = field.key == "__metadata__"
+    const bool is_metadata = field.key == "__metadata__";
+    const util::NameFingerprint fingerprint =
+        is_metadata ? util::NameFingerprint{} : util::fingerprint_name(field.key);
+    const bool duplicate = is_metadata
                                ? std::exchange(seen_metadata, true)
                                : !names
                                       .insert(field.key,
+                                              fingerprint.hash,
                                               static_cast<uint32_t>(header.tensors.size()),
                                               [&](uint32_t id) { return header.tensors[id].name; })
                                       .second;
@@ -653,6 +662,7 @@ Result<Header> HeaderParser::Impl::parse_general(std::string_view text,
       return *problem;
     }
     header.tensors.push_back(std::move(entry));
+    header.names.add(fingerprint);
   }
   return finish(std::move(header), path);
 }
@@ -673,7 +683,6 @@ Result<Header> HeaderParser::Impl::finish(Header header, std::string_view path) 
     std::memcpy(cursor, tensor.name.data(), tensor.name.size());
     tensor.name = std::string_view(cursor, tensor.name.size());
     cursor += tensor.name.size();
-    header.names.add(util::hash_name(tensor.name), util::check_name(tensor.name));
   }
   return header;
 }

@@ -5,6 +5,7 @@
 #include "support/temp_dir.hpp"
 
 #include <qpatch/safetensors/reader.hpp>
+#include <qpatch/util/hash_sort.hpp>
 
 #include <gtest/gtest.h>
 
@@ -473,6 +474,33 @@ TEST(Reader, AReusedEntryListHoldsOnlyTheNextHeader) {
   EXPECT_EQ(second->tensors[0].shape, (std::vector<uint64_t>{2}));
   EXPECT_EQ(second->tensors[0].end, 8U);
   EXPECT_EQ(first_name, "a.weight");
+}
+
+// The name sum the inventory compares with the index is exactly the sum of the names'
+// fingerprints, whichever path read the header (the second layout is not plain: escapes).
+TEST(Reader, SumsTheFingerprintsOfItsNamesOnBothPaths) {
+  util::NameSum expected;
+  for (const std::string_view name : {"mtp.fc.weight", "a.b", "lm_head.weight"}) {
+    expected.add(util::fingerprint_name(name));
+  }
+  for (
+      const std::string header :
+      {R"({"mtp.fc.weight":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+       R"("__metadata__":{"format":"pt"},"a.b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+       R"("lm_head.weight":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}})",
+       R"({"mtp.fc.weight":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+       R"("__metadata__":{"format":"pt"},"a\u002eb":{"dtype":"U8","shape":[1],"data_offsets":[1,2]},)"
+       R"("lm_head.weight":{"dtype":"U8","shape":[1],"data_offsets":[2,3]}})"}) {
+    for (const bool fast : {true, false}) {
+      ReaderOptions options;
+      options.plain_fast_path = fast;
+      const auto parsed = parse(shard_bytes(header, 3), options);
+      ASSERT_TRUE(parsed.ok()) << parsed.error().to_string();
+      EXPECT_EQ(parsed->names, expected) << header << " fast=" << fast;
+    }
+  }
+  EXPECT_NE(util::fingerprint_name("a.b").hash, util::fingerprint_name("a.c").hash);
+  EXPECT_NE(util::fingerprint_name("a.b").check, util::fingerprint_name("a.c").check);
 }
 
 class ReaderFileTest : public test::TempDirTest {};

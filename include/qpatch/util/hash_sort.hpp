@@ -26,34 +26,17 @@ struct HashedId {
 
 using HashedIds = LargeVector<HashedId>;
 
-// A second hash, independent of hash_name (other constants, other word order), for fingerprints.
-inline uint64_t check_name(std::string_view text) {
-  uint64_t h = 0xD6E8FEB86659FD93ULL + text.size();
-  size_t i = text.size();
-  while (i >= 8) {
-    i -= 8;
-    uint64_t word = 0;
-    std::memcpy(&word, text.data() + i, 8);
-    h = (h + word) * 0x9FB21C651E98DF25ULL;
-    h ^= h >> 28;
-  }
-  uint64_t head = 0;
-  std::memcpy(&head, text.data(), i);
-  h = (h + head) * 0xC2B2AE3D27D4EB4FULL;
-  return h ^ (h >> 31);
-}
-
 // An order-independent fingerprint of a set of distinct names: how many, and the sums (mod 2^64)
-// of their hash_name and check_name. Two sets with equal sums are the same set but for a ~2^-128
+// of their fingerprints' two hashes. Two sets with equal sums are the same set but for a ~2^-128
 // chance, so comparing per-file sums replaces a sort and a join when nothing is wrong.
 struct NameSum {
   uint64_t count = 0;
   uint64_t hash = 0;
   uint64_t check = 0;
-  void add(uint64_t name_hash, uint64_t name_check) {
+  void add(const NameFingerprint& name) {
     ++count;
-    hash += name_hash;
-    check += name_check;
+    hash += name.hash;
+    check += name.check;
   }
   bool operator==(const NameSum&) const = default;
 };
@@ -99,7 +82,8 @@ HashedIds sort_by_hash(size_t count, NameOf&& name_of, AuxOf&& aux_of) {
   for (size_t i = 0; i < count; ++i) {
     const auto id = static_cast<uint32_t>(i);
     const std::string_view name = name_of(id);
-    items[i] = {hash_name(name), check_name(name), id, aux_of(id)};
+    const NameFingerprint fingerprint = fingerprint_name(name);
+    items[i] = {fingerprint.hash, fingerprint.check, id, aux_of(id)};
   }
   radix_sort(items);
   return items;
