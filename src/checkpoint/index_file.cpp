@@ -87,6 +87,16 @@ public:
     return added;
   }
 
+  // Consume the next value when it names the same shard as the entry before (nearly always),
+  // without scanning it: the shard names here were read by the plain scanner, so they are plain.
+  bool take_repeat(json::PlainScanner& in, uint32_t& id) const {
+    if (m_index.shards.empty() || !in.take_string(m_last)) {
+      return false;
+    }
+    id = m_last_id;
+    return true;
+  }
+
 private:
   IndexFile& m_index;
   util::NameIndex m_ids;
@@ -148,17 +158,21 @@ bool scan_plain_index(std::string_view text,
       if (!in.take('}')) {
         do {
           const auto tensor = in.string();
-          if (!tensor || !in.take(':')) {
+          if (!tensor || !in.take(':') || index.entries.size() >= limits::k_max_index_entries) {
             return false;
           }
-          const auto shard = in.string();
-          if (!shard || index.entries.size() >= limits::k_max_index_entries) {
-            return false;
-          }
-          const auto [shard_id, is_new] = shards.add(*shard);
-          if (is_new && (!unsafe_shard_name_reason(*shard).empty() ||
-                         index.shards.size() > limits::k_max_shards)) {
-            return false;
+          uint32_t shard_id = 0;
+          if (!shards.take_repeat(in, shard_id)) {
+            const auto shard = in.string();
+            if (!shard) {
+              return false;
+            }
+            const auto [id, is_new] = shards.add(*shard);
+            if (is_new && (!unsafe_shard_name_reason(*shard).empty() ||
+                           index.shards.size() > limits::k_max_shards)) {
+              return false;
+            }
+            shard_id = id;
           }
           // Fingerprint the name while it is in cache; finish_index only sorts.
           const util::NameFingerprint fingerprint = util::fingerprint_name(*tensor);

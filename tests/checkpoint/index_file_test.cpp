@@ -34,6 +34,27 @@ TEST(IndexFile, KeepsEntriesAndShardsInFileOrder) {
                                       "model-00001-of-00002.safetensors"}));
 }
 
+// Runs of one shard, as transformers writes them; a name that extends the shard before it is
+// another shard.
+TEST(IndexFile, RunsOfOneShardKeepTheirShard) {
+  const auto index = parse_index(R"({"weight_map": {
+    "a": "model-00001-of-00002.safetensors",
+    "b": "model-00001-of-00002.safetensors",
+    "c": "model-00002-of-00002.safetensors",
+    "d": "model-00002-of-00002.safetensors",
+    "e": "model-00001-of-00002.safetensors",
+    "f": "x-model-00001-of-00002.safetensors",
+    "g": "model-00001-of-00002.safetensors"}})",
+                                 k_path);
+  ASSERT_TRUE(index.ok()) << index.error().to_string();
+  std::vector<uint32_t> shards;
+  for (const auto& entry : index->entries) {
+    shards.push_back(entry.shard);
+  }
+  EXPECT_EQ(shards, (std::vector<uint32_t>{0, 0, 1, 1, 0, 2, 0}));
+  EXPECT_EQ(index->shards.size(), 3U);
+}
+
 // A mapped index gives its pages back every 4 MiB as the scan passes them; the names that point
 // into them must still read right (they refault from the page cache). 12 MB of index, with the
 // duplicate key at the very end, after every page before it was released.

@@ -187,7 +187,7 @@ std::string outcome(const Result<checkpoint::IndexFile>& result) {
 
 TEST(Mutation, IndexFastPathAgreesWithTheGeneralPath) {
   const std::string index =
-      R"({"metadata": {"total_size": 10}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors", "c.weight": "model-00001-of-00002.safetensors"}})";
+      R"({"metadata": {"total_size": 10}, "weight_map": {"a.weight": "model-00001-of-00002.safetensors", "b.weight": "model-00002-of-00002.safetensors", "c.weight": "model-00002-of-00002.safetensors", "d.weight": "model-00001-of-00002.safetensors"}})";
   std::vector<std::string> inputs = {
       index,
       R"({"weight_map": {}})",
@@ -206,6 +206,13 @@ TEST(Mutation, IndexFastPathAgreesWithTheGeneralPath) {
       R"({"other": true, "weight_map": {"a": "x.safetensors"}})",
       R"({"metadata": {}})",
       R"([])",
+      // A value that repeats the entry before is compared in place, not scanned.
+      R"({"weight_map": {"a": "x.safetensors","b":"x.safetensors" ,"c":  "x.safetensors"}})",
+      R"({"weight_map": {"a": "x.safetensors", "b": "x.safetensors\u0000"}})",
+      R"({"weight_map": {"a": "x.safetensors", "b": "x.safetensors\"}})",
+      R"({"weight_map": {"a": "x.safetensors", "b": "x.safetensors)",
+      R"({"weight_map": {"a": "x.safetensors", "b": "x.safetensors", "c": "x\u002esafetensors"}})",
+      R"({"weight_map": {"a": "x.safetensors", "b": "y.safetensors", "c": "x.safetensors"}})",
   };
   std::mt19937 random(20261131);
   for (int i = 0; i < 3000; ++i) {

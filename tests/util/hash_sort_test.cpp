@@ -3,10 +3,34 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <memory>
 #include <random>
+#include <string>
 
 namespace qpatch::util {
 namespace {
+
+// The last bytes of a name, read with whole-word loads that never leave the name: equal to a
+// plain copy of those bytes for every length and every start of the tail.
+TEST(NameFingerprint, TailWordIsTheBytesAfterTheLastWholeWord) {
+  const std::string text = "model.layers.0.mlp.experts.7.gate_proj.weight_packed";
+  for (size_t size = 0; size <= text.size(); ++size) {
+    // Each name on its own in the heap, so a read past its end would show under ASan.
+    const std::unique_ptr<char[]> name(new char[size + 1]);
+    std::memcpy(name.get(), text.data(), size);
+    const std::string_view view(name.get(), size);
+    const size_t from = size / 8 * 8;
+    uint64_t expected = 0;
+    std::memcpy(&expected, view.data() + from, size - from);
+    EXPECT_EQ(tail_word(view, from), expected) << size;
+  }
+  // Names that differ only in their tail differ in both hashes.
+  const auto a = fingerprint_name("layers.0.q_proj.weight_scale");
+  const auto b = fingerprint_name("layers.0.q_proj.weight_scalf");
+  EXPECT_NE(a.hash, b.hash);
+  EXPECT_NE(a.check, b.check);
+}
 
 // The radix sort looks at the top 32 bits only and repairs runs of equal top halves: feed it
 // many such runs (and exact duplicates, which must keep their id order) and compare with a

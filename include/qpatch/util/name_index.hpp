@@ -5,6 +5,7 @@
 // memory on a 200k-tensor checkpoint.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -24,6 +25,38 @@ struct NameFingerprint {
   uint64_t check = 0;
 };
 
+// The bytes of `text` from `from` to its end (fewer than 8) as a word, zeros above them. The
+// length varies, so a memcpy would be a library call per name: read the last whole word of the
+// name instead and shift out the bytes already hashed, or for names under 8 bytes, combine at
+// most two overlapping loads.
+inline uint64_t tail_word(std::string_view text, size_t from) {
+  const size_t n = text.size() - from;
+  if (n == 0) {
+    return 0;
+  }
+  const char* p = text.data();
+  const auto load = [](const char* at, auto word) {
+    std::memcpy(&word, at, sizeof(word));
+    return static_cast<uint64_t>(word);
+  };
+  if constexpr (std::endian::native == std::endian::little) {
+    if (text.size() >= 8) {
+      return load(p + text.size() - 8, uint64_t{0}) >> (8 * (8 - n));
+    }
+    if (n >= 4) {
+      return load(p, uint32_t{0}) | load(p + n - 4, uint32_t{0}) << (8 * (n - 4));
+    }
+    if (n >= 2) {
+      return load(p, uint16_t{0}) | load(p + n - 2, uint16_t{0}) << (8 * (n - 2));
+    }
+    return load(p, uint8_t{0});
+  } else {
+    uint64_t word = 0;
+    std::memcpy(&word, p + from, n);
+    return word;
+  }
+}
+
 inline NameFingerprint fingerprint_name(std::string_view text) {
   // Different constants and a different mixing step (xor-multiply vs add-multiply) per hash.
   uint64_t h = 0x9E3779B97F4A7C15ULL ^ text.size();
@@ -37,8 +70,7 @@ inline NameFingerprint fingerprint_name(std::string_view text) {
     c = (c + word) * 0x9FB21C651E98DF25ULL;
     c ^= c >> 28;
   }
-  uint64_t tail = 0;
-  std::memcpy(&tail, text.data() + i, text.size() - i);
+  const uint64_t tail = tail_word(text, i);
   h = (h ^ tail) * 0x94D049BB133111EBULL;
   h ^= h >> 29;
   h *= 0xBF58476D1CE4E5B9ULL;
