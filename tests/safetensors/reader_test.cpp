@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 
 namespace qpatch::safetensors {
 namespace {
@@ -516,6 +517,36 @@ TEST_F(ReaderFileTest, ReadsOnlyTheHeaderOfATensOfGigabytesSparseFile) {
   ASSERT_TRUE(result.ok()) << result.error().to_string();
   EXPECT_EQ(result->file_size, 8 + header.size() + 40'000'000'000ULL);
   EXPECT_EQ(result->tensors.at(0).shape, (std::vector<uint64_t>{200000, 100000}));
+}
+
+// The parser reuses its buffer from file to file: the names of a header read by either path
+// outlive the parser and the headers it reads next, and errors name the file and the byte.
+TEST_F(ReaderFileTest, NamesOutliveTheParserOnBothPaths) {
+  const std::string plain = R"({"mtp.fc.weight":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}})";
+  const std::string general =
+      R"({ "mtp.fc\u002eweight_scale" : {"shape":[1],"dtype":"U8","data_offsets":[0,1]}})";
+  const std::string broken = R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},})";
+  write("plain.safetensors", shard_bytes(plain, 2));
+  write("general.safetensors", shard_bytes(general, 1));
+  write("broken.safetensors", shard_bytes(broken, 2));
+  std::optional<Result<Header>> first;
+  std::optional<Result<Header>> second;
+  {
+    HeaderParser parser;
+    first.emplace(parser.read(dir() / "plain.safetensors", "plain.safetensors"));
+    second.emplace(parser.read(dir() / "general.safetensors", "general.safetensors"));
+    const auto error = parser.read(dir() / "broken.safetensors", "broken.safetensors");
+    ASSERT_FALSE(error.ok());
+    EXPECT_EQ(error.error().to_string(),
+              "broken.safetensors: byte 61: syntax error while parsing object key - unexpected "
+              "'}'; expected string literal (InvalidHeaderDeserialization)");
+  }
+  ASSERT_TRUE(first->ok()) << first->error().to_string();
+  ASSERT_TRUE(second->ok()) << second->error().to_string();
+  EXPECT_EQ((*first)->tensors.at(0).name, "mtp.fc.weight");
+  EXPECT_EQ((*first)->tensors.at(0).end, 2U);
+  EXPECT_EQ((*second)->tensors.at(0).name, "mtp.fc.weight_scale");
+  EXPECT_EQ((*second)->tensors.at(0).dtype, Dtype::U8);
 }
 
 TEST_F(ReaderFileTest, MissingFileIsAnIoError) {
