@@ -319,12 +319,12 @@ ModuleKind kind_of(std::string_view name,
 // "x.experts.12.gate_proj" -> ("x.experts", 12); also Mixtral's "experts.3.w1".
 void set_expert(Module& module) {
   const std::string_view name = module.name;
-  const size_t dot_last = name.rfind('.');
+  const size_t dot_last = util::last_dot(name);
   if (dot_last == std::string_view::npos) {
     return;
   }
   const std::string_view head = name.substr(0, dot_last);
-  const size_t dot_index = head.rfind('.');
+  const size_t dot_index = util::last_dot(head);
   if (dot_index == std::string_view::npos) {
     return;
   }
@@ -355,7 +355,7 @@ std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view
       }
     }
   }
-  const size_t dot = tensor.rfind('.');
+  const size_t dot = util::last_dot(tensor);
   if (dot == std::string_view::npos) {
     return {std::string_view(), tensor};
   }

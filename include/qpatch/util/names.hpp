@@ -2,6 +2,9 @@
 // Small string helpers on dotted module and tensor names, shared by every stage.
 #pragma once
 
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -11,9 +14,38 @@ inline bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// The position of the last '.' in `name`, or npos: std::string_view::rfind, eight bytes at a
+// time. Names are split at their last dot several times each, for 200k tensors and 70k modules
+// of a 1T-parameter checkpoint, and rfind tests one byte per step.
+inline size_t last_dot(std::string_view name) {
+  if constexpr (std::endian::native == std::endian::little) {
+    constexpr uint64_t k_dots = 0x2E2E2E2E2E2E2E2EULL;
+    constexpr uint64_t k_low7 = 0x7F7F7F7F7F7F7F7FULL;
+    size_t end = name.size();
+    for (; end >= 8; end -= 8) {
+      uint64_t word = 0;
+      std::memcpy(&word, name.data() + end - 8, 8);
+      const uint64_t differ = word ^ k_dots; // a zero byte where the name has a dot
+      // Exactly the zero bytes get their top bit set (no borrow runs between bytes).
+      const uint64_t zero = ~(((differ & k_low7) + k_low7) | differ | k_low7);
+      if (zero != 0) { // the highest address is the most significant byte
+        return end - 8 + static_cast<size_t>(63 - __builtin_clzll(zero)) / 8;
+      }
+    }
+    while (end > 0) {
+      if (name[--end] == '.') {
+        return end;
+      }
+    }
+    return std::string_view::npos;
+  } else {
+    return name.rfind('.');
+  }
+}
+
 // Return the last dot-separated component: "mtp.layers.0.mlp.up_proj" -> "up_proj".
 inline std::string_view last_component(std::string_view name) {
-  const size_t dot = name.rfind('.');
+  const size_t dot = last_dot(name);
   return dot == std::string_view::npos ? name : name.substr(dot + 1);
 }
 
