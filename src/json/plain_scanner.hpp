@@ -30,6 +30,29 @@ public:
 
   void skip_ws() {
     // Writers of safetensors headers emit no whitespace at all: one compare in the common case.
+    if (m_pos<m_end&& static_cast<unsigned char>(*m_pos)> ' ') {
+      return;
+    }
+#if defined(__SSE2__)
+    // An index written with indent=2 puts a newline and four spaces before each of its 200k
+    // keys: test 16 bytes at a time for the first byte that is not one of the four blanks.
+    const __m128i space = _mm_set1_epi8(' ');
+    const __m128i newline = _mm_set1_epi8('\n');
+    const __m128i carriage = _mm_set1_epi8('\r');
+    const __m128i tab = _mm_set1_epi8('\t');
+    while (m_end - m_pos >= 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(m_pos));
+      const __m128i blank =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, space), _mm_cmpeq_epi8(bytes, newline)),
+                       _mm_or_si128(_mm_cmpeq_epi8(bytes, carriage), _mm_cmpeq_epi8(bytes, tab)));
+      const auto other = ~static_cast<unsigned>(_mm_movemask_epi8(blank)) & 0xFFFFU;
+      if (other != 0) {
+        m_pos += __builtin_ctz(other);
+        return;
+      }
+      m_pos += 16;
+    }
+#endif
     while (m_pos < m_end && static_cast<unsigned char>(*m_pos) <= ' ' &&
            (*m_pos == ' ' || *m_pos == '\n' || *m_pos == '\r' || *m_pos == '\t')) {
       ++m_pos;
@@ -50,7 +73,9 @@ public:
     return m_pos < m_end ? *m_pos : '\0';
   }
   // Where the next token starts.
-  const char* position() const { return m_pos; }
+  const char* position() const {
+    return m_pos;
+  }
   // Consume the string token whose content is exactly `text` (after whitespace), when it is
   // next; false, consuming nothing, otherwise. `text` must hold no quote, backslash or control
   // character: then `"text"` can only be that string. For a value that repeats, such as the
@@ -66,7 +91,9 @@ public:
     return true;
   }
   // Go back to a position() taken earlier, to scan the same text another way.
-  void rewind(const char* pos) { m_pos = pos; }
+  void rewind(const char* pos) {
+    m_pos = pos;
+  }
   // Consume exactly the bytes of `word` (no whitespace before or inside it); false, consuming
   // nothing, when the text differs. For the fixed punctuation of the layout writers emit: the
   // length is a constant, so the compare is a few word loads, not a call.
@@ -231,7 +258,9 @@ private:
            !__builtin_add_overflow(value, digits_value(word, run), &value);
   }
 
-  static bool special(unsigned char c) { return c == '"' || c == '\\' || c < 0x20; }
+  static bool special(unsigned char c) {
+    return c == '"' || c == '\\' || c < 0x20;
+  }
 
   // The first '"', '\\' or control character at or after `p`; m_end when there is none. Names
   // are ~50 bytes and there are 200k of them in a 1T-parameter checkpoint's headers: 16 bytes

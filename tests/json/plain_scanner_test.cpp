@@ -125,6 +125,29 @@ TEST(PlainScanner, StringsEndAtTheQuoteAndRefuseEscapesAndControlsAtAnyPosition)
   }
 }
 
+// Blanks are skipped 16 bytes at a time, then byte by byte: runs of every length, of each of
+// the four JSON blanks, end at the first other byte, and control bytes that are not blanks (a
+// vertical tab, a form feed, NUL) are never skipped.
+TEST(PlainScanner, BlanksOfEveryLengthAndOnlyTheFourJsonBlanksAreSkipped) {
+  for (size_t length = 0; length < 40; ++length) {
+    for (const char blank : {' ', '\n', '\r', '\t'}) {
+      for (const char stop : {'"', '\v', '\f', '\0', '\x1F', '!'}) {
+        std::string text(length, blank);
+        if (length > 2) {
+          text[length / 2] = ' '; // mixed blanks
+        }
+        text += stop;
+        text += "    ";
+        PlainScanner in(text);
+        EXPECT_EQ(in.peek(), stop) << length;
+        EXPECT_EQ(in.position(), text.data() + length) << length;
+      }
+    }
+    const std::string only(length, '\n');
+    EXPECT_TRUE(PlainScanner(only).at_end()) << length;
+  }
+}
+
 TEST(PlainScanner, LiteralsCompareWholeWords) {
   EXPECT_TRUE(is_literal("dtype", "dtype"));
   EXPECT_FALSE(is_literal("dtyp", "dtype"));
