@@ -92,6 +92,30 @@ TEST_F(IndexFileReadTest, NamesReadRightAfterTheScanGaveTheirPagesBack) {
   EXPECT_EQ(rejected.error().to_string(),
             "model.safetensors.index.json: at /weight_map: key \"" + name(5) +
                 "\" appears twice in one object");
+  // UTF-8 is checked a stretch at a time behind the scan: a bad byte in a stretch checked
+  // mid-scan, in the last stretch, and a NUL byte all still reach the general path's error.
+  for (const std::string& spoiled : {name(20'000), std::string("last.weight")}) {
+    std::string bad = text;
+    const size_t at = bad.find("\"" + spoiled + "\"") + 3;
+    bad[at] = '\xFF';
+    write_mapped(bad);
+    const auto refused = read_index(dir() / k_path, k_path);
+    ASSERT_FALSE(refused.ok()) << spoiled;
+    EXPECT_EQ(refused.error().to_string(),
+              "model.safetensors.index.json: byte " + std::to_string(at) +
+                  ": syntax error while parsing object key - invalid string: ill-formed UTF-8 "
+                  "byte; last read: '\"" +
+                  spoiled.substr(0, 2) + "\xFF'; expected string literal")
+        << spoiled;
+    bad[at] = '\0';
+    write_mapped(bad);
+    const auto nul = read_index(dir() / k_path, k_path);
+    ASSERT_FALSE(nul.ok()) << spoiled;
+    EXPECT_EQ(nul.error().to_string(),
+              "model.safetensors.index.json: byte " + std::to_string(at) +
+                  ": NUL byte in JSON text")
+        << spoiled;
+  }
 }
 
 TEST(IndexFile, MetadataMayBeMissing) {
