@@ -67,6 +67,14 @@ public:
     }
     return false;
   }
+  // Consume `c` when it is the very next byte (no blanks skipped).
+  bool take_exact(char c) {
+    if (m_pos < m_end && *m_pos == c) {
+      ++m_pos;
+      return true;
+    }
+    return false;
+  }
   // The next non-blank byte, not consumed; 0 at the end.
   char peek() {
     skip_ws();

@@ -6,10 +6,45 @@
 #include <string>
 
 namespace qpatch::safetensors {
+namespace {
+
+// The two arrays of an entry, after their '[' and through their ']'. `take(c)` reads one
+// punctuation byte: after any blanks for the general entry scan, exactly there for the writers'
+// layout.
+template <class Take> bool scan_dims(json::PlainScanner& in, TensorEntry& entry, Take&& take) {
+  if (take(']')) {
+    return true;
+  }
+  do {
+    const auto dim = in.unsigned_integer();
+    if (!dim) {
+      return false;
+    }
+    entry.shape.push_back(*dim);
+  } while (take(','));
+  return take(']');
+}
+
+template <class Take> bool scan_offsets(json::PlainScanner& in, TensorEntry& entry, Take&& take) {
+  const auto begin = in.unsigned_integer();
+  if (!begin || !take(',')) {
+    return false;
+  }
+  const auto end = in.unsigned_integer();
+  if (!end || !take(']')) {
+    return false;
+  }
+  entry.begin = *begin;
+  entry.end = *end;
+  return true;
+}
+
+} // namespace
 
 // One tensor entry of a plain header: exactly dtype, shape and data_offsets, once each, in any
 // order. False for anything else, which the general path then words.
 bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
+  const auto take = [&in](char c) { return in.take(c); };
   if (!in.take('{')) {
     return false;
   }
@@ -30,36 +65,14 @@ bool scan_plain_entry(json::PlainScanner& in, TensorEntry& entry) {
       entry.dtype = *dtype;
     } else if (json::is_literal(*field, "shape")) {
       bit = 2;
-      if (!in.take('[')) {
+      if (!in.take('[') || !scan_dims(in, entry, take)) {
         return false;
-      }
-      if (!in.take(']')) {
-        do {
-          const auto dim = in.unsigned_integer();
-          if (!dim) {
-            return false;
-          }
-          entry.shape.push_back(*dim);
-        } while (in.take(','));
-        if (!in.take(']')) {
-          return false;
-        }
       }
     } else if (json::is_literal(*field, "data_offsets")) {
       bit = 4;
-      if (!in.take('[')) {
+      if (!in.take('[') || !scan_offsets(in, entry, take)) {
         return false;
       }
-      const auto begin = in.unsigned_integer();
-      if (!begin || !in.take(',')) {
-        return false;
-      }
-      const auto end = in.unsigned_integer();
-      if (!end || !in.take(']')) {
-        return false;
-      }
-      entry.begin = *begin;
-      entry.end = *end;
     } else {
       return false;
     }
@@ -86,32 +99,9 @@ bool scan_canonical_entry(json::PlainScanner& in, TensorEntry& entry) {
     return false;
   }
   entry.dtype = *dtype;
-  if (!in.take_literal("]")) {
-    do {
-      const auto dim = in.unsigned_integer();
-      if (!dim) {
-        return false;
-      }
-      entry.shape.push_back(*dim);
-    } while (in.take_literal(","));
-    if (!in.take_literal("]")) {
-      return false;
-    }
-  }
-  if (!in.take_literal(",\"data_offsets\":[")) {
-    return false;
-  }
-  const auto begin = in.unsigned_integer();
-  if (!begin || !in.take_literal(",")) {
-    return false;
-  }
-  const auto end = in.unsigned_integer();
-  if (!end || !in.take_literal("]}")) {
-    return false;
-  }
-  entry.begin = *begin;
-  entry.end = *end;
-  return true;
+  const auto take = [&in](char c) { return in.take_exact(c); };
+  return scan_dims(in, entry, take) && in.take_literal(",\"data_offsets\":[") &&
+         scan_offsets(in, entry, take) && in.take_exact('}');
 }
 
 // __metadata__ as an object of plain strings with distinct keys.
