@@ -23,6 +23,31 @@
 
 namespace qpatch::json {
 
+inline uint64_t load_word(const char* p) {
+  uint64_t word = 0;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+// True when the N - 1 bytes at `p` (all readable) are those of the literal `word`. The length is a
+// constant: eight bytes at a time, the last word overlapping the one before, all inline (GCC 12
+// calls memcmp for a 17-byte constant compare, and a call per field was 2% of --check).
+template <size_t N> bool starts_with_literal(const char* p, const char (&word)[N]) {
+  constexpr size_t length = N - 1;
+  uint64_t differ = 0;
+  if constexpr (length >= 8) {
+    for (size_t i = 0; i + 8 <= length; i += 8) {
+      differ |= load_word(p + i) ^ load_word(word + i);
+    }
+    differ |= load_word(p + length - 8) ^ load_word(word + length - 8);
+  } else {
+    for (size_t i = 0; i < length; ++i) {
+      differ |= static_cast<unsigned char>(p[i] ^ word[i]);
+    }
+  }
+  return differ == 0;
+}
+
 class PlainScanner {
 public:
   explicit PlainScanner(std::string_view text)
@@ -30,7 +55,8 @@ public:
 
   void skip_ws() {
     // Writers of safetensors headers emit no whitespace at all: one compare in the common case.
-    if (m_pos<m_end&& static_cast<unsigned char>(*m_pos)> ' ') {
+    const bool no_blank_next = m_pos != m_end && static_cast<unsigned char>(*m_pos) > 0x20;
+    if (no_blank_next) {
       return;
     }
 #if defined(__SSE2__)
@@ -106,27 +132,10 @@ public:
   // nothing, when the text differs. For the fixed punctuation of the layout writers emit: the
   // length is a constant, so the compare is a few word loads, not a call.
   template <size_t N> bool take_literal(const char (&word)[N]) {
-    constexpr size_t length = N - 1;
-    if (static_cast<size_t>(m_end - m_pos) < length) {
+    if (static_cast<size_t>(m_end - m_pos) < N - 1 || !starts_with_literal(m_pos, word)) {
       return false;
     }
-    // Eight bytes at a time, the last word overlapping the one before it; GCC 12 calls memcmp
-    // for a 17-byte constant compare.
-    uint64_t differ = 0;
-    if constexpr (length >= 8) {
-      for (size_t i = 0; i + 8 <= length; i += 8) {
-        differ |= load_word(m_pos + i) ^ load_word(word + i);
-      }
-      differ |= load_word(m_pos + length - 8) ^ load_word(word + length - 8);
-    } else {
-      for (size_t i = 0; i < length; ++i) {
-        differ |= static_cast<unsigned char>(m_pos[i] ^ word[i]);
-      }
-    }
-    if (differ != 0) {
-      return false;
-    }
-    m_pos += length;
+    m_pos += N - 1;
     return true;
   }
   bool at_end() {
@@ -186,12 +195,6 @@ public:
 private:
   static constexpr uint64_t k_powers[9] = {
       1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
-
-  static uint64_t load_word(const char* p) {
-    uint64_t word = 0;
-    std::memcpy(&word, p, 8);
-    return word;
-  }
 
   // unsigned_integer() for any length, near the end of the text too. Out of line, so that the
   // common path above needs no saved registers (that was a third of its instructions).
@@ -300,18 +303,9 @@ private:
   const char* m_end;
 };
 
-// True when `text` is the literal `word`. The length is a constant, so the compiler unrolls the
-// compare inline (a memcmp call per field was 2% of --check): this runs three times per tensor.
+// True when `text` is the literal `word` (a field name: three per tensor in a general layout).
 template <size_t N> bool is_literal(std::string_view text, const char (&word)[N]) {
-  if (text.size() != N - 1) {
-    return false;
-  }
-  for (size_t i = 0; i + 1 < N; ++i) {
-    if (text[i] != word[i]) {
-      return false;
-    }
-  }
-  return true;
+  return text.size() == N - 1 && starts_with_literal(text.data(), word);
 }
 
 } // namespace qpatch::json

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/safetensors/dtype.hpp>
+#include <qpatch/util/bytes.hpp>
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cstring>
 #include <utility>
 
 namespace qpatch::safetensors {
@@ -41,35 +40,14 @@ constexpr std::array<DtypeInfo, 22> k_dtypes{{
     {Dtype::U64, "U64", 64},
 }};
 
-// Bytes [from, from + 8) of a name as one word (no dtype name is longer than 11 bytes).
+// Bytes [from, from + 8) of a name as one word, at compile time (no dtype name is longer than 11
+// bytes); util::load_le_bytes gives the same word at run time.
 constexpr uint64_t pack(std::string_view text, size_t from) {
   uint64_t word = 0;
   for (size_t i = from; i < text.size() && i < from + 8; ++i) {
     word |= static_cast<uint64_t>(static_cast<unsigned char>(text[i])) << (8 * (i - from));
   }
   return word;
-}
-
-// Bytes [0, n) of `p` (n <= 8) as the word pack() makes of them, with at most two loads: the
-// second overlaps the first and carries the same bytes where they meet.
-uint64_t load_small(const char* p, size_t n) {
-  if constexpr (std::endian::native != std::endian::little) {
-    return pack(std::string_view(p, n), 0);
-  }
-  const auto load = [p](auto word, size_t at) {
-    std::memcpy(&word, p + at, sizeof(word));
-    return static_cast<uint64_t>(word);
-  };
-  if (n >= 8) {
-    return load(uint64_t{0}, 0);
-  }
-  if (n >= 4) {
-    return load(uint32_t{0}, 0) | load(uint32_t{0}, n - 4) << (8 * (n - 4));
-  }
-  if (n >= 2) {
-    return load(uint16_t{0}, 0) | load(uint16_t{0}, n - 2) << (8 * (n - 2));
-  }
-  return n == 1 ? load(uint8_t{0}, 0) : 0;
 }
 
 struct PackedName {
@@ -107,8 +85,8 @@ std::optional<Dtype> parse_dtype(std::string_view text) {
   if (text.empty() || text.size() > 16) {
     return std::nullopt;
   }
-  const uint64_t low = load_small(text.data(), std::min<size_t>(text.size(), 8));
-  const uint64_t high = text.size() > 8 ? load_small(text.data() + 8, text.size() - 8) : 0;
+  const uint64_t low = util::load_le_bytes(text.data(), std::min<size_t>(text.size(), 8));
+  const uint64_t high = text.size() > 8 ? util::load_le_bytes(text.data() + 8, text.size() - 8) : 0;
   for (size_t slot = slot_of(low, high, text.size());; slot = (slot + 1) % k_slots) {
     const PackedName& name = k_table[slot];
     if (name.size == 0) {

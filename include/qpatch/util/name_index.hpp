@@ -5,6 +5,8 @@
 // memory on a 200k-tensor checkpoint.
 #pragma once
 
+#include <qpatch/util/bytes.hpp>
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -25,36 +27,17 @@ struct NameFingerprint {
   uint64_t check = 0;
 };
 
-// The bytes of `text` from `from` to its end (fewer than 8) as a word, zeros above them. The
-// length varies, so a memcpy would be a library call per name: read the last whole word of the
-// name instead and shift out the bytes already hashed, or for names under 8 bytes, combine at
-// most two overlapping loads.
+// The bytes of `text` from `from` to its end (fewer than 8) as a word, zeros above them. A name of
+// 8 bytes or more gives them with one load of its last whole word, the bytes already hashed
+// shifted out.
 inline uint64_t tail_word(std::string_view text, size_t from) {
   const size_t n = text.size() - from;
-  if (n == 0) {
-    return 0;
-  }
-  const char* p = text.data();
-  const auto load = [](const char* at, auto word) {
-    std::memcpy(&word, at, sizeof(word));
-    return static_cast<uint64_t>(word);
-  };
-  if constexpr (std::endian::native == std::endian::little) {
-    if (text.size() >= 8) {
-      return load(p + text.size() - 8, uint64_t{0}) >> (8 * (8 - n));
-    }
-    if (n >= 4) {
-      return load(p, uint32_t{0}) | load(p + n - 4, uint32_t{0}) << (8 * (n - 4));
-    }
-    if (n >= 2) {
-      return load(p, uint16_t{0}) | load(p + n - 2, uint16_t{0}) << (8 * (n - 2));
-    }
-    return load(p, uint8_t{0});
-  } else {
+  if (std::endian::native == std::endian::little && n > 0 && text.size() >= 8) {
     uint64_t word = 0;
-    std::memcpy(&word, p + from, n);
-    return word;
+    std::memcpy(&word, text.data() + text.size() - 8, 8);
+    return word >> (8 * (8 - n));
   }
+  return load_le_bytes(text.data() + from, n);
 }
 
 inline NameFingerprint fingerprint_name(std::string_view text) {
