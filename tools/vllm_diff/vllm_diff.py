@@ -1,0 +1,362 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness: qpatch's verdicts against vLLM's own matching code.
+
+For seeded random (layout, config) pairs of each method it writes a small Qwen3.5 checkpoint,
+asks qpatch (`--check --json --engine vllm`) what vLLM does with each module, and runs vLLM's
+functions (loaded from a source checkout, see vllm_source.py) on the same files. Per case:
+  detection    per checkpoint module, the same category on both sides: ok,
+               dense_built_quantized, quantized_built_dense, raises, disk_shards_disagree;
+  fix-clean    after `qpatch --engine vllm` wrote its patch, vLLM's code finds no problem
+               that qpatch does not still report as not fixable;
+  confined     each changed file differs only inside one edited array/object;
+  idempotent   a second run writes nothing.
+Disagreements are shrunk (entries, keys and storage flips removed while the disagreement
+stays) and printed as minimal configs.
+
+  VLLM_SRC=/path/to/vllm tools/vllm_diff/vllm_diff.py --qpatch build/qpatch --cases 2000
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from cases import GENERATORS, SIDE_CARS, Case, make_case  # noqa: E402
+from layout import LAYER_TYPES, tensors_for, write_checkpoint  # noqa: E402
+from vllm_model import VllmEngine, VllmRaised  # noqa: E402
+
+# The snapshot this harness was run against: Nero10578/vllm, equal to upstream main of
+# 2026-08-17. bitsandbytes left the tree in #43529 (073c510c9); its rules are read from the
+# last commit that had them (dedbf6be8b1a), as the out-of-tree plugin carries them.
+VLLM_COMMIT = "017e9f4448b700e85ee16023287b025693c72b9e"
+BNB_COMMIT = "dedbf6be8b1afa17a6220473b9c8c98242ac1c03"
+
+# qpatch finding kinds -> the detection category they claim for their modules.
+KIND_CATEGORY = {
+    "dense_quantized_by_config": "dense_built_quantized",
+    "engine_quantizes": "dense_built_quantized",
+    "quantized_made_dense": "quantized_built_dense",
+    "quantized_untargeted": "quantized_built_dense",
+    "engine_builds_dense": "quantized_built_dense",
+    "fused_shards_disagree": "raises",
+    "config_rejected": "raises",
+    "disk_shards_disagree": "disk_shards_disagree",
+    "inconsistent_storage": "disk_shards_disagree",
+}
+CASE_LEVEL = {"config_rejected", "unsupported_method"}
+
+
+def vllm_categories(engine: VllmEngine, case: Case, config_json: dict, files: dict):
+    """checkpoint module -> set of categories, and the case-level rejection (or None)."""
+    tensors = {n: d for n, d, s, f in tensors_for(case.prefix, case.storage, case.fmt)}
+    results = engine.judge(case.arch, case.prefix, LAYER_TYPES, 1, config_json, files, tensors)
+    cats = {m: set() for m in case.linears()}
+    for layer, verdict in results:
+        if layer is None:
+            return cats, str(verdict)
+        disk = {case.storage.get(m, False) for m in layer.modules}
+        if len(disk) > 1:
+            cat = "disk_shards_disagree"
+        elif isinstance(verdict, VllmRaised):
+            cat = "raises"
+        elif verdict == "quantized" and disk == {False}:
+            cat = "dense_built_quantized"
+        elif verdict == "dense" and disk == {True}:
+            cat = "quantized_built_dense"
+        else:
+            continue
+        for m in layer.modules:
+            cats.setdefault(m, set()).add(cat)
+    return cats, None
+
+
+def qpatch_categories(case: Case, doc: dict):
+    cats = {m: set() for m in case.linears()}
+    rejected = None
+    ck = doc["checkpoints"][0]
+    for f in ck.get("findings", []):
+        cat = KIND_CATEGORY.get(f["kind"])
+        if f["kind"] in CASE_LEVEL and not f.get("modules"):
+            rejected = f["detail"]
+        if cat is None:
+            continue
+        for m in f.get("modules", []):
+            cats.setdefault(m, set()).add(cat)
+    return cats, rejected
+
+
+class Runner:
+    def __init__(self, qpatch: str, engine: VllmEngine, work: str):
+        self.qpatch, self.engine, self.work = qpatch, engine, work
+        self.counter = 0
+
+    def _dir(self) -> str:
+        self.counter += 1
+        return os.path.join(self.work, f"c{self.counter}")
+
+    def run(self, args, directory):
+        p = subprocess.run([self.qpatch, *args, directory], capture_output=True, text=True,
+                           timeout=60)
+        return p.returncode, p.stdout, p.stderr
+
+    def write(self, case: Case) -> str:
+        d = self._dir()
+        write_checkpoint(d, tensors_for(case.prefix, case.storage, case.fmt), case.files())
+        return d
+
+    def check(self, case: Case) -> dict:
+        """Everything known about one case."""
+        d = self.write(case)
+        out = {"problems": []}
+        try:
+            self._check(case, d, out)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        return out
+
+    def _json_files(self, d: str) -> dict[str, dict]:
+        files = {}
+        for name in ("config.json", "quantization_config.json", "quantize_config.json",
+                     "hf_quant_config.json"):
+            p = os.path.join(d, name)
+            if os.path.exists(p):
+                files[name] = json.loads(pathlib.Path(p).read_text())
+        return files
+
+    def _compare(self, case, d, where, out) -> bool:
+        code, stdout, stderr = self.run(["--check", "--json", "--engine", "vllm"], d)
+        if code == 70 or code >= 3:
+            out["problems"].append((f"{where}:exit{code}", stderr.strip()[:300]))
+            return False
+        doc = json.loads(stdout)
+        files = self._json_files(d)
+        v_cats, v_rej = vllm_categories(self.engine, case, files["config.json"], files)
+        q_cats, q_rej = qpatch_categories(case, doc)
+        ok = True
+        if (v_rej is None) != (q_rej is None):
+            out["problems"].append((f"{where}:rejection",
+                                    f"vllm: {v_rej!r}; qpatch: {q_rej!r}"))
+            return False
+        if v_rej is not None:
+            return True
+        for m in case.linears():
+            if v_cats.get(m, set()) != q_cats.get(m, set()):
+                out["problems"].append((f"{where}:detect",
+                                        f"{m}: vllm {sorted(v_cats.get(m, set()))} "
+                                        f"qpatch {sorted(q_cats.get(m, set()))}"))
+                ok = False
+        out.setdefault("docs", {})[where] = doc
+        return ok
+
+    def _check(self, case: Case, d: str, out: dict) -> None:
+        out["detect"] = self._compare(case, d, "before", out)
+        before = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
+        code, stdout, stderr = self.run(["--engine", "vllm", "--no-backup", "-q"], d)
+        if code == 70 or code >= 3:
+            out["problems"].append((f"fix:exit{code}", stderr.strip()[:300]))
+            out["fix_clean"] = out["confined"] = out["idempotent"] = False
+            return
+        after = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
+        out["changed"] = sorted(n for n in after if before.get(n) != after[n])
+        out["confined"] = all(_confined(before.get(n, b"{}"), after[n], n, out)
+                              for n in out["changed"])
+        # fix-then-clean: on the patched files qpatch and vLLM agree again, and whatever vLLM
+        # still finds, qpatch reports as not fixable (exit 1 after writing).
+        agree_after = self._compare(case, d, "after", out)
+        files = self._json_files(d)
+        v_cats, v_rej = vllm_categories(self.engine, case, files["config.json"], files)
+        remaining = v_rej is not None or any(v_cats.values())
+        fixable_left = any(f.get("fixable") for f in
+                           out.get("docs", {}).get("after", {"checkpoints": [{}]})
+                           ["checkpoints"][0].get("findings", []))
+        out["fix_clean"] = agree_after and not fixable_left and (not remaining or code == 1)
+        if not out["fix_clean"] and agree_after:
+            out["problems"].append(("fix:not-clean",
+                                    f"exit {code}; vllm still: "
+                                    f"{ {m: sorted(c) for m, c in v_cats.items() if c} }"))
+        code2, _, stderr2 = self.run(["--engine", "vllm", "--no-backup", "-q"], d)
+        again = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
+        out["idempotent"] = again == after and code2 == code
+        if not out["idempotent"]:
+            out["problems"].append(("fix:not-idempotent", f"exit {code} then {code2}"))
+
+
+def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:
+    """The change stays inside one array or object of the document (per file)."""
+    if not name.endswith(".json"):
+        return True
+    try:
+        a, b = json.loads(old), json.loads(new)
+    except ValueError:
+        out["problems"].append(("confined", f"{name} does not parse after the fix"))
+        return False
+    if name == "model.safetensors.index.json":
+        spots = _diff_spots(a, b, ())
+        ok = all(s[:1] == ("weight_map",) or s[:2] == ("metadata", "total_size") for s in spots)
+    else:
+        spots = _diff_spots(a, b, ())
+        ok = len(spots) <= 1
+    if not ok:
+        out["problems"].append(("confined", f"{name}: changed at {sorted(spots)}"))
+    return ok
+
+
+def _diff_spots(a, b, path):
+    """The innermost containers that differ: a list that changed, or an object that gained or
+    lost keys (changed values below are followed)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return {path}
+        spots = set()
+        for k in a:
+            if a[k] != b[k]:
+                spots |= _diff_spots(a[k], b[k], path + (k,))
+        return spots
+    if a != b:
+        return {path[:-1] if not isinstance(a, (list, dict)) else path}
+    return set()
+
+
+# -- shrinking -----------------------------------------------------------------------------
+def _signature(result: dict) -> frozenset:
+    return frozenset(p[0] for p in result["problems"])
+
+
+def shrink(runner: Runner, case: Case, result: dict, budget: int = 150) -> Case:
+    """Greedy: drop list entries and object keys of the quantization config, and put the
+    storage back to the default, while the same kinds of problem remain."""
+    target = _signature(result)
+    best = case
+    default = {m: not (m.startswith("mtp.") or m == "lm_head") for m in case.storage}
+    progress = True
+    while progress and budget > 0:
+        progress = False
+        for cand in _candidates(best, default):
+            budget -= 1
+            if budget <= 0:
+                break
+            r = runner.check(cand)
+            if r["problems"] and target <= _signature(r):
+                best, progress = cand, True
+                break
+    return best
+
+
+def _candidates(case: Case, default: dict):
+    for m in case.storage:
+        if case.storage[m] != default[m]:
+            c = case.copy()
+            c.storage[m] = default[m]
+            yield c
+    for path, value in _walk(case.quant, ()):
+        if isinstance(value, list):
+            for i in range(len(value)):
+                c = case.copy()
+                _get(c.quant, path).pop(i)
+                _sync(c)
+                yield c
+        if isinstance(value, dict) and path[-1:] in (("dynamic",), ("extra_config",),
+                                                     ("config_groups",)):
+            for k in list(value):
+                c = case.copy()
+                del _get(c.quant, path)[k]
+                _sync(c)
+                yield c
+    if case.sidecar is not None and case.method != "modelopt":
+        c = case.copy()
+        c.sidecar = None
+        yield c
+
+
+def _sync(case: Case) -> None:
+    if case.method == "modelopt":
+        from cases import modelopt_sidecar
+        case.sidecar = modelopt_sidecar(case.quant)
+    elif case.sidecar is not None:
+        case.sidecar = json.loads(json.dumps(case.quant))
+
+
+def _walk(value, path):
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _walk(v, path + (k,))
+
+
+def _get(value, path):
+    for k in path:
+        value = value[k]
+    return value
+
+
+def describe(case: Case, result: dict) -> str:
+    default = {m: not (m.startswith("mtp.") or m == "lm_head") for m in case.storage}
+    flips = {m: ("quantized" if q else "dense") for m, q in case.storage.items()
+             if q != default[m]}
+    lines = [f"  arch {case.arch}, text prefix {case.prefix!r}; storage: main linears "
+             f"quantized, MTP head and lm_head dense, except {flips or 'nothing'}",
+             f"  quantization_config: {json.dumps(case.quant)}"]
+    if case.sidecar is not None:
+        lines.append(f"  {SIDE_CARS[case.method]}: {json.dumps(case.sidecar)}")
+    for kind, text in result["problems"][:6]:
+        lines.append(f"  {kind}: {text}")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
+                    help="vLLM source checkout (default $VLLM_SRC)")
+    ap.add_argument("--bnb-src", default=os.environ.get("VLLM_BNB_SRC"),
+                    help=f"checkout of vLLM {BNB_COMMIT[:12]} for bitsandbytes "
+                         "(default $VLLM_BNB_SRC)")
+    ap.add_argument("--qpatch", default="build/qpatch")
+    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0, help="first case seed")
+    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    args = ap.parse_args()
+    if not args.vllm_src:
+        ap.error("give --vllm-src or set VLLM_SRC")
+    engine = VllmEngine(args.vllm_src, args.bnb_src)
+    methods = args.method or [m for m in GENERATORS if m != "bitsandbytes" or args.bnb_src]
+    print(f"vLLM source {args.vllm_src} (harness written against {VLLM_COMMIT[:12]}); "
+          f"qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
+        runner = Runner(os.path.abspath(args.qpatch), engine, work)
+        for method in methods:
+            counts = collections.Counter()
+            classes = collections.defaultdict(list)
+            for seed in range(args.seed, args.seed + args.cases):
+                case = make_case(method, seed)
+                r = runner.check(case)
+                counts["cases"] += 1
+                for key in ("detect", "fix_clean", "confined", "idempotent"):
+                    counts[key] += bool(r.get(key))
+                if r["problems"]:
+                    classes[_signature(r)].append((seed, case, r))
+            n = counts["cases"]
+            print(f"\n{method}: {n} cases; detection {counts['detect']}/{n} "
+                  f"({100 * counts['detect'] / n:.1f}%), fix-then-clean {counts['fix_clean']}/{n}, "
+                  f"confined {counts['confined']}/{n}, idempotent {counts['idempotent']}/{n}")
+            for sig, items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
+                failed = True
+                print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
+                for seed, case, r in items[: args.shrink]:
+                    small = shrink(runner, case, r)
+                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small))}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
