@@ -35,10 +35,10 @@ from layout import LAYER_TYPES, tensors_for, write_checkpoint  # noqa: E402
 from vllm_model import VllmEngine, VllmRaised  # noqa: E402
 
 # The snapshot this harness was run against: Nero10578/vllm, equal to upstream main of
-# 2026-08-17. bitsandbytes left the tree in #43529 (073c510c9); its rules are read from the
-# last commit that had them (dedbf6be8b1a), as the out-of-tree plugin carries them.
+# 2026-08-17. bitsandbytes left the tree in #43529 (073c510c9); main loads it only through
+# vllm-project/vllm-bnb-plugin, whose rules are read from that checkout (v0.0.2, 85de847).
 VLLM_COMMIT = "017e9f4448b700e85ee16023287b025693c72b9e"
-BNB_COMMIT = "dedbf6be8b1afa17a6220473b9c8c98242ac1c03"
+BNB_COMMIT = "85de847cd6e78e749fb2f93cee7de5174c71e95e"
 
 # qpatch finding kinds -> the detection category they claim for their modules.
 KIND_CATEGORY = {
@@ -317,8 +317,8 @@ def main() -> int:
     ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
                     help="vLLM source checkout (default $VLLM_SRC)")
     ap.add_argument("--bnb-src", default=os.environ.get("VLLM_BNB_SRC"),
-                    help=f"checkout of vLLM {BNB_COMMIT[:12]} for bitsandbytes "
-                         "(default $VLLM_BNB_SRC)")
+                    help=f"vllm-bnb-plugin checkout ({BNB_COMMIT[:12]}) for bitsandbytes "
+                         "(default $VLLM_BNB_SRC); without it bitsandbytes is skipped")
     ap.add_argument("--qpatch", default="build/qpatch")
     ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
     ap.add_argument("--cases", type=int, default=200)

@@ -221,7 +221,8 @@ _MODELOPT = ["ModelOptFp8Config", "ModelOptNvFp4Config", "ModelOptMxFp8Config",
 class VllmEngine:
     def __init__(self, root: str, bnb_root: str | None = None):
         self.src = VllmSource(root, _stand_ins())
-        self.bnb = VllmSource(bnb_root, _stand_ins()) if bnb_root else None
+        self.bnb = VllmSource(bnb_root, _stand_ins(), package="vllm_bnb_plugin") \
+            if bnb_root else None
         base = self.src.load(Q + "base_config.py", "QuantizationConfig")
         self.QuantizationConfig = base["QuantizationConfig"]
         self.stand = _stand_ins()
@@ -256,10 +257,14 @@ class VllmEngine:
                                           extra=("ModelOptQuantConfigBase", "QUANT_ALGOS"))
                          for c in _MODELOPT]
         if self.bnb:
-            ns = self.bnb.namespace(Q + "bitsandbytes.py")
+            # bitsandbytes left vLLM in #43529; main loads it through vllm-bnb-plugin, which
+            # registers its BitsAndBytesConfig as "bitsandbytes" (vllm_bnb_plugin/__init__.py).
+            plugin = "vllm_bnb_plugin/quantization/"
+            utils = self.bnb.load(plugin + "utils.py", "is_layer_skipped_bnb")
+            self.stand["is_layer_skipped_bnb"] = utils["is_layer_skipped_bnb"]
+            ns = self.bnb.namespace(plugin + "config.py")
             ns.update(self.stand)
-            self.bnb.load(Q + "bitsandbytes.py", "is_layer_skipped_bnb", "BitsAndBytesConfig",
-                          ns=ns)
+            self.bnb.load(plugin + "config.py", "BitsAndBytesConfig", ns=ns)
             self.classes["bitsandbytes"] = ns["BitsAndBytesConfig"]
         self._model_attrs = _ModelClasses(self.src, self.WeightsMapper)
 

@@ -124,14 +124,16 @@ def _is_real(module: str) -> bool:
 class VllmSource:
     """A vLLM source checkout, read file by file."""
 
-    def __init__(self, root: str | pathlib.Path, stand_ins: dict):
+    def __init__(self, root: str | pathlib.Path, stand_ins: dict,
+                 package: str = "vllm/model_executor"):
         self.root = pathlib.Path(root)
-        if not (self.root / "vllm" / "model_executor").is_dir():
-            raise SystemExit(f"{self.root}: not a vLLM source checkout (no vllm/model_executor)")
+        if not (self.root / package).is_dir():
+            raise SystemExit(f"{self.root}: not the checkout expected (no {package}/)")
         # Names the matching code needs with real behaviour (layer classes for isinstance,
         # torch dtypes for GPTQ's header scan). Every module lookup consults these first.
         self.stand_ins = stand_ins
         _FakeFinder.stand_ins = stand_ins
+        self.package = package
         self._trees: dict[str, ast.Module] = {}
         self._texts: dict[str, str] = {}
 
