@@ -9,7 +9,7 @@ import dataclasses
 import json
 import random
 
-from layout import LAYER_TYPES, main_linears, mtp_linears
+from layout import LAYER_TYPES, main_linears, mtp_linears, vision_linears
 
 ARCHS = ["Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"]
 FORMATS = {"compressed-tensors": "ct-pack", "gptq": "gptq", "auto-round": "gptq", "awq": "awq",
@@ -49,14 +49,23 @@ class Case:
         return out
 
     def linears(self) -> list[str]:
-        return main_linears(self.prefix) + mtp_linears() + ["lm_head"]
+        return [m for m in vision_linears() if m in self.storage] + main_linears(
+            self.prefix) + mtp_linears() + ["lm_head"]
+
+    def default_storage(self) -> dict[str, bool]:
+        """Main linears quantized; vision tower, MTP head and lm_head dense."""
+        return {m: not (m.startswith(("mtp.", "model.visual.")) or m == "lm_head")
+                for m in self.storage}
 
     def copy(self) -> "Case":
         return copy.deepcopy(self)
 
 
-def _storage(rng: random.Random, prefix: str) -> dict[str, bool]:
+def _storage(rng: random.Random, prefix: str, vision: bool) -> dict[str, bool]:
     storage = {m: True for m in main_linears(prefix)}
+    if vision:
+        quantized = rng.random() < 0.15
+        storage.update({m: quantized for m in vision_linears()})
     head = rng.choice(["dense", "dense", "packed", "fc-dense", "fc-packed", "random"])
     for m in mtp_linears():
         storage[m] = {"dense": False, "packed": True, "fc-dense": m != "mtp.fc",
@@ -73,9 +82,14 @@ def _storage(rng: random.Random, prefix: str) -> dict[str, bool]:
 
 def _names(case_prefix: str, arch: str) -> dict[str, list[str]]:
     """Entry vocabularies: checkpoint names, vLLM names, fused names, parents."""
-    ck = main_linears(case_prefix) + mtp_linears() + ["lm_head"]
-    vl_model = "language_model.model." if arch == "Qwen3_5ForConditionalGeneration" else "model."
-    vl = [n.replace(case_prefix, vl_model, 1) if n.startswith(case_prefix) else n for n in ck]
+    vlm = arch == "Qwen3_5ForConditionalGeneration"
+    ck = (vision_linears() if vlm else []) + main_linears(case_prefix) + mtp_linears() + [
+        "lm_head"]
+    vl_model = "language_model.model." if vlm else "model."
+    vl = [n.replace(case_prefix, vl_model, 1) if n.startswith(case_prefix) else
+          n.replace("model.visual.", "visual.", 1) for n in ck]
+    if vlm:
+        vl.append("language_model.lm_head")
     fused = []
     for n in ck + vl:
         for shard, f in (("in_proj_qkv", "in_proj_qkvz"), ("in_proj_b", "in_proj_ba"),
@@ -90,11 +104,13 @@ _REGEX = [r"re:.*mtp.*", r"re:^mtp\..*", r"re:mtp.*", r"re:.*\.mtp\..*", r"re:.*
           r"re:.*lm_head", r"re:.*linear_attn\.in_proj_(a|b)$", r"re:.*in_proj_b$",
           r"re:.*in_proj_a$", r"re:.*in_proj_ba$", r"re:.*embed_tokens", r"re:.*mlp\.down_proj$",
           r"re:.*layers\.0\..*", r"re:.*self_attn.*", r"re:.*qkv.*", r"re:.*mtp\.fc$",
-          r"re:.*conv1d.*", r"re:.*\.fc$", r"re:^lm_head$", r"re:.*visual.*"]
+          r"re:.*conv1d.*", r"re:.*\.fc$", r"re:^lm_head$", r"re:.*visual.*",
+          r"re:.*attn\.qkv$", r"re:.*merger.*", r"re:^model\.visual\..*"]
 _NEAR = ["mtp", ".mtp.", "mtp.fc", "mtp.layers.0", "model.mtp.fc", "lm_head",
          "language_model.lm_head", "Linear", "mtp.layers.0*", "mtp*", "*mtp*", "self_attn",
          "linear_attn", "in_proj_b", "in_proj_ba", "fc", "mlp.down_proj", "qkv_proj",
-         "embed_tokens", "layers.0", "mtp.layers.0.mlp"]
+         "embed_tokens", "layers.0", "mtp.layers.0.mlp", "visual", "model.visual",
+         "model.visual*", "visual.blocks.0.attn.qkv", "merger", "qkv"]
 
 
 def _entries(rng, names, k_max, plain_share=0.6):
@@ -116,10 +132,22 @@ def _mtp_exact(case_prefix, storage, with_dense=True):
     return [m for m in mtp_linears() if storage[m] is (not with_dense)]
 
 
+def _vision(rng, case: Case, style: str) -> list[str]:
+    """What exports write for a dense vision tower: its checkpoint names (llm-compressor),
+    a regex, or a parent/component name (substring and component rules)."""
+    if not any(m.startswith("model.visual.") for m in case.storage) or rng.random() < 0.2:
+        return []
+    if style == "exact":
+        return vision_linears() if rng.random() < 0.85 else [r"re:.*visual.*"]
+    if style == "glob":
+        return rng.choice([["model.visual*"], ["visual*"], vision_linears(), ["*visual*"]])
+    return [rng.choice(["visual", "model.visual", "visual.blocks", "merger"])]
+
+
 def compressed_tensors(rng, case: Case, names):
     targets = rng.choice([["Linear"]] * 6 + [[r"re:.*proj$"], ["re:.*mlp.*", "re:.*attn.*"],
                           ["Linear", r"re:.*lm_head$"], [r"re:.*embed_tokens", "Linear"]])
-    ignore = _entries(rng, names, 8)
+    ignore = _vision(rng, case, "exact") + _entries(rng, names, 8)
     if rng.random() < 0.4:  # the flagship export: lm_head plus part of the head
         ignore = ["lm_head"] + ignore
     weights = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
@@ -186,6 +214,8 @@ def auto_round(rng, case: Case, names):
         extra = {}
         values = [{"bits": 16, "data_type": "fp"}, {"bits": 16, "data_type": "fp"}, {},
                   {"bits": 4}, {"bits": 4, "group_size": 64}, {"bits": 8}]
+        for m in _vision(rng, case, "exact"):
+            extra[m] = {"bits": 16, "data_type": "fp"}
         pool = names["ck"] + names["vl"] + names["fused"] + [
             ".mtp.", r"^mtp\.", r".*mtp.*", "lm_head", r".*qkv.*", r".*layers\.0\..*",
             r".*in_proj_b$", r"mtp\.fc", r".*lm_head", "mtp.fc"]
@@ -202,7 +232,8 @@ def awq(rng, case: Case, names):
          "quant_method": "awq"}
     r = rng.random()
     if r < 0.7:
-        q["modules_to_not_convert"] = _entries(rng, names, 6, plain_share=0.5) or None
+        q["modules_to_not_convert"] = (_vision(rng, case, "substring")
+                                       + _entries(rng, names, 6, plain_share=0.5)) or None
     elif r < 0.8:
         q["modules_to_not_convert"] = []
     return q
@@ -213,7 +244,8 @@ def fp8(rng, case: Case, names):
          "weight_block_size": [128, 128]}
     r = rng.random()
     if r < 0.6:
-        q["ignored_layers"] = _entries(rng, names, 6, plain_share=0.8)
+        q["ignored_layers"] = _vision(rng, case, "exact") + _entries(rng, names, 6,
+                                                                      plain_share=0.8)
     elif r < 0.75:
         q["ignored_layers"] = []
     if rng.random() < 0.3:
@@ -222,7 +254,9 @@ def fp8(rng, case: Case, names):
 
 
 def modelopt(rng, case: Case, names):
-    entries = _entries(rng, names, 6, plain_share=0.5)
+    entries = _vision(rng, case, "glob") + _entries(rng, names, 6, plain_share=0.5)
+    if rng.random() < 0.7:  # ModelOpt exports exclude lm_head
+        entries = ["lm_head"] + entries
     q = {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16,
          "ignore": entries, "producer": {"name": "modelopt", "version": "0.41.0"}}
     return q
@@ -235,7 +269,7 @@ def modelopt_sidecar(q: dict) -> dict:
 
 
 def bitsandbytes(rng, case: Case, names):
-    skip = _entries(rng, names, 5, plain_share=0.5)
+    skip = _vision(rng, case, "substring") + _entries(rng, names, 5, plain_share=0.5)
     return {"quant_method": "bitsandbytes", "load_in_4bit": True, "load_in_8bit": False,
             "bnb_4bit_quant_type": "nf4", "bnb_4bit_compute_dtype": "bfloat16",
             "bnb_4bit_use_double_quant": False, "llm_int8_skip_modules": skip}
@@ -250,7 +284,9 @@ def make_case(method: str, seed: int) -> Case:
     arch = rng.choice(ARCHS)
     prefix = "model.language_model." if arch != "Qwen3_5ForCausalLM" or rng.random() < 0.5 \
         else "model."
-    case = Case(method, arch, prefix, _storage(rng, prefix), {}, None, FORMATS[method])
+    case = Case(method, arch, prefix,
+                _storage(rng, prefix, arch == "Qwen3_5ForConditionalGeneration"), {}, None,
+                FORMATS[method])
     case.quant = GENERATORS[method](rng, case, _names(prefix, arch))
     if method == "modelopt":
         case.sidecar = modelopt_sidecar(case.quant)

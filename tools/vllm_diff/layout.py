@@ -30,6 +30,13 @@ def main_linears(prefix: str) -> list[str]:
     return out
 
 
+def vision_linears() -> list[str]:
+    """The vision tower of the VLM checkpoints (one block and the merger)."""
+    return [f"model.visual.blocks.0.{p}" for p in
+            ("attn.qkv", "attn.proj", "mlp.linear_fc1", "mlp.linear_fc2")] + [
+        "model.visual.merger.linear_fc1", "model.visual.merger.linear_fc2"]
+
+
 def mtp_linears() -> list[str]:
     return (["mtp.fc"] + [f"mtp.layers.0.self_attn.{p}" for p in _SELF_ATTN]
             + [f"mtp.layers.0.mlp.{p}" for p in _MLP])
@@ -107,9 +114,18 @@ def _nbytes(dtype: str, shape: list[int]) -> int:
 
 
 def tensors_for(prefix: str, storage: dict[str, bool], fmt: str):
-    """All tensors, as (name, dtype, shape, file). `storage[module]` is True when quantized."""
+    """All tensors, as (name, dtype, shape, file). `storage[module]` is True when quantized;
+    the vision tower is there when `storage` names it."""
     out = []
-    for module in main_linears(prefix) + mtp_linears() + ["lm_head"]:
+    vision = [m for m in vision_linears() if m in storage]
+    if vision:
+        out += [("model.visual.patch_embed.proj.weight", "BF16", [HIDDEN, 3, 2, 4, 4],
+                 "model-00001-of-00002.safetensors"),
+                ("model.visual.blocks.0.norm1.weight", "BF16", [HIDDEN],
+                 "model-00001-of-00002.safetensors"),
+                ("model.visual.merger.norm.weight", "BF16", [HIDDEN],
+                 "model-00001-of-00002.safetensors")]
+    for module in vision + main_linears(prefix) + mtp_linears() + ["lm_head"]:
         rows = VOCAB if module == "lm_head" else HIDDEN
         file = "model-00002-of-00002.safetensors" if module.startswith("mtp.") else \
             "model-00001-of-00002.safetensors"

@@ -236,7 +236,7 @@ def shrink(runner: Runner, case: Case, result: dict, budget: int = 150) -> Case:
     storage back to the default, while the same kinds of problem remain."""
     target = _signature(result)
     best = case
-    default = {m: not (m.startswith("mtp.") or m == "lm_head") for m in case.storage}
+    default = case.default_storage()
     progress = True
     while progress and budget > 0:
         progress = False
@@ -299,11 +299,11 @@ def _get(value, path):
 
 
 def describe(case: Case, result: dict) -> str:
-    default = {m: not (m.startswith("mtp.") or m == "lm_head") for m in case.storage}
+    default = case.default_storage()
     flips = {m: ("quantized" if q else "dense") for m, q in case.storage.items()
              if q != default[m]}
     lines = [f"  arch {case.arch}, text prefix {case.prefix!r}; storage: main linears "
-             f"quantized, MTP head and lm_head dense, except {flips or 'nothing'}",
+             f"quantized, vision tower, MTP head and lm_head dense, except {flips or 'nothing'}",
              f"  quantization_config: {json.dumps(case.quant)}"]
     if case.sidecar is not None:
         lines.append(f"  {SIDE_CARS[case.method]}: {json.dumps(case.sidecar)}")

@@ -152,6 +152,20 @@ def _decoder_layer(model: str, ck: str, vl: str, layer_type: str, present, quant
     return out
 
 
+def _vision_layers(present) -> list[Layer]:
+    """Qwen3_VisionTransformer (qwen3_vl.py) under "visual", with the quant config:
+    blocks.{i}.attn is Qwen2_5_VisionAttention (qwen2_5_vl.py: QKVParallelLinear "qkv",
+    RowParallelLinear "proj"), blocks.{i}.mlp Qwen3_VisionMLP (ColumnParallelLinear
+    linear_fc1, RowParallelLinear linear_fc2), merger Qwen3_VisionPatchMerger (the same two).
+    patch_embed.proj is a Conv3dLayer, not a LinearBase."""
+    parts = [("blocks.0.attn.qkv", QKVParallelLinear), ("blocks.0.attn.proj", RowParallelLinear),
+             ("blocks.0.mlp.linear_fc1", ColumnParallelLinear),
+             ("blocks.0.mlp.linear_fc2", RowParallelLinear),
+             ("merger.linear_fc1", ColumnParallelLinear), ("merger.linear_fc2", RowParallelLinear)]
+    return [Layer("target", f"visual.{name}", cls, [f"model.visual.{name}"])
+            for name, cls in parts if present(f"model.visual.{name}")]
+
+
 def target_layers(arch: str, ck_prefix: str, layer_types: list[str], present) -> list[Layer]:
     """The target model. initialize_model (model_loader/utils.py) builds the class with
     prefix="". Qwen3_5ForConditionalGeneration (qwen3_5.py) builds
@@ -163,6 +177,8 @@ def target_layers(arch: str, ck_prefix: str, layer_types: list[str], present) ->
     model = "language_model.model" if vlm else "model"
     head = "language_model.lm_head" if vlm else "lm_head"
     out = []
+    if vlm:
+        out += _vision_layers(present)
     for i, layer_type in enumerate(layer_types):
         out += _decoder_layer("target", f"{ck_prefix}layers.{i}", f"{model}.layers.{i}",
                               layer_type, present)
