@@ -195,9 +195,10 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   if (detail::is_skip_list_method(method)) {
     QP_TRY_ASSIGN(const detail::SkipListSetting setting,
                   detail::skip_list_setting(*active, configs, modules, inventory));
-    if (!setting.list.exists && setting.method == engine::SkipListMethod::awq) {
+    if (setting.list.derived) {
       lines.emplace_back(setting.list.key,
-                         "absent: vLLM derives " + std::to_string(setting.list.entries.size()) +
+                         std::string(setting.list.exists ? "empty" : "absent") + ": vLLM derives " +
+                             std::to_string(setting.list.entries.size()) +
                              " entries from the headers (every all-float module); SGLang "
                              "derives none");
     }

@@ -73,17 +73,19 @@ engine::EngineSet modelled_engines(const std::string& quant_method, engine::Engi
 struct SkipList {
   std::string key; // the field the engine reads
   bool exists = false;
-  std::vector<std::string> entries; // as written, or derived when absent (AWQ)
+  bool derived = false;             // AWQ: absent or empty, so vLLM derives it from the headers
+  std::vector<std::string> entries; // as written, or derived (AWQ)
   size_t written = 0;               // how many entries are in the file (0 when derived)
 };
 struct SkipListSetting {
   engine::SkipListMethod method{};
   bool nvfp4 = false; // ModelOpt NVFP4 (vLLM's modelopt_fp4)
   SkipList list;
+  bool lm_head_quantized = false; // AWQ `lm_head` (truthy)
   // ModelOpt MIXED_PRECISION: `quantized_layers` (key, quant_algo), from config.json's
   // quantization_config when it has them (vLLM prefers it), else hf_quant_config.json.
   std::optional<std::vector<std::pair<std::string, std::string>>> quantized_layers;
-  // The entries `engine` reads today: SGLang derives nothing when the key is absent.
+  // The entries `engine` reads today: SGLang derives nothing when the list is absent or empty.
   std::vector<std::string> read_by(engine::Engine engine) const;
   // The judge of `engine` over `entries` (the list as read, or as patched).
   engine::VllmSkipList judge(engine::Engine engine,
@@ -134,6 +136,43 @@ public:
                             view.order,
                             {std::string(engine::to_string(judged))}});
       (consistent(view, after.decide(*view.layer)) ? m_fixed : m_unfixed).insert(kind);
+    }
+  }
+  // Layers `judged` cannot load as stored whatever the config says: a module stored
+  // inconsistently, or shards of one fused layer (experts of one experts layer) stored partly
+  // quantized, partly dense (vLLM builds one layer, with one quant method, for all of them).
+  void add_storage(const std::vector<LayerView>& views,
+                   const checkpoint::ModuleList& modules,
+                   engine::Engine judged) {
+    const std::string engine_name(engine::to_string(judged));
+    for (const LayerView& view : views) {
+      if (view.disk == Disk::inconsistent) {
+        for (const uint32_t m : view.layer->modules) {
+          if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
+            m_problems.push_back({FindingKind::inconsistent_storage,
+                                  "stored inconsistently (" + modules[m].detail +
+                                      "): no config can load it; re-export the module",
+                                  {std::string(modules[m].name)},
+                                  view.order,
+                                  {engine_name}});
+          }
+        }
+        m_unfixed.insert(FindingKind::inconsistent_storage);
+      } else if (view.disk == Disk::mixed) {
+        std::vector<std::string> names;
+        for (const uint32_t m : view.layer->modules) {
+          names.emplace_back(modules[m].name);
+        }
+        m_problems.push_back({FindingKind::disk_shards_disagree,
+                              "are shards of " + view.layer->name +
+                                  " but stored partly quantized, partly dense: " +
+                                  std::string(engine::display_name(judged)) +
+                                  " builds one layer for them, so no config can load it",
+                              std::move(names),
+                              view.order,
+                              {engine_name}});
+        m_unfixed.insert(FindingKind::disk_shards_disagree);
+      }
     }
   }
   void report(std::vector<Finding>& findings) {

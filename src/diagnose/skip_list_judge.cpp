@@ -99,14 +99,21 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
   if (auto status = read("modules_to_not_convert"); !status) {
     return status.take_error();
   }
-  if (!list.exists) {
-    // vLLM derives the list from every *.safetensors file: modules stored all floating point.
+  if (list.entries.empty()) {
+    // auto_awq.py AutoAWQConfig.maybe_update_config: an absent or empty list (it tests
+    // truthiness) is derived from the headers: every module none of whose tensors has a dtype
+    // other than F16, BF16 or F32 (F8 or F64 tensors make a module "quantized").
     list.key = "modules_to_not_convert";
+    list.derived = true;
+    const auto unquantized = [](safetensors::Dtype dtype) {
+      return dtype == safetensors::Dtype::F16 || dtype == safetensors::Dtype::BF16 ||
+             dtype == safetensors::Dtype::F32;
+    };
     std::set<std::string> seen;
     for (const Module& module : modules) {
       bool all_float = true;
       for (const uint32_t t : module.tensors) {
-        all_float = all_float && safetensors::is_floating(inventory.tensors[t].dtype);
+        all_float = all_float && unquantized(inventory.tensors[t].dtype);
       }
       if (all_float && seen.insert(std::string(module.name)).second) {
         list.entries.emplace_back(module.name);
@@ -132,7 +139,24 @@ std::vector<std::string> exclusion_names(const LayerView& view,
   if (method == SkipListMethod::bitsandbytes) {
     return {layer.name}; // tested by the fused name; a dotted prefix of it, as written
   }
-  return ignore_names(layer, modules, model);
+  std::vector<std::string> names = ignore_names(layer, modules, model);
+  if (method == SkipListMethod::awq || method == SkipListMethod::modelopt) {
+    // A substring test: a checkpoint name contained in the name vLLM asks about ("lm_head" in
+    // the Qwen3.5 VLM's "language_model.lm_head") reaches it, so that name is not added too.
+    const size_t own = layer.modules.size();
+    std::vector<std::string> kept(
+        names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(own, names.size())));
+    for (size_t i = kept.size(); i < names.size(); ++i) {
+      const bool reached = std::any_of(kept.begin(), kept.end(), [&](const std::string& name) {
+        return names[i].find(model.to_vllm(name)) != std::string::npos;
+      });
+      if (!reached) {
+        kept.push_back(names[i]);
+      }
+    }
+    return kept;
+  }
+  return names;
 }
 
 } // namespace
@@ -180,6 +204,15 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
       }
     }
   }
+  if (setting.method == SkipListMethod::awq && active.config().contains("lm_head")) {
+    // get_from_keys_or(config, ["lm_head"], default=False), used for its truthiness.
+    const json::Json& flag = active.config()["lm_head"];
+    setting.lm_head_quantized = flag.is_boolean()  ? flag.get<bool>()
+                                : flag.is_number() ? flag != 0
+                                : flag.is_string() || flag.is_array() || flag.is_object()
+                                    ? !flag.empty() && !(flag.is_string() && flag == "")
+                                    : false;
+  }
   QP_TRY_ASSIGN(setting.list, read_skip_list(active, setting.method, modules, inventory));
   return setting;
 }
@@ -188,6 +221,7 @@ engine::VllmSkipList SkipListSetting::judge(engine::Engine engine,
                                             std::vector<std::string> entries,
                                             const engine::ModelInfo& model) const {
   engine::VllmSkipList out(method, std::move(entries), model, nvfp4, engine);
+  out.set_lm_head_quantized(lm_head_quantized);
   if (quantized_layers) {
     out.set_quantized_layers(*quantized_layers);
   }
@@ -195,7 +229,7 @@ engine::VllmSkipList SkipListSetting::judge(engine::Engine engine,
 }
 
 std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
-  return engine == engine::Engine::sglang && !list.exists ? std::vector<std::string>()
+  return engine == engine::Engine::sglang && list.derived ? std::vector<std::string>()
                                                           : list.entries;
 }
 
@@ -307,11 +341,12 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
     const engine::VllmSkipList before = skip_list.judge(engine, entries, model);
     const engine::VllmSkipList after = skip_list.judge(engine, current().first, model);
     problems.add(views, modules, before, after, word_for(engine), engine);
+    // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
+    // layer as one, with one quant method, so its shards must be stored alike.
+    problems.add_storage(views, modules, engine);
   }
   problems.report(diagnosis.findings);
-  if (removed.empty() && appended.empty()) {
-    return ok_status();
-  }
+  const bool edit = !removed.empty() || !appended.empty();
   std::stable_sort(appended.begin(), appended.end(), [](const auto& a, const auto& b) {
     return a.second < b.second;
   });
@@ -320,19 +355,31 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   change.pointer = active.pointer;
   change.pointer.push_back(list.key);
   change.create = !list.exists;
-  if (!list.exists) {
-    change.append = list.entries; // the derived list, now written
-  }
-  for (const size_t i : removed) {
-    change.remove.push_back(i);
-    change.removed_values.push_back(list.entries[i]);
+  std::vector<std::string> final_list; // config.json's list after the fix
+  for (size_t i = 0; i < list.entries.size(); ++i) {
+    if (list.derived) {
+      // The derived list is written (writing the key switches the derivation off), less what
+      // the fix removes.
+      if (removed.count(i) == 0) {
+        change.append.push_back(list.entries[i]);
+      }
+    } else if (removed.count(i) > 0) {
+      change.remove.push_back(i);
+      change.removed_values.push_back(list.entries[i]);
+    } else {
+      final_list.push_back(list.entries[i]);
+    }
   }
   for (const auto& [name, order] : appended) {
     change.append.push_back(name);
   }
+  final_list.insert(final_list.end(), change.append.begin(), change.append.end());
+  if (list.derived && !edit) {
+    final_list.clear(); // nothing is written
+  }
   // Every other file carrying the same method's list (ModelOpt's hf_quant_config.json, an AWQ
   // or FP8 quantization_config.json sidecar) follows the one vLLM reads: same removals, same
-  // additions.
+  // additions; one with no list gets config.json's whole list.
   {
     const auto family = [](const std::string& name) {
       return name == "modelopt_fp4" ? std::string("modelopt") : name;
@@ -342,7 +389,38 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
         continue;
       }
       auto other = read_skip_list(file, method, modules, inventory);
-      if (!other || !other->exists) {
+      if (!other) {
+        continue;
+      }
+      if (!other->exists || other->derived) {
+        // The sidecar holds no list (FP8 `ignored_layers: []` reads as none): it gets the one
+        // config.json has after the fix, under the same key, so both files say the same.
+        const json::Json& side = file.config();
+        const bool has_key = side.contains(list.key) && side[list.key].is_array();
+        if (final_list.empty() || (has_key && !side[list.key].empty())) {
+          continue;
+        }
+        ArrayChange sync;
+        sync.file = file.name;
+        sync.pointer = file.pointer;
+        sync.pointer.push_back(list.key);
+        sync.create = !has_key;
+        sync.append = final_list;
+        if (!edit) {
+          Finding finding;
+          finding.kind = FindingKind::configs_disagree;
+          finding.label = file.name;
+          finding.detail = file.name + ": has no " + list.key + " list, config.json's has " +
+                           std::to_string(final_list.size()) +
+                           (final_list.size() == 1 ? " entry" : " entries") +
+                           " (vLLM reads config.json)";
+          finding.fixable = true;
+          diagnosis.findings.push_back(std::move(finding));
+        }
+        diagnosis.array_changes.push_back(std::move(sync));
+        continue;
+      }
+      if (!edit) {
         continue;
       }
       ArrayChange sync;
@@ -367,7 +445,9 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       }
     }
   }
-  diagnosis.array_changes.push_back(std::move(change));
+  if (edit) {
+    diagnosis.array_changes.push_back(std::move(change));
+  }
   return ok_status();
 }
 

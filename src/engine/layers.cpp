@@ -82,7 +82,8 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       break;
     case ModuleKind::embedding:
       layer_for(name,
-                last == "embed_tokens" ? LayerKind::embedding : LayerKind::built_dense,
+                last == "embed_tokens" && model.embedding_quant_config ? LayerKind::embedding
+                                                                       : LayerKind::built_dense,
                 "VocabParallelEmbedding")
           .modules.push_back(m);
       break;

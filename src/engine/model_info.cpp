@@ -29,12 +29,15 @@ const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) con
 }
 
 std::string ModelInfo::to_vllm(std::string_view name) const {
+  // Every rename is tried in turn on the name as renamed so far (utils.py
+  // WeightsMapper._map_name_with_shard: no break after a match).
+  std::string out(name);
   for (const auto& [from, to] : prefix_renames) {
-    if (name.substr(0, from.size()) == from) {
-      return to + std::string(name.substr(from.size()));
+    if (out.compare(0, from.size(), from) == 0) {
+      out = to + out.substr(from.size());
     }
   }
-  return std::string(name);
+  return out;
 }
 
 std::string ModelInfo::layer_prefix(std::string_view name) const {
@@ -58,7 +61,14 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
       name.substr(draft_prefix.size()) == k_shared_head) {
     return draft_prefix + "head";
   }
-  return to_vllm(name);
+  // vLLM names a layer by where the model class builds it, which is where the mapper sends its
+  // weights: "lm_head.weight" goes to "language_model.lm_head.weight", so the Qwen3.5 VLM's head
+  // is built as language_model.lm_head (qwen3_5.py Qwen3_5ForConditionalGeneration.__init__:
+  // Qwen3_5ForCausalLM(prefix="language_model")), although a config entry "lm_head" is never
+  // renamed ("lm_head." does not prefix it; utils.py WeightsMapper._map_name_with_shard).
+  std::string renamed = to_vllm(std::string(name) + ".");
+  renamed.pop_back();
+  return renamed;
 }
 
 bool ModelInfo::is_plain_linear(std::string_view name) const {
@@ -81,9 +91,20 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
   const bool qwen3_next = architecture == "Qwen3NextForCausalLM";
   if (qwen35_vlm || qwen35_text || qwen3_next) {
     info.known = true;
-    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
-    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    // Qwen3_5Model and Qwen3NextModel (and their MTP drafts) build VocabParallelEmbedding without
+    // a quant_config (qwen3_5.py Qwen3_5Model.__init__, qwen3_next.py Qwen3NextModel.__init__).
+    info.embedding_quant_config = false;
+    if (qwen3_next) {
+      // Qwen3-Next checkpoints store the GDN projections fused (qwen3_next.py
+      // Qwen3NextForCausalLM.packed_modules_mapping: "in_proj_ba": ["in_proj_ba"]).
+      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkvz"}});
+      info.packed.push_back({"in_proj_ba", {"in_proj_ba"}});
+    } else {
+      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+      info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    }
   }
+  info.has_mapper = qwen35_vlm || qwen35_text;
   if (qwen35_vlm) {
     info.prefix_renames = {{"model.visual.", "visual."},
                            {"lm_head.", "language_model.lm_head."},
@@ -103,6 +124,9 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
   if (deepseek) {
     info.known = true;
     info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  }
+  if (architecture == "Glm4MoeForCausalLM") {
+    info.embedding_quant_config = false; // glm4_moe.py Glm4MoeModel.__init__: no quant_config
   }
   if ((deepseek || architecture == "Glm4MoeForCausalLM") && num_hidden_layers > 0) {
     info.draft_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".";

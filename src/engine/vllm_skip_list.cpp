@@ -70,8 +70,24 @@ VllmSkipList::VllmSkipList(SkipListMethod method,
                            Engine engine)
     : m_method(method), m_nvfp4(nvfp4), m_engine(engine), m_entries(std::move(entries)),
       m_model(model) {
-  for (const std::string& entry : m_entries) {
+  const auto add = [&](const std::string& entry, size_t origin) {
     m_mapped.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
+    m_origin.push_back(origin);
+  };
+  for (size_t i = 0; i < m_entries.size(); ++i) {
+    const std::string& entry = m_entries[i];
+    // modelopt.py ModelOptQuantConfigBase.apply_vllm_mapper (run only for a model class with a
+    // mapper): "X*" becomes "X" and "X.*" before the renames.
+    const bool split = m_method == SkipListMethod::modelopt && m_model.has_mapper &&
+                       m_engine == Engine::vllm && entry.size() >= 2 && entry.back() == '*' &&
+                       entry[entry.size() - 2] != '.';
+    if (split) {
+      const std::string stem = entry.substr(0, entry.size() - 1);
+      add(stem, i);
+      add(stem + ".*", i);
+    } else {
+      add(entry, i);
+    }
   }
 }
 
@@ -184,7 +200,88 @@ bool VllmSkipList::matches(const std::string& entry, const std::string& name) co
 std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
     if (matches(m_mapped[i], name)) {
-      return i;
+      return m_origin[i];
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> VllmSkipList::exact_entry(const std::string& name) const {
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (m_mapped[i] == name) {
+      return m_origin[i];
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> VllmSkipList::experts_entry(const std::string& name) const {
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (m_mapped[i].find("experts") != std::string::npos &&
+        m_mapped[i].find(name) != std::string::npos) {
+      return m_origin[i];
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<size_t> VllmSkipList::modelopt_excluded(const Layer& layer,
+                                                      Decision& decision) const {
+  // modelopt.py ModelOptQuantConfigBase.is_layer_excluded (vLLM main 017e9f4).
+  if (m_mapped.empty()) {
+    return std::nullopt;
+  }
+  const std::string& prefix = layer.prefix;
+  const std::string last(last_component(prefix));
+  // 1. quant_utils.py is_layer_skipped, exact mode, with the model's fused layers.
+  if (const auto* shards = m_model.shards_of(last)) {
+    if (const auto hit = exact_entry(prefix)) {
+      return hit;
+    }
+    std::optional<size_t> first;
+    size_t hits = 0;
+    for (const std::string& shard : *shards) {
+      const std::string name = replace_all(prefix, last, shard);
+      const auto hit = exact_entry(name);
+      decision.shards.push_back(name);
+      decision.shard_ignored.push_back(hit.has_value());
+      hits += hit ? 1U : 0U;
+      first = first ? first : hit;
+    }
+    if (hits != 0 && hits != shards->size()) {
+      decision.verdict = Verdict::load_error;
+      decision.by = DecidedBy::fused_disagree;
+      decision.ignore_index = first;
+      decision.error = "ValueError: Detected some but not all shards of " + prefix +
+                       " are quantized. All shards of fused layers to have the same precision.";
+      return std::nullopt;
+    }
+    if (first) {
+      return first;
+    }
+  } else if (prefix.find("experts") != std::string::npos) {
+    if (const auto hit = experts_entry(prefix)) {
+      return hit;
+    }
+  } else if (const auto hit = exact_entry(prefix)) {
+    return hit;
+  }
+  // 2. An entry contained in the name, also in the name without "language_model.".
+  constexpr std::string_view k_language_model = "language_model.";
+  const std::string_view stripped = std::string_view(prefix).substr(
+      prefix.rfind(k_language_model, 0) == 0 ? k_language_model.size() : 0);
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    const std::string& entry = m_mapped[i];
+    if (entry != prefix &&
+        (prefix.find(entry) != std::string::npos ||
+         (stripped.size() != prefix.size() && stripped.find(entry) != std::string_view::npos))) {
+      return m_origin[i];
+    }
+  }
+  // 3. A glob over the whole name.
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (fnmatch(prefix, m_mapped[i])) {
+      return m_origin[i];
     }
   }
   return std::nullopt;
@@ -192,9 +289,26 @@ std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) cons
 
 std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) const {
   const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
+  // ParallelLMHead: FP8 (fp8.py Fp8Config.get_quant_method) and bitsandbytes ask LinearBase
+  // only; AWQ adds it with lm_head: true (auto_awq.py AutoAWQConfig.get_quant_method); ModelOpt
+  // quantizes LinearBase and ParallelLMHead alike (modelopt.py get_quant_method).
+  const bool head_quantizable =
+      m_engine == Engine::vllm && (m_method == SkipListMethod::modelopt ||
+                                   (m_method == SkipListMethod::awq && m_lm_head_quantized));
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      layer.kind == LayerKind::lm_head) {
+      (layer.kind == LayerKind::lm_head && !head_quantizable)) {
     return "with no quant config (" + layer.cls + "): always dense";
+  }
+  // ModelOptQuantConfigBase.get_quant_method: a layer that is not excluded but whose name holds
+  // one of these is built dense (not under MIXED_PRECISION, whose get_quant_method has no such
+  // rule).
+  if (m_method == SkipListMethod::modelopt && m_engine == Engine::vllm && !m_layers) {
+    for (const char* part : {"vision_tower", "vision_model", "vit_large_projector"}) {
+      if (layer.prefix.find(part) != std::string::npos) {
+        return std::string("unquantized by ModelOpt: the name holds \"") + part +
+               "\" (modelopt.py get_quant_method): always dense";
+      }
+    }
   }
   if (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
     return std::string("without a quant config by vLLM's Qwen draft under modelopt_fp4 (#38832, "
@@ -222,36 +336,37 @@ std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer
     }
     return "matches";
   }();
-  const auto test = [&](const std::string& name, const std::string& label) {
-    if (const auto hit = skipping_entry(name)) {
+  // ModelOpt checks a fused layer's shards exactly, as FP8 does (is_layer_skipped).
+  const auto test = [&](const std::string& name, const std::string& label, bool exact) {
+    if (const auto hit = exact ? exact_entry(name) : skipping_entry(name)) {
       lines.emplace_back(key + "[" + std::to_string(*hit) + "]",
-                         "\"" + m_entries[*hit] + "\" " + how + " " + name);
+                         "\"" + m_entries[*hit] + "\" " + (exact ? "equals" : how) + " " + name);
       return true;
     }
     lines.emplace_back(label,
                        std::to_string(m_entries.size()) +
                            (m_entries.size() == 1 ? " entry checked, " : " entries checked, ") +
-                           "none " + (m_method == SkipListMethod::fp8 ? "equals " : "matches ") +
-                           name);
+                           "none " + (exact ? "equals " : "matches ") + name);
     return false;
   };
+  const bool fp8 = m_method == SkipListMethod::fp8;
+  const std::string last(last_component(layer.prefix));
+  const bool fused = m_model.shards_of(last) != nullptr;
   if (const auto reason = built_dense_reason(layer)) {
     lines.emplace_back("built", *reason);
-  } else if (layer.kind == LayerKind::experts && m_method == SkipListMethod::fp8) {
-    const auto hit = std::find_if(m_mapped.begin(), m_mapped.end(), [&](const std::string& e) {
-      return e.find("experts") != std::string::npos && e.find(layer.prefix) != std::string::npos;
-    });
+  } else if (fp8 && !fused && layer.prefix.find("experts") != std::string::npos) {
+    const auto hit = experts_entry(layer.prefix);
     lines.emplace_back(key,
-                       hit == m_mapped.end()
-                           ? "no entry containing \"experts\" contains " + layer.prefix
-                           : "\"" + m_entries[size_t(hit - m_mapped.begin())] +
-                                 "\" contains \"experts\" and " + layer.prefix);
-  } else if (!test(layer.prefix, key) && layer.kind != LayerKind::experts &&
+                       !hit ? "no entry containing \"experts\" contains " + layer.prefix
+                            : "\"" + m_entries[*hit] + "\" contains \"experts\" and " +
+                                  layer.prefix);
+  } else if (!test(layer.prefix, key, fp8) && layer.kind != LayerKind::experts &&
              m_engine == Engine::vllm && m_method != SkipListMethod::bitsandbytes) {
-    const std::string last(last_component(layer.prefix));
     if (const auto* shards = m_model.shards_of(last)) {
       for (const std::string& shard : *shards) {
-        test(replace_all(layer.prefix, last, shard), "shard");
+        test(replace_all(layer.prefix, last, shard),
+             "shard",
+             fp8 || m_method == SkipListMethod::modelopt);
       }
     }
   }
@@ -315,16 +430,31 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     decision.by = DecidedBy::target_class;
     return decision;
   }
+  if (m_method == SkipListMethod::modelopt) {
+    if (const auto hit = modelopt_excluded(layer, decision)) {
+      return skipped_by(*hit);
+    }
+    if (decision.verdict == Verdict::load_error) {
+      return decision;
+    }
+    decision.shards.clear();
+    decision.shard_ignored.clear();
+    return listed_or_quantized();
+  }
+  const std::string last(last_component(layer.prefix));
+  const bool fused = m_model.shards_of(last) != nullptr;
+  // is_layer_skipped's exact mode (fp8.py): any name holding "experts" that is not fused, a
+  // Linear too (DeepSeek's mlp.shared_experts.down_proj), takes the experts rule.
+  if (m_method == SkipListMethod::fp8 && !fused &&
+      layer.prefix.find("experts") != std::string::npos) {
+    if (const auto hit = experts_entry(layer.prefix)) {
+      return skipped_by(*hit);
+    }
+    return listed_or_quantized();
+  }
   if (layer.kind == LayerKind::experts) {
-    for (size_t i = 0; i < m_mapped.size(); ++i) {
-      const std::string& entry = m_mapped[i];
-      const bool hit = m_method == SkipListMethod::fp8
-                           ? entry.find("experts") != std::string::npos &&
-                                 entry.find(layer.prefix) != std::string::npos
-                           : matches(entry, layer.prefix);
-      if (hit) {
-        return skipped_by(i);
-      }
+    if (const auto hit = skipping_entry(layer.prefix)) {
+      return skipped_by(*hit);
     }
     return listed_or_quantized();
   }
@@ -337,7 +467,6 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     decision.by = DecidedBy::target_class;
     return decision;
   }
-  const std::string last(last_component(layer.prefix));
   std::vector<std::string> names{layer.prefix};
   if (const auto* shards = m_model.shards_of(last)) {
     names.clear();

@@ -443,10 +443,11 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
                     Packing::fp8});
   write("hf_quant_config.json", hf_quant("NVFP4"));
   // config.json has no list: vLLM reads config.json's quantization_config, which excludes
-  // nothing but lm_head-like layers; mtp.layers.0 is quantized by it, mtp.fc built dense.
+  // nothing; mtp.layers.0 and the ParallelLMHead (quantized by ModelOpt like a Linear,
+  // modelopt.py get_quant_method) are quantized by it, mtp.fc built dense.
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_NE(out.find("  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by modelopt "
+  EXPECT_NE(out.find("  fixable     : 8 modules stored BF16 but quantized by modelopt "
                      "(not in ignore)\n"),
             std::string::npos)
       << out;

@@ -14,11 +14,16 @@ namespace qpatch::engine {
 
 struct ModelInfo {
   std::string architecture;
-  // orig_to_new_prefix renames, tried in order; the first that matches applies.
+  // orig_to_new_prefix renames, each tried in order on the name as renamed so far.
   std::vector<std::pair<std::string, std::string>> prefix_renames;
   // fused layer name -> checkpoint shard names
   std::vector<std::pair<std::string, std::vector<std::string>>> packed;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
+  // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
+  bool embedding_quant_config = true;
+  // The model class has an hf_to_vllm_mapper, so vLLM calls the quant config's
+  // apply_vllm_mapper (model_loader/utils.py configure_quant_config).
+  bool has_mapper = false;
   // MiMo: the draft's layers model.mtp_layers.{i} are built as model.layers.{base + i}, and the
   // per-instance name mapper is not applied to the quant config (engines.md §10.2).
   std::string renumbered_from; // "model.mtp_layers." or ""
@@ -44,7 +49,8 @@ struct ModelInfo {
   // Return the name vLLM uses for checkpoint name `name` (prefix renames only): how plain
   // config entries are renamed.
   std::string to_vllm(std::string_view name) const;
-  // Return the prefix vLLM asks the quant config about for checkpoint layer `name`: the renames,
+  // Return the prefix vLLM asks the quant config about for checkpoint layer `name`: the renames
+  // applied to it as to its weights ("lm_head" -> "language_model.lm_head" on the Qwen3.5 VLM),
   // and MiMo's renumbering of its MTP layers.
   std::string layer_prefix(std::string_view name) const;
   // True when vLLM builds layer `name` (checkpoint naming) as a plain nn.Linear.

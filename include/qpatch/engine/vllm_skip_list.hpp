@@ -9,10 +9,15 @@
 //        mode): a fused name listed verbatim, else exact shard names that must agree; experts
 //        when the prefix is a substring of an entry that contains "experts".
 //   modelopt  `exclude_modules` (hf_quant_config.json) or its copy `ignore` in config.json
-//        (modelopt.py, is_layer_excluded): exact, or the entry a substring of the name (also of
-//        the name without a leading "language_model."), or fnmatch(name, entry) (a glob over the
-//        whole name: "mtp.layers.0*" does not cover "mtp.fc"). With NVFP4, vLLM builds Qwen3.5
-//        and Qwen3-Next `mtp.fc` without a quant config (#38832, #46316).
+//        (modelopt.py, is_layer_excluded): first is_layer_skipped in exact mode (a fused name
+//        listed verbatim, else exact shard names that must agree), then the entry a substring of
+//        the (fused) name (also of the name without a leading "language_model."), then
+//        fnmatch(name, entry) (a glob over the whole name: "mtp.layers.0*" does not cover
+//        "mtp.fc"). A model class with a mapper first splits "X*" into "X" and "X.*"
+//        (ModelOptQuantConfigBase.apply_vllm_mapper). ParallelLMHead is quantized like a Linear;
+//        names holding vision_tower, vision_model or vit_large_projector are built dense. With
+//        NVFP4, vLLM builds Qwen3.5 and Qwen3-Next `mtp.fc` without a quant config (#38832,
+//        #46316).
 //   bitsandbytes  `llm_int8_skip_modules` (bitsandbytes.py, is_layer_skipped_bnb): skipped when
 //        an entry equals one dot-component of the layer name ("mtp" skips every mtp.* layer) or
 //        a dotted prefix of it ("mtp.layers.0"); fused layers are tested by their fused name.
@@ -21,7 +26,8 @@
 //        is a key (also across model.language_model./language_model.model.), a shard of a
 //        fused layer is (shards with different algorithms raise), or a key starts with its name
 //        plus "." (experts: with its parent's); anything else is built dense.
-// lm_head is a ParallelLMHead, which none of these methods quantizes.
+// lm_head is a ParallelLMHead, which FP8 and bitsandbytes never quantize, AWQ only with
+// `lm_head: true`, and ModelOpt like any Linear.
 //
 // SGLang's AWQ (layers/quantization/awq/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
 // 4- and 8-bit checkpoints; sgl-project/sglang 01f67c3): a layer is skipped when an entry is a
@@ -54,6 +60,10 @@ public:
                bool nvfp4 = false,
                Engine engine = Engine::vllm);
 
+  // AWQ `lm_head: true` (auto_awq.py AutoAWQConfig.get_quant_method): vLLM quantizes the
+  // ParallelLMHead too, unless the list skips it.
+  void set_lm_head_quantized(bool quantized) { m_lm_head_quantized = quantized; }
+
   Decision decide(const Layer& layer) const;
   // Every rule that bears on `layer`, in the order the engine tries them, as (label, text);
   // `key` names the list ("modules_to_not_convert").
@@ -66,6 +76,14 @@ public:
 
 private:
   bool matches(const std::string& entry, const std::string& name) const;
+  // The entry index whose vLLM form equals `name` (is_layer_skipped's exact mode).
+  std::optional<size_t> exact_entry(const std::string& name) const;
+  // FP8 and ModelOpt (is_layer_skipped, exact mode): a name holding "experts" that is not a fused
+  // layer is skipped when it is a substring of an entry that holds "experts".
+  std::optional<size_t> experts_entry(const std::string& name) const;
+  // ModelOpt's is_layer_excluded: is_layer_skipped (exact, fused shards that must agree), then
+  // an entry contained in the name, then a glob over the name. Sets `decision` on a load error.
+  std::optional<size_t> modelopt_excluded(const Layer& layer, Decision& decision) const;
   // MIXED_PRECISION: the quant_algo `quantized_layers` gives vLLM name `prefix` ("" when none;
   // "!" followed by the algorithms when the shards of a fused layer disagree).
   std::string resolve_algo(const Layer& layer) const;
@@ -75,8 +93,10 @@ private:
   SkipListMethod m_method;
   bool m_nvfp4 = false;
   Engine m_engine = Engine::vllm;
+  bool m_lm_head_quantized = false;
   std::vector<std::string> m_entries; // as written
-  std::vector<std::string> m_mapped;  // renamed like the layers (dotted entries)
+  std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)
+  std::vector<size_t> m_origin;       // per m_mapped: its index in m_entries
   ModelInfo m_model;
   std::optional<std::vector<std::pair<std::string, std::string>>> m_layers; // renamed keys
 };
