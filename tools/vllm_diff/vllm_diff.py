@@ -95,8 +95,9 @@ def qpatch_categories(case: Case, doc: dict):
 
 
 class Runner:
-    def __init__(self, qpatch: str, engine: VllmEngine, work: str):
+    def __init__(self, qpatch: str, engine: VllmEngine, work: str, fix_engine: str = "vllm"):
         self.qpatch, self.engine, self.work = qpatch, engine, work
+        self.fix_engine = fix_engine
         self.counter = 0
 
     def _dir(self) -> str:
@@ -160,7 +161,7 @@ class Runner:
     def _check(self, case: Case, d: str, out: dict) -> None:
         out["detect"] = self._compare(case, d, "before", out)
         before = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
-        code, stdout, stderr = self.run(["--engine", "vllm", "--no-backup", "-q"], d)
+        code, stdout, stderr = self.run(["--engine", self.fix_engine, "--no-backup", "-q"], d)
         if code == 70 or code >= 3:
             out["problems"].append((f"fix:exit{code}", stderr.strip()[:300]))
             out["fix_clean"] = out["confined"] = out["idempotent"] = False
@@ -183,7 +184,7 @@ class Runner:
             out["problems"].append(("fix:not-clean",
                                     f"exit {code}; vllm still: "
                                     f"{ {m: sorted(c) for m, c in v_cats.items() if c} }"))
-        code2, _, stderr2 = self.run(["--engine", "vllm", "--no-backup", "-q"], d)
+        code2, _, stderr2 = self.run(["--engine", self.fix_engine, "--no-backup", "-q"], d)
         again = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
         out["idempotent"] = again == after and code2 == code
         if not out["idempotent"]:
@@ -324,6 +325,9 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0, help="first case seed")
     ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    ap.add_argument("--fix-engine", default="vllm",
+                    help="--engine for the patch whose result vLLM judges (all: the one patch "
+                         "that must satisfy every engine)")
     args = ap.parse_args()
     if not args.vllm_src:
         ap.error("give --vllm-src or set VLLM_SRC")
@@ -333,7 +337,7 @@ def main() -> int:
           f"qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
     failed = False
     with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work)
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine)
         for method in methods:
             counts = collections.Counter()
             classes = collections.defaultdict(list)
