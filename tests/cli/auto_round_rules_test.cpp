@@ -256,6 +256,36 @@ TEST_F(AutoRoundRulesTest, RegexOnTheFusedNameIsOverriddenByTheFusedLayersKey) {
   EXPECT_EQ(again, 0) << again_out;
 }
 
+// explain names the packed_modules_mapping entry that decided, and each name's tuple.
+TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
+  const std::string gdn = k_gdn;
+  Layout layout;
+  layout.architecture = "Qwen3_5ForConditionalGeneration";
+  layout.dense = {gdn + "in_proj_qkv", gdn + "in_proj_z"};
+  write(layout,
+        "    \"extra_config\": {\n      \".*layers\\\\.0\\\\..*\": {\n"
+        "        \"bits\": 4\n      }\n    },\n");
+  const test::CliOutcome explained = test::run_cli({"explain", "DIR", gdn + "in_proj_z"}, dir());
+  EXPECT_EQ(explained.code, 1);
+  EXPECT_EQ(explained.out + explained.err,
+            "model.language_model.layers.0.linear_attn.in_proj_z\n"
+            "  stored       dense BF16 [64, 64] in model-00001-of-00001.safetensors\n"
+            "  layer        language_model.model.layers.0.linear_attn.in_proj_qkvz "
+            "(MergedColumnParallelLinear), renamed from "
+            "model.language_model.layers.0.linear_attn.in_proj_qkvz, 2 modules\n"
+            "  config       config.json /quantization_config (auto-round), judged as vllm main "
+            "017e9f4 (2026-08-17) loads it\n"
+            "  extra_config[0] \".*layers\\.0\\..*\" is a regex key and re.search finds it in "
+            "language_model.model.layers.0.linear_attn.in_proj_qkvz\n"
+            "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
+            "  packed       \"qkv\" occurs once in "
+            "language_model.model.layers.0.linear_attn.in_proj_qkvz, and a name it stands for is "
+            "configured: language_model.model.layers.0.linear_attn.in_proj_qkvz (4, 128, True)\n"
+            "  verdict      quantized (extra_config[\".*layers\\.0\\..*\"])\n"
+            "  on disk      dense (BF16)\n"
+            "  status       inconsistent: run `qpatch --dry-run DIR` to see the fix\n");
+}
+
 // Item 4 without the VLM mapping: the text-only class has no "qkv" entry, so the same key
 // configures in_proj_qkv alone and vLLM raises.
 TEST_F(AutoRoundRulesTest, TextModelHasNoQkvMappingAndTheShardsDisagree) {
