@@ -42,7 +42,7 @@ quant::IncConfig patched(const quant::IncConfig& config, const IncFix& fix) {
     }
   }
   for (const std::string& key : fix.added) {
-    out.extra_config.push_back({key, 16});
+    out.extra_config.push_back({key, 16, std::nullopt, std::nullopt});
   }
   out.has_extra_config = true;
   return out;
@@ -55,6 +55,17 @@ keys_for(const Layer& layer, const ModuleList& modules, const engine::ModelInfo&
     return {layer.name};
   }
   return ignore_names(layer, modules, model);
+}
+
+// The key that names fused layer `layer` itself: vLLM's early exit (inc.py get_quant_method)
+// makes it dense before any fusion or regex rule is tried.
+std::string fused_key(const Layer& layer, const engine::ModelInfo& model) {
+  return model.to_vllm(layer.name) == layer.prefix ? layer.name : layer.prefix;
+}
+
+// True when `entry` reads as ours: 16 bits with the default group_size and sym.
+bool reads_as_dense_entry(const quant::IncEntry& entry) {
+  return entry.bits == 16 && !entry.group_size && !entry.sym;
 }
 
 IncFix find_fix(const quant::IncConfig& config,
@@ -79,18 +90,54 @@ IncFix find_fix(const quant::IncConfig& config,
         changed = fix.removed.insert(*original).second || changed;
       }
     };
+    // The entry of `current` written exactly as `key` (a second one would not parse).
+    const auto written = [&](const std::string& key) -> std::optional<size_t> {
+      for (size_t i = 0; i < current.extra_config.size(); ++i) {
+        if (current.extra_config[i].key == key) {
+          return i;
+        }
+      }
+      return std::nullopt;
+    };
+    const auto add = [&](const std::string& key) {
+      if (std::find(fix.added.begin(), fix.added.end(), key) != fix.added.end()) {
+        return false; // added this round by another layer
+      }
+      fix.added.push_back(key);
+      return true;
+    };
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {
         continue;
       }
       const Decision decision = judge.decide(*view.layer);
       if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
-        for (const std::string& key : keys_for(*view.layer, modules, model)) {
-          if (std::find(fix.added.begin(), fix.added.end(), key) == fix.added.end()) {
-            fix.added.push_back(key);
-            changed = true;
+        // Escalate, one step a round: add the exact keys the layer lacks; else rewrite those
+        // already written with other settings (a shard's {"bits": 16, "group_size": 64} and a
+        // default shard never agree); else name the fused layer itself.
+        const std::vector<std::string> keys = keys_for(*view.layer, modules, model);
+        bool missing = false;
+        bool added = false;
+        for (const std::string& key : keys) {
+          if (!written(key)) {
+            missing = true;
+            added = add(key) || added;
           }
         }
+        bool rewritten = false;
+        for (const std::string& key : missing ? std::vector<std::string>() : keys) {
+          const size_t i = *written(key);
+          if (origin.at(i) && !reads_as_dense_entry(current.extra_config[i])) {
+            remove(i);
+            rewritten = add(key) || rewritten;
+          }
+        }
+        if (!missing && !rewritten && view.layer->modules.size() > 1) {
+          if (const std::string key = fused_key(*view.layer, model); !written(key)) {
+            added = add(key);
+          }
+        }
+        changed = changed || added || rewritten;
       } else if (view.disk == Disk::quantized && decision.verdict == Verdict::dense &&
                  decision.by == DecidedBy::ignore_entry) {
         remove(*decision.ignore_index);
@@ -165,6 +212,37 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
                          " by hand; qpatch does not widen the block list");
   };
   report_layers(views, modules, before, after, word, diagnosis.findings);
+
+  // Layers no config can load: vLLM builds one layer (one quant method) for a fused layer's
+  // shards, and a module whose tensors contradict each other loads under none.
+  std::vector<LayerProblem> storage;
+  for (const LayerView& view : views) {
+    if (view.disk == Disk::mixed) {
+      std::vector<std::string> names;
+      for (const uint32_t m : view.layer->modules) {
+        names.emplace_back(modules[m].name);
+      }
+      storage.push_back({FindingKind::disk_shards_disagree,
+                         "are shards of " + view.layer->name +
+                             " but stored partly quantized, partly dense: vLLM builds one layer "
+                             "for them, so no config can load it",
+                         std::move(names),
+                         view.order,
+                         {"vllm"}});
+    } else if (view.disk == Disk::inconsistent) {
+      for (const uint32_t m : view.layer->modules) {
+        if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
+          storage.push_back({FindingKind::inconsistent_storage,
+                             "stored inconsistently (" + modules[m].detail +
+                                 "): no config can load it; re-export the module",
+                             {std::string(modules[m].name)},
+                             view.order,
+                             {"vllm"}});
+        }
+      }
+    }
+  }
+  add_grouped(storage, diagnosis.findings, {});
 
   // Traps (engines.md §11.2): plain keys that look like patterns but, with no regex
   // metacharacter, are literal names that no layer has.

@@ -4,25 +4,112 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
-#include <functional>
 
 namespace qpatch::engine {
 
 using util::ends_with;
-using util::last_component;
 using util::replace_all;
 
-VllmInc::VllmInc(const quant::IncConfig& config, const ModelInfo& model)
-    : m_config(config), m_model(model) {
-  for (const quant::IncEntry& entry : config.extra_config) {
-    if (quant::is_inc_regex_key(entry.key)) {
-      auto pattern = Pattern::compile(entry.key, "extra_config");
-      m_patterns.push_back(pattern ? std::optional<Pattern>(*pattern) : std::nullopt);
-      m_keys.push_back(entry.key);
-    } else {
-      m_patterns.emplace_back();
-      m_keys.push_back(m_model.to_vllm(entry.key));
+namespace {
+
+// Python's == on two JSON values as json.loads gives them: bool is an int (True == 1 == 1.0).
+bool python_equal(const json::Json& a, const json::Json& b) {
+  const auto numeric = [](const json::Json& v) { return v.is_number() || v.is_boolean(); };
+  if (numeric(a) && numeric(b)) {
+    const auto value = [](const json::Json& v) {
+      return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
+    };
+    if (a.is_number_integer() && b.is_number_integer()) {
+      return a == b;
     }
+    return value(a) == value(b);
+  }
+  return a == b;
+}
+
+// Python's repr of a JSON value, as vLLM's messages would print it.
+std::string python_repr(const json::Json& v) {
+  if (v.is_boolean()) {
+    return v.get<bool>() ? "True" : "False";
+  }
+  if (v.is_null()) {
+    return "None";
+  }
+  if (v.is_string()) {
+    return "'" + v.get<std::string>() + "'";
+  }
+  return v.dump();
+}
+
+// Python's str.count: non-overlapping occurrences.
+size_t count_of(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos;
+       at = text.find(part, at + part.size())) {
+    ++n;
+  }
+  return n;
+}
+
+} // namespace
+
+PackedMapping inc_packed_mapping(const ModelInfo& model) {
+  const std::string& a = model.architecture;
+  const PackedMapping dense_fusions = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                                       {"gate_up_proj", {"gate_proj", "up_proj"}}};
+  PackedMapping mapping = dense_fusions;
+  if (a == "Qwen3_5ForConditionalGeneration" || a == "Qwen3_5MoeForConditionalGeneration") {
+    // qwen3_5.py Qwen3_5ForConditionalGeneration.packed_modules_mapping =
+    // Qwen3VLForConditionalGeneration.packed_modules_mapping | {in_proj_qkvz, in_proj_ba}
+    // (qwen3_vl.py: qkv_proj, gate_up_proj, "qkv": ["qkv"] for the vision tower's packed QKV).
+    mapping.push_back({"qkv", {"qkv"}});
+    mapping.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    mapping.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    return mapping;
+  }
+  if (a == "Qwen3_5ForCausalLM" || a == "Qwen3_5MoeForCausalLM") {
+    // qwen3_5.py Qwen3_5ForCausalLMBase.packed_modules_mapping.
+    mapping.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    mapping.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    return mapping;
+  }
+  if (a == "Qwen3NextForCausalLM") {
+    // qwen3_next.py Qwen3NextForCausalLM.packed_modules_mapping: the GDN projections map to
+    // themselves (Qwen3-Next checkpoints store them fused).
+    mapping.push_back({"in_proj_qkvz", {"in_proj_qkvz"}});
+    mapping.push_back({"in_proj_ba", {"in_proj_ba"}});
+    return mapping;
+  }
+  // Other models: the fusions qpatch builds layers from.
+  return model.packed;
+}
+// The Qwen3.5 MTP draft (qwen3_5_mtp.py Qwen3_5MTP) installs its own mapping, {qkv_proj,
+// gate_up_proj}, when it is built after the target; for the draft's layer names that is the
+// same as the target's mapping ("qkv" then resolves a qkv_proj layer exactly as step 6 would,
+// and the GDN keys occur in no draft name), so one mapping serves both.
+
+VllmInc::VllmInc(const quant::IncConfig& config, const ModelInfo& model)
+    : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
+  // INCConfig.apply_vllm_mapper: hf_to_vllm_mapper.apply_dict(extra_config) renames every key
+  // (a dict comprehension: a later key renamed onto an earlier name replaces its value, in the
+  // earlier key's place); apply_list renames the block names.
+  for (size_t i = 0; i < config.extra_config.size(); ++i) {
+    const std::string name = m_model.to_vllm(config.extra_config[i].key);
+    m_entry_names.push_back(name);
+    const auto same =
+        std::find_if(m_keys.begin(), m_keys.end(), [&](const Key& k) { return k.name == name; });
+    if (same != m_keys.end()) {
+      same->entry = i;
+      continue;
+    }
+    Key key{name, i, quant::is_inc_regex_key(name), std::nullopt};
+    if (key.regex) {
+      // re.error: vLLM skips the key (`except re.error: continue`).
+      if (auto pattern = Pattern::compile(name, "extra_config")) {
+        key.pattern = *pattern;
+      }
+    }
+    m_keys.push_back(std::move(key));
   }
   if (config.block_names) {
     for (const std::string& block : *config.block_names) {
@@ -35,43 +122,146 @@ bool VllmInc::mtp_special_case() const {
   return qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
-std::optional<VllmInc::Explicit> VllmInc::exact_key(const std::string& name) const {
-  for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (plain_key(i) && m_keys[i] == name) {
-      return Explicit{i, m_config.extra_config[i].bits.value_or(m_config.bits)};
+bool VllmInc::entry_kept(size_t index) const {
+  return std::any_of(m_keys.begin(), m_keys.end(), [&](const Key& k) { return k.entry == index; });
+}
+
+std::optional<size_t> VllmInc::exact_key(const std::string& name) const {
+  for (size_t k = 0; k < m_keys.size(); ++k) {
+    if (m_keys[k].name == name) {
+      return k;
     }
   }
   return std::nullopt;
 }
 
-std::optional<VllmInc::Explicit> VllmInc::regex_key(const std::string& name,
-                                                    bool& undecidable) const {
-  for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (!m_patterns[i]) {
-      continue; // a plain key, or a regex vLLM cannot compile (reported by the judge)
+VllmInc::Tuple VllmInc::by_default(bool quantized) const {
+  Tuple tuple;
+  tuple.bits = quantized ? m_config.bits : 16;
+  tuple.group_size = quantized ? m_config.group_size : json::Json(-1);
+  tuple.sym = quantized ? m_config.sym : json::Json(true);
+  return tuple;
+}
+
+VllmInc::Tuple VllmInc::from_key(size_t key, bool quantized) const {
+  // config_parser.py get_config: cfg.get("bits", weight_bits if quantized else 16), and alike
+  // for group_size (-1) and sym (True).
+  const quant::IncEntry& entry = m_config.extra_config[m_keys[key].entry];
+  Tuple tuple = by_default(quantized);
+  tuple.key = key;
+  if (entry.bits) {
+    tuple.bits = *entry.bits;
+  }
+  if (entry.group_size) {
+    tuple.group_size = *entry.group_size;
+  }
+  if (entry.sym) {
+    tuple.sym = *entry.sym;
+  }
+  return tuple;
+}
+
+VllmInc::Tuple
+VllmInc::get_config(const std::string& name, bool quantized, bool& undecidable) const {
+  if (const auto key = exact_key(name)) {
+    return from_key(*key, quantized);
+  }
+  for (size_t k = 0; k < m_keys.size(); ++k) {
+    if (!m_keys[k].pattern) {
+      continue; // a plain key, or a regex vLLM cannot compile
     }
-    const auto matched = m_patterns[i]->matches(name, MatchMode::search);
+    const auto matched = m_keys[k].pattern->matches(name, MatchMode::search);
     if (!matched) {
       undecidable = true;
-      return std::nullopt;
+      return by_default(quantized);
     }
     if (*matched) {
-      return Explicit{i, m_config.extra_config[i].bits.value_or(m_config.bits)};
+      return from_key(k, quantized);
+    }
+  }
+  return by_default(quantized);
+}
+
+bool VllmInc::explicitly_configured(const std::string& name, bool& undecidable) const {
+  if (exact_key(name)) {
+    return true;
+  }
+  for (const Key& key : m_keys) {
+    if (!key.pattern) {
+      continue;
+    }
+    const auto matched = key.pattern->matches(name, MatchMode::search);
+    if (!matched) {
+      undecidable = true;
+      return false;
+    }
+    if (*matched) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool VllmInc::default_quantized(const Layer& layer) const {
+  // `quantized = not isinstance(layer, ParallelLMHead)`, then replaced by the block test when
+  // block_name_to_quantize is non-empty (lm_head included).
+  if (!m_config.block_names) {
+    return layer.kind != LayerKind::lm_head;
+  }
+  return std::any_of(m_blocks.begin(), m_blocks.end(), [&](const std::string& block) {
+    return layer.prefix.rfind(block, 0) == 0;
+  });
+}
+
+std::optional<VllmInc::Fused> VllmInc::fused_entry(const std::string& prefix,
+                                                   bool& undecidable) const {
+  for (size_t e = 0; e < m_packed.size(); ++e) {
+    const auto& [fusion_key, sub_keys] = m_packed[e];
+    if (count_of(prefix, fusion_key) != 1) {
+      continue;
+    }
+    Fused fused{e, {}};
+    bool configured = false;
+    for (const std::string& sub_key : sub_keys) {
+      fused.names.push_back(replace_all(prefix, fusion_key, sub_key));
+      configured = explicitly_configured(fused.names.back(), undecidable) || configured;
+      if (undecidable) {
+        return std::nullopt;
+      }
+    }
+    if (configured) {
+      return fused;
     }
   }
   return std::nullopt;
 }
 
-bool VllmInc::default_quantized(const Layer& layer, const std::string& prefix) const {
-  if (layer.kind == LayerKind::lm_head) {
-    return false;
+std::string VllmInc::tuple_text(const Tuple& tuple) const {
+  return "(" + std::to_string(tuple.bits) + ", " + python_repr(tuple.group_size) + ", " +
+         python_repr(tuple.sym) + ")";
+}
+
+Decision VllmInc::decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const {
+  Decision decision;
+  decision.verdict = tuple.bits < 16 ? Verdict::quantized : Verdict::dense;
+  if (tuple.key) {
+    const size_t entry = m_keys[*tuple.key].entry;
+    decision.by =
+        decision.verdict == Verdict::dense ? DecidedBy::ignore_entry : DecidedBy::target_name;
+    decision.ignore_index = entry;
+    decision.target = "extra_config[\"" + m_config.extra_config[entry].key + "\"]";
+    return decision;
   }
+  decision.by = quantized ? DecidedBy::target_class : DecidedBy::no_target;
   if (!m_config.block_names) {
-    return true;
+    decision.target = layer.kind == LayerKind::lm_head
+                          ? "the lm_head default (never quantized by default)"
+                          : "the global bits (no block list)";
+  } else {
+    decision.target =
+        m_config.block_names_key + (quantized ? " (prefix match)" : " (no entry is a prefix)");
   }
-  return std::any_of(m_blocks.begin(), m_blocks.end(), [&](const std::string& block) {
-    return prefix.rfind(block, 0) == 0;
-  });
+  return decision;
 }
 
 Decision VllmInc::decide(const Layer& layer) const {
@@ -82,95 +272,94 @@ Decision VllmInc::decide(const Layer& layer) const {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
-  const auto decided_by_key = [&](const Explicit& hit) {
-    decision.verdict = hit.bits < 16 ? Verdict::quantized : Verdict::dense;
-    decision.by = hit.bits < 16 ? DecidedBy::target_name : DecidedBy::ignore_entry;
-    decision.ignore_index = hit.index;
-    decision.target = "extra_config[\"" + m_config.extra_config[hit.index].key + "\"]";
-    return decision;
-  };
-  // 0: an exact key (also "model." + P) whose bits, 16 when absent, are >= 16.
-  for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (plain_key(i) && (m_keys[i] == prefix || m_keys[i] == "model." + prefix) &&
-        m_config.extra_config[i].bits.value_or(16) >= 16) {
-      return decided_by_key(Explicit{i, m_config.extra_config[i].bits.value_or(16)});
+  const bool any_key = !m_keys.empty(); // `if self._config.extra_config:`
+  // 0 (inc.py get_quant_method): a key naming P (or "model." + P) with bits >= 16, 16 when
+  // absent.
+  for (size_t k = 0; any_key && !prefix.empty() && k < m_keys.size(); ++k) {
+    if (m_keys[k].name != prefix && m_keys[k].name != "model." + prefix) {
+      continue;
+    }
+    const quant::IncEntry& entry = m_config.extra_config[m_keys[k].entry];
+    if (entry.bits.value_or(16) >= 16) {
+      Tuple tuple = by_default(true);
+      tuple.bits = entry.bits.value_or(16);
+      tuple.key = k;
+      return decision_of(tuple, layer, true);
     }
   }
-  // 1-2: exact key, then a dot-suffix key.
-  if (const auto hit = exact_key(prefix)) {
-    return decided_by_key(*hit);
+  // 1-2 (_resolve_raw): an exact key, then the first dot-suffix key, with the global defaults.
+  if (const auto key = any_key ? exact_key(prefix) : std::nullopt) {
+    return decision_of(from_key(*key, true), layer, true);
   }
-  for (size_t i = 0; i < m_keys.size(); ++i) {
-    if (plain_key(i) && ends_with(prefix, "." + m_keys[i])) {
-      return decided_by_key(Explicit{i, m_config.extra_config[i].bits.value_or(m_config.bits)});
+  for (size_t k = 0; any_key && k < m_keys.size(); ++k) {
+    if (ends_with(prefix, "." + m_keys[k].name)) {
+      return decision_of(from_key(k, true), layer, true);
     }
   }
-  const bool quantized_by_default = default_quantized(layer, prefix);
-  const auto by_default = [&] {
-    decision.verdict = quantized_by_default ? Verdict::quantized : Verdict::dense;
-    decision.by = quantized_by_default ? DecidedBy::target_class : DecidedBy::no_target;
-    decision.target = !m_config.block_names  ? std::string("the global bits (no block list)")
-                      : quantized_by_default ? m_config.block_names_key + " (prefix match)"
-                                             : m_config.block_names_key + " (no entry is a prefix)";
-    if (layer.kind == LayerKind::lm_head) {
-      decision.target = "the lm_head default (never quantized by default)";
-    }
-    return decision;
-  };
+  const bool quantized = default_quantized(layer);
   bool undecidable = false;
-  // 5: fused layers with an explicitly configured shard.
-  const std::string last(last_component(prefix));
-  if (const auto* shards = m_model.shards_of(last); shards && layer.kind == LayerKind::linear) {
-    std::vector<std::optional<Explicit>> configured;
-    bool any = false;
-    for (const std::string& shard : *shards) {
-      const std::string name = replace_all(prefix, last, shard);
-      auto hit = exact_key(name);
-      if (!hit) {
-        hit = regex_key(name, undecidable);
-      }
-      decision.shards.push_back(name);
-      decision.shard_ignored.push_back(hit && hit->bits >= 16);
-      any = any || hit.has_value();
-      configured.push_back(hit);
-    }
+  const auto give_up = [&] {
+    Decision unknown;
+    unknown.by = DecidedBy::undecidable;
+    return unknown;
+  };
+  // 5: the first packed_modules_mapping entry whose names are configured explicitly.
+  if (any_key) {
+    const auto fused = fused_entry(prefix, undecidable);
     if (undecidable) {
-      decision.by = DecidedBy::undecidable;
-      return decision;
+      return give_up();
     }
-    if (any) {
-      std::vector<bool> quantized;
-      for (const auto& hit : configured) {
-        quantized.push_back(hit ? hit->bits < 16 : quantized_by_default);
+    if (fused) {
+      std::vector<Tuple> tuples;
+      for (const std::string& name : fused->names) {
+        tuples.push_back(get_config(name, quantized, undecidable));
       }
-      if (std::adjacent_find(quantized.begin(), quantized.end(), std::not_equal_to<>()) !=
-          quantized.end()) {
+      if (undecidable) {
+        return give_up();
+      }
+      const auto same = [](const Tuple& a, const Tuple& b) {
+        return a.bits == b.bits && python_equal(a.group_size, b.group_size) &&
+               python_equal(a.sym, b.sym);
+      };
+      const bool agree = std::all_of(
+          tuples.begin(), tuples.end(), [&](const Tuple& t) { return same(t, tuples.front()); });
+      if (!agree) {
         decision.verdict = Verdict::load_error;
         decision.by = DecidedBy::fused_disagree;
         std::string list;
-        for (const std::string& shard : decision.shards) {
-          list += (list.empty() ? "'" : ", '") + shard + "'";
+        for (const std::string& name : fused->names) {
+          list += (list.empty() ? "'" : ", '") + name + "'";
+        }
+        decision.shards = fused->names;
+        for (const Tuple& t : tuples) {
+          decision.shard_ignored.push_back(t.bits >= 16);
         }
         decision.error = "ValueError: Fused module '" + prefix +
                          "' requires consistent quant config for [" + list + "]";
         return decision;
       }
-      for (const auto& hit : configured) {
-        if (hit) {
-          return decided_by_key(*hit);
+      // sub_configs[0]; the key named is the first shard's that came from one.
+      Tuple tuple = tuples.front();
+      for (const Tuple& t : tuples) {
+        if (t.key) {
+          tuple.key = t.key;
+          break;
         }
       }
+      decision = decision_of(tuple, layer, quantized);
+      decision.shards = fused->names;
+      for (const Tuple& t : tuples) {
+        decision.shard_ignored.push_back(t.bits >= 16);
+      }
+      return decision;
     }
   }
-  // 6: regex keys, then the default.
-  if (const auto hit = regex_key(prefix, undecidable)) {
-    return decided_by_key(*hit);
-  }
+  // 6: get_config(P, quantized).
+  const Tuple tuple = get_config(prefix, quantized, undecidable);
   if (undecidable) {
-    decision.by = DecidedBy::undecidable;
-    return decision;
+    return give_up();
   }
-  return by_default();
+  return decision_of(tuple, layer, quantized);
 }
 
 std::vector<std::pair<std::string, std::string>> VllmInc::trace(const Layer& layer) const {
@@ -178,37 +367,58 @@ std::vector<std::pair<std::string, std::string>> VllmInc::trace(const Layer& lay
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
-  for (size_t i = 0; i < m_keys.size(); ++i) {
+  const std::string& prefix = layer.prefix;
+  for (size_t i = 0; i < m_config.extra_config.size(); ++i) {
     const std::string& key = m_config.extra_config[i].key;
+    const std::string& name = m_entry_names[i];
     std::string text = "\"" + key + "\" ";
-    if (quant::is_inc_regex_key(key)) {
+    if (name != key) {
+      text += "(vLLM: \"" + name + "\") ";
+    }
+    const auto kept =
+        std::find_if(m_keys.begin(), m_keys.end(), [&](const Key& k) { return k.name == name; });
+    if (kept->entry != i) {
+      text += "is replaced by the later key of the same name";
+    } else if (kept->regex) {
       const bool hit =
-          m_patterns[i] && m_patterns[i]->matches(layer.prefix, MatchMode::search).value_or(false);
-      text += !m_patterns[i] ? "is not a valid regex"
-              : hit          ? "is a regex key and re.search finds it in " + layer.prefix
-                             : "is a regex key and does not occur in " + layer.prefix;
-    } else if (m_keys[i] == layer.prefix || m_keys[i] == "model." + layer.prefix) {
-      text += "is the exact name " + layer.prefix;
-    } else if (ends_with(layer.prefix, "." + m_keys[i])) {
-      text += "is a dot-suffix of " + layer.prefix;
+          kept->pattern && kept->pattern->matches(prefix, MatchMode::search).value_or(false);
+      text += !kept->pattern ? "is not a valid regex (vLLM skips it)"
+              : hit          ? "is a regex key and re.search finds it in " + prefix
+                             : "is a regex key and does not occur in " + prefix;
+    } else if (name == prefix || name == "model." + prefix) {
+      text += "is the exact name " + prefix;
+    } else if (ends_with(prefix, "." + name)) {
+      text += "is a dot-suffix of " + prefix;
     } else {
-      text += "is a literal name (no regex metacharacter) and is not " + layer.prefix;
+      text += "is a literal name (no regex metacharacter) and is not " + prefix;
     }
     lines.emplace_back("extra_config[" + std::to_string(i) + "]", text);
   }
   if (m_config.block_names) {
     const auto hit = std::find_if(m_blocks.begin(), m_blocks.end(), [&](const std::string& b) {
-      return layer.prefix.rfind(b, 0) == 0;
+      return prefix.rfind(b, 0) == 0;
     });
     lines.emplace_back(m_config.block_names_key,
-                       hit == m_blocks.end() ? "no entry is a prefix of " + layer.prefix
-                                             : "\"" + *hit + "\" is a prefix of " + layer.prefix);
+                       hit == m_blocks.end() ? "no entry is a prefix of " + prefix
+                                             : "\"" + *hit + "\" is a prefix of " + prefix);
   } else {
     lines.emplace_back("default",
                        "no block_name_to_quantize: every layer but lm_head defaults to " +
                            std::to_string(m_config.bits) + " bits");
   }
   const Decision decision = decide(layer);
+  bool undecidable = false;
+  if (!decision.shards.empty() && !m_keys.empty()) {
+    if (const auto fused = fused_entry(prefix, undecidable)) {
+      const bool quantized = default_quantized(layer);
+      std::string text = "\"" + m_packed[fused->entry].first + "\" occurs once in " + prefix +
+                         ", and a name it stands for is configured:";
+      for (const std::string& name : fused->names) {
+        text += " " + name + " " + tuple_text(get_config(name, quantized, undecidable));
+      }
+      lines.emplace_back("packed", text);
+    }
+  }
   lines.emplace_back(
       "verdict",
       std::string(decision.verdict == Verdict::quantized ? "quantized"

@@ -1,17 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// How vLLM decides whether a layer is quantized under an auto-round config (INCConfig,
-// layers/quantization/inc/config_parser.py, vLLM main 017e9f4; engines.md §5), for vLLM prefix P:
-//   0. an extra_config key equal to P (or "model." + P) whose bits, 16 when absent, are >= 16:
-//      dense at once;
-//   1-2. an exact key P, else a key K with P ending in "." + K, decides with its bits;
-//   3. otherwise the default: never for lm_head; with block_name_to_quantize, P must start with
-//      an entry (plain string prefix); without it, quantized;
-//   5. a fused layer with at least one shard configured explicitly (exact or regex key): shards
-//      must agree, else ValueError;
-//   6. lookup: exact key, then regex keys (only keys with a regex metacharacter) by re.search in
-//      file order, else the default (global bits when quantized, else 16).
-// Quantized iff the resolved bits are < 16. Plain keys and block names are renamed by the
-// model's hf_to_vllm_mapper; regex keys are not. MoE experts are judged on "...mlp.experts".
+// How vLLM decides whether a layer is quantized under an auto-round config (INCConfig; vLLM main
+// 017e9f4: inc/inc.py get_quant_method, inc/config_parser.py _resolve_raw; engines.md §5). The
+// keys are those of extra_config after apply_vllm_mapper (every key renamed by the model's
+// prefix renames, regex keys too; a later key renamed onto an earlier one replaces its value in
+// place). For vLLM prefix P:
+//   0. (get_quant_method) a key equal to P or to "model." + P whose bits, 16 when absent, are
+//      >= 16: dense at once;
+//   1-2. a key equal to P, else the first key K with P ending in "." + K, gives the tuple;
+//   3. the default: quantized unless the layer is a ParallelLMHead; with a non-empty block list,
+//      quantized iff P starts with one of its (renamed) entries, lm_head included;
+//   4. (the "fusedmoe" class-name branch never fires: vLLM's experts class is RoutedExperts);
+//   5. for each (fusion key F, sub keys) of the model class's packed_modules_mapping in order,
+//      where F occurs exactly once in P (anywhere, as a substring): the names P.replace(F, sub);
+//      skipped unless one of them is configured explicitly (an exact key, or a regex key that
+//      re.search finds in it); their tuples must all be equal, else ValueError;
+//   6. get_config(P): an exact key, then the first regex key (a key with a regex metacharacter)
+//      re.search finds in P, else the default.
+// A key gives the tuple (bits, group_size, sym) as cfg.get(field, default), where the default is
+// the global value when the layer is quantized by default and (16, -1, True) when not (steps 1-2
+// always use the global values). Quantized iff the tuple's bits are < 16. MoE experts are judged
+// on "...mlp.experts".
 #pragma once
 
 #include <qpatch/engine/layers.hpp>
@@ -21,9 +29,17 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qpatch::engine {
+
+using PackedMapping = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
+// The packed_modules_mapping of the model class vLLM builds for `model`, in its dict order: what
+// the INC parser consults (not only the fusions qpatch builds layers from: Qwen3-VL's
+// "qkv": ["qkv"] for its vision tower reaches the Qwen3.5 VLM's in_proj_qkvz first).
+PackedMapping inc_packed_mapping(const ModelInfo& model);
 
 class VllmInc {
 public:
@@ -35,24 +51,49 @@ public:
   // True when the Qwen3.5 MTP special case applies (a "-:" dynamic key containing "mtp").
   bool mtp_special_case() const;
   const quant::IncConfig& config() const { return m_config; }
+  // The name vLLM holds extra_config entry `index` under (renamed by the model's mapper).
+  const std::string& vllm_key(size_t index) const { return m_entry_names.at(index); }
+  // True when vLLM keeps extra_config entry `index` (no later entry is renamed onto its name).
+  bool entry_kept(size_t index) const;
 
 private:
-  // The bits an explicit key gives `name` (exact, then regex keys), with the entry's index.
-  struct Explicit {
-    size_t index = 0;
-    int64_t bits = 16;
+  // An extra_config key as vLLM holds it: renamed, with the entry whose value it keeps.
+  struct Key {
+    std::string name;
+    size_t entry = 0;
+    bool regex = false;
+    std::optional<Pattern> pattern; // for regex keys vLLM can compile
   };
-  std::optional<Explicit> exact_key(const std::string& name) const;
-  std::optional<Explicit> regex_key(const std::string& name, bool& undecidable) const;
-  bool default_quantized(const Layer& layer, const std::string& prefix) const;
-  // A key without regex metacharacters: a literal module name (m_keys[i] is its renamed form).
-  bool plain_key(size_t i) const { return !quant::is_inc_regex_key(m_config.extra_config[i].key); }
+  // A resolved (bits, group_size, sym), and the key that gave it (nothing: the default).
+  struct Tuple {
+    int64_t bits = 16;
+    json::Json group_size;
+    json::Json sym;
+    std::optional<size_t> key;
+  };
+  // The packed_modules_mapping entry step 5 uses for P, with its names, or nothing.
+  struct Fused {
+    size_t entry = 0;
+    std::vector<std::string> names;
+  };
+
+  std::optional<size_t> exact_key(const std::string& name) const;
+  Tuple from_key(size_t key, bool quantized) const;
+  Tuple by_default(bool quantized) const;
+  // get_config(name, quantized): exact key, first regex key, default.
+  Tuple get_config(const std::string& name, bool quantized, bool& undecidable) const;
+  bool explicitly_configured(const std::string& name, bool& undecidable) const;
+  bool default_quantized(const Layer& layer) const;
+  std::optional<Fused> fused_entry(const std::string& prefix, bool& undecidable) const;
+  Decision decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const;
+  std::string tuple_text(const Tuple& tuple) const;
 
   quant::IncConfig m_config;
   ModelInfo m_model;
-  std::vector<std::string> m_keys;                // renamed plain keys; regex keys as written
-  std::vector<std::optional<Pattern>> m_patterns; // for regex keys
-  std::vector<std::string> m_blocks;              // renamed block names
+  PackedMapping m_packed;
+  std::vector<Key> m_keys;                // vLLM's extra_config keys, in dict order
+  std::vector<std::string> m_entry_names; // per extra_config entry: its renamed name
+  std::vector<std::string> m_blocks;      // renamed block names
 };
 
 } // namespace qpatch::engine
