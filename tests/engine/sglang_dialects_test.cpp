@@ -27,8 +27,10 @@ protected:
       LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
 
   std::string gptq(Engine engine, std::vector<quant::GptqRule> rules, const Layer& layer) const {
-    const quant::GptqConfig config{
-        std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
+    quant::GptqConfig config;
+    config.dynamic = std::move(rules);
+    config.has_dynamic = true;
+    config.modules_in_block = std::vector<std::string>{"self_attn.q_proj"};
     return verdict_text(VllmGptq(config, model, {}, engine).decide(layer));
   }
   std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {
