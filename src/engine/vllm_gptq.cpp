@@ -49,7 +49,11 @@ std::string VllmGptq::as_read(const std::string& entry) const {
 }
 
 bool VllmGptq::mtp_special_case() const {
-  return m_engine == Engine::vllm && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
+  // Qwen3_5MultiTokenPredictor.__init__ (models/qwen3_5_mtp.py, vLLM main 017e9f4) reads
+  // getattr(model_config.hf_config, "quantization_config"): a config nested in text_config or
+  // read from quantize_config.json never triggers it.
+  return m_engine == Engine::vllm && m_config.in_hf_config &&
+         qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {

@@ -69,6 +69,8 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
   const json::Json& config = file.config();
   const std::string base = pointer_text(file.pointer);
   GptqConfig gptq;
+  gptq.in_hf_config =
+      file.name == "config.json" && file.pointer == std::vector<std::string>{"quantization_config"};
   // AutoGPTQConfig.from_config reads get_from_keys_or(config, ["lm_head"], default=False) and
   // get_linear_quant_method tests it by truthiness (auto_gptq.py, utils/gptq_utils.py, vLLM
   // main 017e9f4).

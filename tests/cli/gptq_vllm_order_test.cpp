@@ -306,5 +306,38 @@ TEST_F(GptqVllmOrderTest, HeadWithLmHeadFalseIgnoresDynamic) {
             "  status      unfixable\n");
 }
 
+// The Qwen3.5 MTP special case reads hf_config.quantization_config only: rules that vLLM reads
+// from quantize_config.json (config.json has none) never switch the MTP decoder layers dense, so
+// "-:.mtp." excludes nothing and the short names list the BF16 head.
+TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ]\n}\n",
+                    Packing::gptq});
+  write("quantize_config.json",
+        "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:.mtp.\": {}\n  },\n"
+        "  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ]\n}\n");
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
+            "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
+            "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
+            "which does not cover mtp.fc\n"
+            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+            "  would patch quantize_config.json: +1 (-:^mtp\\.)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(
+      read("quantize_config.json"),
+      "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n    \"-:.mtp.\": {}\n"
+      "  },\n  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ]\n}\n");
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
 } // namespace
 } // namespace qpatch::cli

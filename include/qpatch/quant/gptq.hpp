@@ -46,6 +46,9 @@ struct GptqConfig {
   // is in the file with an array value at all.
   std::vector<std::string> list_append_to;
   bool has_list = false;
+  // True when the config is config.json's top-level quantization_config: the only place vLLM's
+  // Qwen3.5 MTP special case looks for `dynamic` (hf_config.quantization_config).
+  bool in_hf_config = false;
 };
 
 Result<GptqConfig> read_gptq(const ConfigFile& file);
