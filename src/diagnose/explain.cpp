@@ -210,7 +210,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   }
   if (method == "gptq") {
     QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-    const std::vector<std::string> derived = detail::derived_module_list(inventory);
+    const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
     trace_each_engine([&](engine::Engine engine) {
       const engine::VllmGptq judge(config, model, derived, engine);
       return std::pair(judge.trace(*layer), judge.decide(*layer));

@@ -42,6 +42,14 @@ std::string escape_regex(const std::string& name) {
 struct GptqFix {
   std::set<size_t> removed;         // original dynamic rules to drop
   std::vector<std::string> prepend; // new negative keys, in checkpoint order
+  // modules_in_block_to_quantize: the places of entries to drop, and checkpoint names to add.
+  std::set<quant::GptqListEntry> list_removed;
+  std::vector<std::string> list_added;
+  std::vector<size_t> list_added_order; // checkpoint order of each added entry's module
+
+  bool empty() const {
+    return removed.empty() && prepend.empty() && list_removed.empty() && list_added.empty();
+  }
 };
 
 quant::GptqConfig patched(const quant::GptqConfig& config, const GptqFix& fix) {
@@ -56,6 +64,21 @@ quant::GptqConfig patched(const quant::GptqConfig& config, const GptqFix& fix) {
     }
   }
   out.has_dynamic = true;
+  if (config.modules_in_block && (!fix.list_removed.empty() || !fix.list_added.empty())) {
+    std::vector<std::string> names;
+    out.list_entries.clear();
+    for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
+      if (fix.list_removed.count(config.list_entries[i]) == 0) {
+        names.push_back((*config.modules_in_block)[i]);
+        out.list_entries.push_back(config.list_entries[i]);
+      }
+    }
+    for (const std::string& name : fix.list_added) {
+      names.push_back(name);
+      out.list_entries.push_back({config.list_append_to, names.size()});
+    }
+    out.modules_in_block = std::move(names);
+  }
   return out;
 }
 
@@ -63,19 +86,114 @@ bool is_mtp(const LayerView& view) {
   return view.layer->prefix.rfind("mtp.", 0) == 0;
 }
 
-// Iterate to the fixpoint: every dense layer the engine quantizes gets a negative rule; every
-// negative rule that makes a quantized layer dense goes.
+// The entry that lists `tested` (a name is_layer_gptq_quantized tests) for the module it comes
+// from: its checkpoint name, as GPTQModel writes the list, or vLLM's name where the mapper does
+// not carry the checkpoint name onto it. Nothing when neither works.
+std::optional<std::pair<std::string, size_t>> list_entry_for(const std::string& tested,
+                                                             const Layer& layer,
+                                                             const ModuleList& modules,
+                                                             const engine::ModelInfo& model,
+                                                             const engine::VllmGptq& judge) {
+  std::vector<std::pair<std::string, size_t>> candidates;
+  for (const uint32_t m : layer.modules) {
+    const std::string name(modules[m].name);
+    if (model.layer_prefix(name) == tested) {
+      candidates.emplace_back(name, m);
+    }
+  }
+  candidates.emplace_back(tested, layer.modules.front());
+  for (const auto& candidate : candidates) {
+    if (tested.find(judge.as_read(candidate.first)) != std::string::npos) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+// One round of the list fix (vLLM only: SGLang reads no list). vLLM tests the list before
+// dynamic, and a fused layer whose shards disagree on it raises there, so no dynamic rule can
+// help: the list must change. A quantized layer the list covered in part (or that the fix
+// uncovered) gets its missing shards' exact names; a dense layer covered in part loses every
+// entry that covers one of its shards. The head, with "lm_head" true, is listed when packed.
+bool fix_list_round(const quant::GptqConfig& config,
+                    const engine::VllmGptq& original,
+                    const engine::VllmGptq& current,
+                    const std::vector<LayerView>& views,
+                    const ModuleList& modules,
+                    const engine::ModelInfo& model,
+                    GptqFix& fix) {
+  bool changed = false;
+  for (const LayerView& view : views) {
+    const Layer& layer = *view.layer;
+    if ((view.disk != Disk::dense && view.disk != Disk::quantized) ||
+        (layer.kind != engine::LayerKind::linear && layer.kind != engine::LayerKind::lm_head) ||
+        (layer.kind == engine::LayerKind::lm_head && !config.lm_head) ||
+        current.decide(layer).by == DecidedBy::built_dense) {
+      continue;
+    }
+    const std::vector<std::string> names = current.tested_names(layer);
+    const auto count = [&](const engine::VllmGptq& judge) {
+      return static_cast<size_t>(std::count_if(
+          names.begin(), names.end(), [&](const auto& n) { return judge.listed(n); }));
+    };
+    const size_t now = count(current);
+    if (view.disk == Disk::quantized && now != names.size() &&
+        (count(original) != 0 || layer.kind == engine::LayerKind::lm_head)) {
+      for (const std::string& name : names) {
+        if (current.listed(name)) {
+          continue;
+        }
+        const auto entry = list_entry_for(name, layer, modules, model, current);
+        if (entry && std::find(fix.list_added.begin(), fix.list_added.end(), entry->first) ==
+                         fix.list_added.end()) {
+          fix.list_added.push_back(entry->first);
+          fix.list_added_order.push_back(entry->second);
+          changed = true;
+        }
+      }
+    } else if (view.disk == Disk::dense && now != 0 && now != names.size()) {
+      for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
+        const std::string entry = current.as_read((*config.modules_in_block)[i]);
+        const bool covers = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+          return n.find(entry) != std::string::npos;
+        });
+        if (covers) {
+          changed = fix.list_removed.insert(config.list_entries[i]).second || changed;
+        }
+      }
+    }
+  }
+  return changed;
+}
+
+// Iterate to the fixpoint: the list first (vLLM tests it before dynamic), then every dense
+// layer the engine quantizes gets a negative rule; every negative rule that makes a quantized
+// layer dense goes.
 GptqFix find_fix(const quant::GptqConfig& config,
                  const engine::ModelInfo& model,
                  const std::vector<std::string>& derived,
                  const std::vector<LayerView>& views,
+                 const ModuleList& modules,
                  const std::vector<engine::Engine>& engines) {
   GptqFix fix;
   const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
     return !is_mtp(v) || v.disk == Disk::dense;
   });
+  const bool vllm =
+      std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
+  const engine::VllmGptq original(config, model, derived);
   for (int round = 0; round < 16; ++round) {
     const quant::GptqConfig current = patched(config, fix);
+    if (vllm && config.modules_in_block &&
+        fix_list_round(config,
+                       original,
+                       engine::VllmGptq(current, model, derived),
+                       views,
+                       modules,
+                       model,
+                       fix)) {
+      continue; // dynamic is judged on the list it will see
+    }
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
     for (size_t i = 0; i < config.dynamic.size(); ++i) {
@@ -92,8 +210,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
           continue;
         }
         const Decision decision = judge.decide(*view.layer);
-        if (decision.by == DecidedBy::built_quantized) {
-          continue; // no rule changes it
+        if (decision.by == DecidedBy::built_quantized || decision.verdict == Verdict::load_error) {
+          continue; // no rule changes it; the list round owns shards that disagree
         }
         const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
         if (wrong_dense) {
@@ -112,8 +230,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
           }
         } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
           // The rule index is into `current`, whose first rules are ours.
-          if (const auto original = origin.at(*decision.ignore_index)) {
-            changed = fix.removed.insert(*original).second || changed;
+          if (const auto original_index = origin.at(*decision.ignore_index)) {
+            changed = fix.removed.insert(*original_index).second || changed;
           }
         } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
                    judge.mtp_special_case()) {
@@ -131,12 +249,30 @@ GptqFix find_fix(const quant::GptqConfig& config,
     for (const auto& [order, key] : wanted) {
       if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
         fix.prepend.push_back(key);
+        // The key is already in dynamic, behind a rule that wins first: move it to the front
+        // (a JSON object holds a key once).
+        for (size_t i = 0; i < config.dynamic.size(); ++i) {
+          if (config.dynamic[i].key == key) {
+            fix.removed.insert(i);
+          }
+        }
         changed = true;
       }
     }
     if (!changed) {
       break;
     }
+  }
+  // New entries in checkpoint order, whatever round found them.
+  std::vector<std::pair<size_t, std::string>> added;
+  for (size_t i = 0; i < fix.list_added.size(); ++i) {
+    added.emplace_back(fix.list_added_order[i], fix.list_added[i]);
+  }
+  std::stable_sort(
+      added.begin(), added.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < added.size(); ++i) {
+    fix.list_added_order[i] = added[i].first;
+    fix.list_added[i] = added[i].second;
   }
   return fix;
 }
@@ -152,6 +288,115 @@ std::string rule_text(const Decision& decision) {
   return decision.target;
 }
 
+// A config that names only `rule` (the trap notes test one rule at a time).
+quant::GptqConfig only_rule(const quant::GptqConfig& config, const quant::GptqRule& rule) {
+  quant::GptqConfig one = config;
+  one.dynamic = {rule};
+  one.has_dynamic = true;
+  one.lm_head = false;
+  return one;
+}
+
+// Layers no config can load: modules stored inconsistently, and shards of one fused layer
+// stored partly quantized, partly dense (vLLM and SGLang build one layer for them; with the
+// list vLLM derives from the headers it raises at once, naming the layer).
+void add_disk_problems(const std::vector<LayerView>& views,
+                       const ModuleList& modules,
+                       const engine::VllmGptq& judge,
+                       const std::vector<engine::Engine>& engines,
+                       std::vector<Finding>& findings) {
+  std::vector<LayerProblem> problems;
+  std::vector<std::string> names;
+  for (const engine::Engine engine : engines) {
+    names.emplace_back(engine::to_string(engine));
+  }
+  const std::string who(engine::display_name(engines.front()));
+  for (const LayerView& view : views) {
+    const Layer& layer = *view.layer;
+    if (view.disk == Disk::inconsistent) {
+      for (const uint32_t m : layer.modules) {
+        if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
+          problems.push_back({FindingKind::inconsistent_storage,
+                              "stored inconsistently (" + modules[m].detail +
+                                  "): no config can load it; re-export the module",
+                              {std::string(modules[m].name)},
+                              view.order,
+                              names});
+        }
+      }
+    } else if (view.disk == Disk::mixed) {
+      std::vector<std::string> layer_modules;
+      for (const uint32_t m : layer.modules) {
+        layer_modules.emplace_back(modules[m].name);
+      }
+      const Decision decision = judge.decide(layer);
+      problems.push_back({FindingKind::disk_shards_disagree,
+                          "are shards of " + layer.name +
+                              " but stored partly quantized, partly dense: " + who +
+                              " builds one layer for them, so no config can load it" +
+                              (decision.verdict == Verdict::load_error ? "; vLLM: " + decision.error
+                                                                       : std::string()),
+                          std::move(layer_modules),
+                          view.order,
+                          names});
+    }
+  }
+  add_grouped(problems, findings, {});
+}
+
+// The raw string at `entry`'s place in `file` (the whole string vLLM cut characters out of).
+std::string written_entry(const quant::ConfigFile& file, const quant::GptqListEntry& entry) {
+  const json::Json* value = &file.config();
+  for (const std::string& token : entry.array) {
+    value = value->is_array() ? &(*value)[std::stoul(token)] : &(*value)[token];
+  }
+  const json::Json& item = (*value)[entry.index];
+  return item.is_string() ? item.get<std::string>() : item.dump();
+}
+
+// The edits of `file`'s modules_in_block_to_quantize that drop the entries written as `removed`
+// and add `added`, in the layout the file already has (one change per array touched).
+void list_changes(const quant::ConfigFile& file,
+                  const std::set<std::string>& removed,
+                  const std::vector<std::string>& added,
+                  Diagnosis& diagnosis) {
+  auto config = quant::read_gptq(file);
+  if (!config || !config->has_list || !config->modules_in_block) {
+    return;
+  }
+  std::vector<ArrayChange> changes;
+  const auto change_for = [&](const std::vector<std::string>& array) -> ArrayChange& {
+    std::vector<std::string> pointer = file.pointer;
+    pointer.insert(pointer.end(), array.begin(), array.end());
+    for (ArrayChange& change : changes) {
+      if (change.pointer == pointer) {
+        return change;
+      }
+    }
+    ArrayChange& change = changes.emplace_back();
+    change.file = file.name;
+    change.pointer = std::move(pointer);
+    return change;
+  };
+  std::set<quant::GptqListEntry> seen;
+  for (const quant::GptqListEntry& entry : config->list_entries) {
+    const std::string written = written_entry(file, entry);
+    if (removed.count(written) != 0 && seen.insert(entry).second) {
+      ArrayChange& change = change_for(entry.array);
+      change.remove.push_back(entry.index);
+      change.removed_values.push_back(written);
+    }
+  }
+  if (!added.empty()) {
+    ArrayChange& change = change_for(config->list_append_to);
+    change.append = added;
+  }
+  for (ArrayChange& change : changes) {
+    std::sort(change.remove.begin(), change.remove.end());
+    diagnosis.array_changes.push_back(std::move(change));
+  }
+}
+
 } // namespace
 
 Status judge_gptq(const checkpoint::Inventory& inventory,
@@ -164,9 +409,9 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
-  const std::vector<std::string> derived = derived_module_list(inventory);
+  const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
   const std::vector<engine::Engine> engines = modelled_engines("gptq", options.engines).list();
-  const GptqFix fix = find_fix(config, model, derived, views, engines);
+  const GptqFix fix = find_fix(config, model, derived, views, modules, engines);
   const engine::VllmGptq before(config, model, derived);
 
   const auto word_for = [&](engine::Engine engine) {
@@ -196,6 +441,18 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
                          "stored " + view.stored +
                              " but SGLang builds this layer dense: not fixable by a config patch");
       }
+      if (view.layer->kind == engine::LayerKind::lm_head) {
+        return std::pair(FindingKind::quantized_untargeted,
+                         "stored " + view.stored +
+                             (config.lm_head
+                                  ? std::string(" but no entry of modules_in_block_to_quantize is "
+                                                "a substring of ") +
+                                        view.layer->prefix +
+                                        ", so vLLM builds the head dense (\"lm_head\" is true, "
+                                        "and the list decides first)"
+                                  : std::string(" but \"lm_head\" is not true, so vLLM builds "
+                                                "the head dense: not fixable by a config patch")));
+      }
       return std::pair(FindingKind::quantized_untargeted,
                        "stored " + view.stored +
                            " but vLLM builds them dense (not in modules_in_block_to_quantize, or a "
@@ -209,14 +466,14 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     problems.add(views, modules, engine_before, engine_after, word_for(engine), engine);
   }
   problems.report(diagnosis.findings);
+  add_disk_problems(views, modules, before, engines, diagnosis.findings);
   // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
     const auto& rule = config.dynamic[i];
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
       continue;
     }
-    const engine::VllmGptq one(
-        quant::GptqConfig{{rule}, true, config.modules_in_block, false}, model, derived);
+    const engine::VllmGptq one(only_rule(config, rule), model, derived);
     bool matches_any = false;
     for (const LayerView& view : views) {
       bool undecidable = false;
@@ -243,10 +500,7 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
       if (!config.dynamic[j].negative) {
         continue;
       }
-      const engine::VllmGptq one(
-          quant::GptqConfig{{config.dynamic[j]}, true, config.modules_in_block, false},
-          model,
-          derived);
+      const engine::VllmGptq one(only_rule(config, config.dynamic[j]), model, derived);
       if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
         const auto pair = std::pair(*first, j);
         const auto it = std::find_if(shadowed.begin(), shadowed.end(), [&](const auto& entry) {
@@ -268,6 +522,21 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
         (count == 1 ? "" : "s") + " before " + quoted(config.dynamic[pair.second].key) +
         " (dynamic[" + std::to_string(pair.second) +
         "]) is tried: the first match wins, so that exclusion never applies to them");
+  }
+  if (fix.empty()) {
+    return ok_status();
+  }
+  if (!fix.list_removed.empty() || !fix.list_added.empty()) {
+    // Every copy of the config gets the same list edit, each in its own layout.
+    std::set<std::string> removed;
+    for (const quant::GptqListEntry& entry : fix.list_removed) {
+      removed.insert(written_entry(active, entry));
+    }
+    for (const quant::ConfigFile& file : configs.files) {
+      if (quant::declared_method(file) == "gptq") {
+        list_changes(file, removed, fix.list_added, diagnosis);
+      }
+    }
   }
   if (fix.removed.empty() && fix.prepend.empty()) {
     return ok_status();

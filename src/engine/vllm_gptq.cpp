@@ -4,11 +4,28 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
+#include <set>
 
 namespace qpatch::engine {
 
 using util::last_component;
 using util::replace_all;
+
+std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventory) {
+  using safetensors::Dtype;
+  std::set<std::string> names;
+  for (const auto& tensor : inventory.tensors) {
+    // maybe_update_config (auto_gptq.py, vLLM main 017e9f4): unquant_dtypes is exactly
+    // float16, bfloat16, float32, so FP8 and F64 tensors count as quantized; the module is
+    // param_name.rsplit(".", 1)[0].
+    if (tensor.dtype == Dtype::F16 || tensor.dtype == Dtype::BF16 || tensor.dtype == Dtype::F32) {
+      continue;
+    }
+    const size_t dot = tensor.name.rfind('.');
+    names.emplace(dot == std::string_view::npos ? tensor.name : tensor.name.substr(0, dot));
+  }
+  return {names.begin(), names.end()};
+}
 
 VllmGptq::VllmGptq(const quant::GptqConfig& config,
                    const ModelInfo& model,
@@ -18,8 +35,7 @@ VllmGptq::VllmGptq(const quant::GptqConfig& config,
   const std::vector<std::string>& list =
       config.modules_in_block ? *config.modules_in_block : derived;
   for (const std::string& entry : list) {
-    // apply_vllm_mapper renames modules_in_block_to_quantize (dotted entries); dynamic is not.
-    m_list.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
+    m_list.push_back(as_read(entry));
   }
   for (const auto& rule : config.dynamic) {
     auto pattern = Pattern::compile(rule.pattern, "dynamic");
@@ -27,8 +43,17 @@ VllmGptq::VllmGptq(const quant::GptqConfig& config,
   }
 }
 
+std::string VllmGptq::as_read(const std::string& entry) const {
+  // apply_vllm_mapper renames modules_in_block_to_quantize (dotted entries); dynamic is not.
+  return entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry;
+}
+
 bool VllmGptq::mtp_special_case() const {
-  return m_engine == Engine::vllm && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
+  // Qwen3_5MultiTokenPredictor.__init__ (models/qwen3_5_mtp.py, vLLM main 017e9f4) reads
+  // getattr(model_config.hf_config, "quantization_config"): a config nested in text_config or
+  // read from quantize_config.json never triggers it.
+  return m_engine == Engine::vllm && m_config.in_hf_config &&
+         qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {
@@ -48,10 +73,43 @@ std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& u
   return std::nullopt;
 }
 
-bool VllmGptq::in_list(const std::string& name) const {
+bool VllmGptq::listed(const std::string& name) const {
   return std::any_of(m_list.begin(), m_list.end(), [&](const std::string& entry) {
     return name.find(entry) != std::string::npos;
   });
+}
+
+std::vector<std::string> VllmGptq::tested_names(const Layer& layer) const {
+  // is_layer_gptq_quantized (utils/gptq_utils.py): proj_name = prefix.split(".")[-1]; a fused
+  // name is expanded with prefix.replace(proj_name, shard), which replaces every occurrence.
+  const std::string last(last_component(layer.prefix));
+  const auto* shards = m_model.shards_of(last);
+  if (shards == nullptr) {
+    return {layer.prefix};
+  }
+  std::vector<std::string> names;
+  for (const std::string& shard : *shards) {
+    names.push_back(replace_all(layer.prefix, last, shard));
+  }
+  return names;
+}
+
+// The verdict of `dynamic` alone, or nothing when no negative rule decides it.
+std::optional<Decision> VllmGptq::decide_dynamic(const Layer& layer) const {
+  Decision decision;
+  bool undecidable = false;
+  const auto rule = first_dynamic(layer.prefix, undecidable);
+  if (undecidable) {
+    decision.by = DecidedBy::undecidable;
+    return decision;
+  }
+  if (rule && m_config.dynamic[*rule].negative) {
+    decision.by = DecidedBy::ignore_entry;
+    decision.ignore_index = rule;
+    decision.target = m_config.dynamic[*rule].key;
+    return decision;
+  }
+  return std::nullopt;
 }
 
 Decision VllmGptq::decide(const Layer& layer) const {
@@ -72,25 +130,18 @@ Decision VllmGptq::decide(const Layer& layer) const {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
-  bool undecidable = false;
-  const auto rule = first_dynamic(layer.prefix, undecidable);
-  if (undecidable) {
-    decision.by = DecidedBy::undecidable;
-    return decision;
-  }
-  if (rule && m_config.dynamic[*rule].negative) {
-    decision.by = DecidedBy::ignore_entry;
-    decision.ignore_index = rule;
-    decision.target = m_config.dynamic[*rule].key;
-    return decision;
-  }
-  if (layer.kind == LayerKind::lm_head) {
-    decision.by = DecidedBy::no_target;
-    decision.verdict = m_config.lm_head ? Verdict::quantized : Verdict::dense;
-    return decision;
-  }
-  if (layer.kind == LayerKind::experts || sglang) {
-    // vLLM's MoE layers and every SGLang layer consult dynamic only.
+  if (sglang || layer.kind == LayerKind::experts) {
+    // vLLM's MoE layers (get_moe_quant_method, auto_gptq.py) and every SGLang layer consult
+    // dynamic only.
+    if (auto dynamic = decide_dynamic(layer)) {
+      return *dynamic;
+    }
+    if (layer.kind == LayerKind::lm_head) {
+      decision.verdict = m_config.lm_head ? Verdict::quantized : Verdict::dense;
+      return decision;
+    }
+    bool undecidable = false;
+    const auto rule = first_dynamic(layer.prefix, undecidable);
     decision.verdict = Verdict::quantized;
     decision.by = DecidedBy::target_name;
     decision.target = rule     ? m_config.dynamic[*rule].key
@@ -98,29 +149,40 @@ Decision VllmGptq::decide(const Layer& layer) const {
                                : std::string("(GPTQ MoE default)");
     return decision;
   }
-  const std::string last(last_component(layer.prefix));
-  if (const auto* shards = m_model.shards_of(last)) {
-    size_t hits = 0;
-    for (const std::string& shard : *shards) {
-      const std::string name = replace_all(layer.prefix, last, shard);
-      decision.shards.push_back(name);
-      decision.shard_ignored.push_back(!in_list(name));
-      hits += in_list(name) ? 1U : 0U;
-    }
-    if (hits != 0 && hits != shards->size()) {
-      decision.verdict = Verdict::load_error;
-      decision.by = DecidedBy::fused_disagree;
-      decision.error = "ValueError: Detected some but not all shards of " + layer.prefix +
-                       " are quantized. All shards of fused layers to have the same precision.";
-      return decision;
-    }
-    decision.verdict = hits != 0 ? Verdict::quantized : Verdict::dense;
-  } else {
-    decision.verdict = in_list(layer.prefix) ? Verdict::quantized : Verdict::dense;
+  // get_linear_quant_method (utils/gptq_utils.py): the head is a candidate only with "lm_head"
+  // truthy; otherwise it gets no quant method, whatever dynamic says.
+  if (layer.kind == LayerKind::lm_head && !m_config.lm_head) {
+    decision.target = "lm_head";
+    return decision;
   }
-  decision.by =
-      decision.verdict == Verdict::quantized ? DecidedBy::target_name : DecidedBy::no_target;
+  // is_layer_gptq_quantized runs first and raises for shards that disagree, before dynamic.
+  const std::vector<std::string> names = tested_names(layer);
+  size_t hits = 0;
+  const bool fused = m_model.shards_of(last_component(layer.prefix)) != nullptr;
+  for (const std::string& name : names) {
+    const bool hit = listed(name);
+    hits += hit ? 1U : 0U;
+    if (fused) {
+      decision.shards.push_back(name);
+      decision.shard_ignored.push_back(!hit);
+    }
+  }
   decision.target = "modules_in_block_to_quantize";
+  if (hits != 0 && hits != names.size()) {
+    decision.verdict = Verdict::load_error;
+    decision.by = DecidedBy::fused_disagree;
+    decision.error = "ValueError: Detected some but not all shards of " + layer.prefix +
+                     " are quantized. All shards of fused layers to have the same precision.";
+    return decision;
+  }
+  if (hits == 0) {
+    return decision; // dense whatever dynamic says
+  }
+  if (auto dynamic = decide_dynamic(layer)) {
+    return *dynamic;
+  }
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_name;
   return decision;
 }
 
@@ -144,53 +206,61 @@ std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& la
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
-  bool decided = false;
-  for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
-    const auto& rule = m_config.dynamic[i];
-    bool matched = false;
-    if (m_patterns[i]) {
-      matched = m_patterns[i]->matches(layer.prefix, MatchMode::match).value_or(false);
+  const auto dynamic_lines = [&] {
+    bool decided = false;
+    for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+      const auto& rule = m_config.dynamic[i];
+      bool matched = false;
+      if (m_patterns[i]) {
+        matched = m_patterns[i]->matches(layer.prefix, MatchMode::match).value_or(false);
+      }
+      lines.emplace_back("dynamic[" + std::to_string(i) + "]",
+                         "\"" + rule.key + "\" " +
+                             (!m_patterns[i] ? std::string("is not a valid regex")
+                              : matched      ? std::string("matches ") + layer.prefix +
+                                              (rule.negative ? ": dense, first match wins"
+                                                             : ": stops the scan (positive rule)")
+                                        : "does not match " + layer.prefix));
+      if (matched) {
+        decided = true;
+        break;
+      }
     }
-    lines.emplace_back("dynamic[" + std::to_string(i) + "]",
-                       "\"" + rule.key + "\" " +
-                           (!m_patterns[i] ? std::string("is not a valid regex")
-                            : matched      ? std::string("matches ") + layer.prefix +
-                                            (rule.negative ? ": dense, first match wins"
-                                                           : ": stops the scan (positive rule)")
-                                      : "does not match " + layer.prefix));
-    if (matched) {
-      decided = true;
-      break;
+    if (!decided) {
+      lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
     }
+  };
+  if (sglang || layer.kind == LayerKind::experts) {
+    dynamic_lines();
+    if (sglang) {
+      lines.emplace_back("default",
+                         "SGLang reads no modules_in_block_to_quantize: a layer no negative rule "
+                         "matches is quantized");
+    }
+    return verdict();
   }
-  if (!decided) {
-    lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
-  }
-  if (sglang) {
-    lines.emplace_back("default",
-                       "SGLang reads no modules_in_block_to_quantize: a layer no negative rule "
-                       "matches is quantized");
+  if (layer.kind == LayerKind::lm_head && !m_config.lm_head) {
+    lines.emplace_back("lm_head",
+                       "\"lm_head\" is not true: vLLM gives the head no quant method (dynamic and "
+                       "modules_in_block_to_quantize are not read)");
     return verdict();
   }
   const std::string source = m_config.modules_in_block
                                  ? std::string("modules_in_block_to_quantize")
                                  : std::string("the module list vLLM derives from the headers");
-  std::vector<std::string> names{layer.prefix};
-  const std::string last(last_component(layer.prefix));
-  if (const auto* shards = m_model.shards_of(last)) {
-    names.clear();
-    for (const std::string& shard : *shards) {
-      names.push_back(replace_all(layer.prefix, last, shard));
-    }
-  }
-  for (const std::string& name : names) {
+  bool any = false;
+  for (const std::string& name : tested_names(layer)) {
     const auto hit = std::find_if(m_list.begin(), m_list.end(), [&](const std::string& entry) {
       return name.find(entry) != std::string::npos;
     });
+    any = any || hit != m_list.end();
     lines.emplace_back("list",
                        hit == m_list.end()
                            ? "no entry of " + source + " is a substring of " + name
                            : "\"" + *hit + "\" of " + source + " is a substring of " + name);
+  }
+  if (decision.verdict != Verdict::load_error && any) {
+    dynamic_lines(); // get_linear_quant_method reads dynamic after the list test
   }
   return verdict();
 }

@@ -2,12 +2,80 @@
 #include <qpatch/quant/gptq.hpp>
 
 namespace qpatch::quant {
+
+namespace {
+
+// Python's bool(value) for a JSON value: vLLM tests "lm_head" and the module list by truthiness.
+bool truthy(const json::Json& value) {
+  if (value.is_null()) {
+    return false;
+  }
+  if (value.is_boolean()) {
+    return value.get<bool>();
+  }
+  if (value.is_number_integer() || value.is_number_unsigned()) {
+    return value.get<int64_t>() != 0;
+  }
+  if (value.is_number_float()) {
+    return value.get<double>() != 0.0;
+  }
+  if (value.is_string()) {
+    return !value.get_ref<const std::string&>().empty();
+  }
+  return !value.empty(); // array, object
+}
+
+// The code points of `text` (UTF-8), each as a string: what iterating a Python str yields.
+std::vector<std::string> code_points(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t n = 1;
+    while (pos + n < text.size() && (static_cast<unsigned char>(text[pos + n]) & 0xC0U) == 0x80U) {
+      ++n;
+    }
+    out.push_back(text.substr(pos, n));
+    pos += n;
+  }
+  return out;
+}
+
+struct ListReader {
+  std::vector<std::string>& names;
+  std::vector<GptqListEntry>& entries;
+
+  void add(std::string name, std::vector<std::string> array, size_t index) {
+    names.push_back(std::move(name));
+    entries.push_back({std::move(array), index});
+  }
+  // flatten_list (utils/gptq_utils.py): nested lists are flattened at any depth.
+  void flatten(const json::Json& value, const std::vector<std::string>& array) {
+    size_t i = 0;
+    for (const auto& item : value) {
+      if (item.is_string()) {
+        add(item.get<std::string>(), array, i);
+      } else if (item.is_array()) {
+        std::vector<std::string> inner = array;
+        inner.push_back(std::to_string(i));
+        flatten(item, inner);
+      }
+      ++i;
+    }
+  }
+};
+
+} // namespace
+
 Result<GptqConfig> read_gptq(const ConfigFile& file) {
   const json::Json& config = file.config();
   const std::string base = pointer_text(file.pointer);
   GptqConfig gptq;
-  if (const auto it = config.find("lm_head"); it != config.end() && it->is_boolean()) {
-    gptq.lm_head = it->get<bool>();
+  gptq.in_hf_config =
+      file.name == "config.json" && file.pointer == std::vector<std::string>{"quantization_config"};
+  // AutoGPTQConfig.from_config reads get_from_keys_or(config, ["lm_head"], default=False) and
+  // get_linear_quant_method tests it by truthiness (auto_gptq.py, utils/gptq_utils.py, vLLM
+  // main 017e9f4).
+  if (const auto it = config.find("lm_head"); it != config.end()) {
+    gptq.lm_head = truthy(*it);
   }
   if (const auto it = config.find("dynamic"); it != config.end() && !it->is_null()) {
     if (!it->is_object()) {
@@ -22,26 +90,49 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
       gptq.dynamic.push_back(std::move(rule));
     }
   }
-  if (const auto it = config.find("modules_in_block_to_quantize");
-      it != config.end() && !it->is_null()) {
-    if (!it->is_array()) {
-      return field_error(file, base + "/modules_in_block_to_quantize", "expected a list");
-    }
-    std::vector<std::string> names;
-    for (const auto& item : *it) {
-      // vLLM flattens a list of lists.
-      if (item.is_array()) {
-        for (const auto& inner : item) {
-          if (inner.is_string()) {
-            names.push_back(inner.get<std::string>());
-          }
-        }
-      } else if (item.is_string()) {
-        names.push_back(item.get<std::string>());
-      }
-    }
-    gptq.modules_in_block = std::move(names);
+  const std::string list_key = "modules_in_block_to_quantize";
+  const auto found = config.find(list_key);
+  if (found == config.end()) {
+    return gptq;
   }
+  const json::Json& raw = found.value();
+  gptq.has_list = raw.is_array();
+  gptq.list_append_to = {list_key};
+  // maybe_update_config (auto_gptq.py, vLLM main 017e9f4) keeps the list only when it is truthy:
+  // absent, null and [] alike make vLLM derive it from the headers.
+  if (!truthy(raw)) {
+    return gptq;
+  }
+  if (!raw.is_array()) {
+    return field_error(file, base + "/" + list_key, "expected a list");
+  }
+  std::vector<std::string> names;
+  ListReader reader{names, gptq.list_entries};
+  bool nested = false;
+  for (const auto& item : raw) {
+    nested = item.is_array();
+    break;
+  }
+  if (nested) {
+    // is_list_of(..., list) looks at the first item only; maybe_update_config then iterates
+    // every item one level down, so a string beside the lists is cut into its characters.
+    size_t i = 0;
+    for (const auto& item : raw) {
+      if (item.is_array()) {
+        const std::vector<std::string> array{list_key, std::to_string(i)};
+        reader.flatten(item, array);
+        gptq.list_append_to = array;
+      } else if (item.is_string()) {
+        for (std::string& piece : code_points(item.get<std::string>())) {
+          reader.add(std::move(piece), {list_key}, i);
+        }
+      }
+      ++i;
+    }
+  } else {
+    reader.flatten(raw, {list_key});
+  }
+  gptq.modules_in_block = std::move(names);
   return gptq;
 }
 

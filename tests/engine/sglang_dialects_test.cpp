@@ -27,8 +27,12 @@ protected:
       LayerKind::experts, "mtp.layers.0.mlp.experts", "mtp.layers.0.mlp.experts", "FusedMoE", {}};
 
   std::string gptq(Engine engine, std::vector<quant::GptqRule> rules, const Layer& layer) const {
-    const quant::GptqConfig config{
-        std::move(rules), true, std::vector<std::string>{"self_attn.q_proj"}, false};
+    quant::GptqConfig config;
+    config.dynamic = std::move(rules);
+    config.has_dynamic = true;
+    config.modules_in_block = std::vector<std::string>{"self_attn.q_proj"};
+    config.in_hf_config = true; // config.json's quantization_config, where vLLM's Qwen3.5 MTP
+                                // special case looks
     return verdict_text(VllmGptq(config, model, {}, engine).decide(layer));
   }
   std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // How vLLM decides whether a layer is quantized under a GPTQ config (AutoGPTQConfig,
 // layers/quantization/auto_gptq.py and utils/gptq_utils.py, vLLM main 017e9f4; engines.md §4):
-//   - `dynamic` keys are tried in file order and the first re.match decides: a "-:" key makes
-//     the layer dense at once; any other key ("+:" or bare) stops the scan and only overrides
+//   - a Linear (and the head when "lm_head" is truthy) is first tested against
+//     `modules_in_block_to_quantize` (is_layer_gptq_quantized, called before dynamic by
+//     get_linear_quant_method): an entry that is a substring of its name lists it; each shard of
+//     a fused layer is tested, and shards that disagree make vLLM raise before `dynamic` is
+//     read. A falsy list (absent, null, []) is derived from the headers of every *.safetensors
+//     file (maybe_update_config): the modules of every tensor not F16, BF16 or F32.
+//   - then `dynamic` keys are tried in file order and the first re.match decides: a "-:" key
+//     makes the layer dense; any other key ("+:" or bare) stops the scan and only overrides
 //     fields, so an earlier positive rule shadows a later negative one. Keys are matched against
-//     vLLM's fused names (qkv_proj, gate_up_proj, mlp.experts) and are never renamed.
-//   - otherwise a Linear is quantized iff some `modules_in_block_to_quantize` entry is a
-//     substring of its name (each shard of a fused layer; shards must agree). Absent, the list
-//     is derived from the headers of every *.safetensors file: modules with a non-float tensor.
-//   - MoE experts consult `dynamic` only; lm_head is quantized only with "lm_head": true.
+//     vLLM's fused names (qkv_proj, gate_up_proj, mlp.experts) and are never renamed. The layer
+//     is quantized when it is listed and no negative key matched.
+//   - MoE experts consult `dynamic` only (get_moe_quant_method); with "lm_head" falsy the head
+//     gets no quant method at all.
 //   - Qwen3.5 MTP (since 2026-07-23, #48816): a "-:" key containing the text "mtp" makes the
 //     MTP decoder layers dense; mtp.fc is not covered.
 // SGLang (layers/quantization/gptq/gptq.py and the get_linear_quant_method it calls; sglang
@@ -19,6 +24,7 @@
 // nn.Linear.
 #pragma once
 
+#include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
@@ -30,6 +36,11 @@
 #include <vector>
 
 namespace qpatch::engine {
+
+// Return the module list vLLM derives when the config's is falsy (maybe_update_config,
+// auto_gptq.py): for every tensor of every *.safetensors file whose dtype is not F16, BF16 or
+// F32, its name up to the last dot (the whole name when it has none).
+std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventory);
 
 class VllmGptq {
 public:
@@ -47,9 +58,16 @@ public:
   const quant::GptqConfig& config() const { return m_config; }
   // True when the Qwen3.5 MTP special case applies (a "-:" key containing "mtp").
   bool mtp_special_case() const;
+  // Return the names is_layer_gptq_quantized tests for `layer`: each shard of a fused layer
+  // (its prefix with the fused name replaced), else the prefix itself.
+  std::vector<std::string> tested_names(const Layer& layer) const;
+  // True when an entry of the list, as vLLM reads it, is a substring of `name`.
+  bool listed(const std::string& name) const;
+  // Return `entry` as vLLM reads it after apply_vllm_mapper (dotted entries are renamed).
+  std::string as_read(const std::string& entry) const;
 
 private:
-  bool in_list(const std::string& name) const;
+  std::optional<Decision> decide_dynamic(const Layer& layer) const;
 
   quant::GptqConfig m_config;
   ModelInfo m_model;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A read-only view of a GPTQ quantization config (quant_method "gptq", also written by
 // AutoRound's GPTQ exporter): the `dynamic` rules in file order (order decides: first match
-// wins), `modules_in_block_to_quantize` (flattened) and `lm_head`.
+// wins), `modules_in_block_to_quantize` as vLLM reads it (flattened), and `lm_head`.
 #pragma once
 
 #include <qpatch/error.hpp>
@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace qpatch::quant {
@@ -19,11 +20,35 @@ struct GptqRule {
   std::string pattern; // the key without its "-:" / "+:" prefix
 };
 
+// Where one entry of `modules_in_block_to_quantize` sits in the file, so a fix can remove it.
+// The characters vLLM cuts out of one string share that string's place.
+struct GptqListEntry {
+  std::vector<std::string> array; // the array holding it, below the config object
+  size_t index = 0;               // its index there
+  bool operator<(const GptqListEntry& other) const {
+    return std::tie(array, index) < std::tie(other.array, other.index);
+  }
+  bool operator==(const GptqListEntry& other) const {
+    return array == other.array && index == other.index;
+  }
+};
+
 struct GptqConfig {
   std::vector<GptqRule> dynamic;
   bool has_dynamic = false;
-  std::optional<std::vector<std::string>> modules_in_block; // absent: derived from the headers
-  bool lm_head = false;
+  // The entries vLLM tests, flattened as it flattens them; nothing when the value is falsy
+  // (absent, null, []): vLLM then derives the list from the headers.
+  std::optional<std::vector<std::string>> modules_in_block;
+  bool lm_head = false; // Python truthiness of "lm_head", as vLLM tests it
+  // Parallel to *modules_in_block: where each entry is written.
+  std::vector<GptqListEntry> list_entries;
+  // The array new entries go to (the last inner array of a list of lists), and whether the key
+  // is in the file with an array value at all.
+  std::vector<std::string> list_append_to;
+  bool has_list = false;
+  // True when the config is config.json's top-level quantization_config: the only place vLLM's
+  // Qwen3.5 MTP special case looks for `dynamic` (hf_config.quantization_config).
+  bool in_hf_config = false;
 };
 
 Result<GptqConfig> read_gptq(const ConfigFile& file);
