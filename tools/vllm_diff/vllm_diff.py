@@ -191,8 +191,16 @@ class Runner:
             out["problems"].append(("fix:not-idempotent", f"exit {code} then {code2}"))
 
 
+# The arrays and objects a patch may edit: each method's skip list or rule object. Anything
+# else in a file that changes is a violation.
+EDITABLE = {"ignore", "dynamic", "modules_in_block_to_quantize", "extra_config",
+            "modules_to_not_convert", "ignored_layers", "exclude_modules",
+            "llm_int8_skip_modules", "quantized_layers"}
+
+
 def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:
-    """The change stays inside one array or object of the document (per file)."""
+    """Every change lies inside an edited skip list or rule object (or the index's
+    weight_map), and the bytes outside them are untouched."""
     if not name.endswith(".json"):
         return True
     try:
@@ -205,10 +213,32 @@ def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:
         ok = all(s[:1] == ("weight_map",) or s[:2] == ("metadata", "total_size") for s in spots)
     else:
         spots = _diff_spots(a, b, ())
-        ok = len(spots) <= 1
+        # A key the patch creates shows as its parent object gaining a key: allowed when
+        # the only new or removed keys are editable ones.
+        ok = all(_editable_spot(a, b, s) for s in spots)
+        out["containers"] = max(out.get("containers", 0), len(spots))
     if not ok:
         out["problems"].append(("confined", f"{name}: changed at {sorted(spots)}"))
     return ok
+
+
+def _editable_spot(a, b, spot) -> bool:
+    if spot and spot[-1] in EDITABLE:
+        return True
+    old, new = _get_or(a, spot), _get_or(b, spot)
+    if isinstance(old, dict) and isinstance(new, dict):
+        changed = set(old) ^ set(new)
+        same = all(old[k] == new[k] for k in set(old) & set(new) if k not in EDITABLE)
+        return bool(changed) and changed <= EDITABLE and same
+    return False
+
+
+def _get_or(value, path):
+    for k in path:
+        if not isinstance(value, dict) or k not in value:
+            return None
+        value = value[k]
+    return value
 
 
 def _diff_spots(a, b, path):
