@@ -481,7 +481,8 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   EXPECT_EQ(code, 1);
   // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
   EXPECT_EQ(out,
-            "DIR: bitsandbytes, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: bitsandbytes, judged as vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin "
+            "85de847 loads it\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
             "llm_int8_skip_modules)\n"

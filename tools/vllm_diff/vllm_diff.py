@@ -223,8 +223,8 @@ def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:
 
 
 def _editable_spot(a, b, spot) -> bool:
-    if spot and spot[-1] in EDITABLE:
-        return True
+    if any(k in EDITABLE for k in spot):
+        return True  # inside an edited list or rule object (a rewritten extra_config value)
     old, new = _get_or(a, spot), _get_or(b, spot)
     if isinstance(old, dict) and isinstance(new, dict):
         changed = set(old) ^ set(new)
@@ -253,7 +253,8 @@ def _diff_spots(a, b, path):
                 spots |= _diff_spots(a[k], b[k], path + (k,))
         return spots
     if a != b:
-        return {path[:-1] if not isinstance(a, (list, dict)) else path}
+        container = isinstance(a, (list, dict)) or isinstance(b, (list, dict))
+        return {path if container else path[:-1]}
     return set()
 
 
