@@ -186,5 +186,43 @@ TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
             "  status      clean\n");
 }
 
+// vLLM refuses some configs before it builds a layer (each method's from_config): reported as
+// config_rejected with vLLM's own exception, whatever the skip lists say.
+TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
+  write(config("Qwen3_5ForCausalLM",
+               "{\"bits\": 3, \"group_size\": 32, \"desc_act\": false, \"sym\": true, "
+               "\"quant_method\": \"gptq\"}"),
+        {{"lm_head.weight", "BF16", {256, 64}},
+         {"model.layers.0.mlp.down_proj.qweight", "I32", {8, 64}},
+         {"model.layers.0.mlp.down_proj.qzeros", "I32", {2, 8}},
+         {"model.layers.0.mlp.down_proj.scales", "F16", {2, 64}},
+         {"model.layers.0.mlp.down_proj.g_idx", "I32", {64}}});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  not fixable config.json /quantization_config: vLLM refuses this quantization "
+            "config before it builds any layer: ValueError: Unsupported quantization config: "
+            "bits=3, sym=True\n"
+            "  status      unfixable\n");
+}
+
+TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
+  std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}}};
+  awq(tensors, "model.layers.0.mlp.down_proj");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"group_size\": 32, \"zero_point\": true, \"modules_to_not_convert\": "
+               "[\"lm_head\"], \"quant_method\": \"awq\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  not fixable config.json /quantization_config: vLLM refuses this quantization "
+            "config before it builds any layer: ValueError: Cannot find any of ['w_bit', 'bits'] "
+            "in the model's quantization config.\n"
+            "  status      unfixable\n");
+}
+
 } // namespace
 } // namespace qpatch::cli

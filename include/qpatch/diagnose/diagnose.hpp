@@ -33,6 +33,7 @@ enum class FindingKind {
   duplicate_tensor,          // one tensor in two loaded files
   undecidable,               // a regex gave up, or cannot be compiled
   unsupported_method,        // a quant_method this version does not judge
+  config_rejected,           // the engine refuses the quantization config itself
 };
 std::string_view to_string(FindingKind kind);
 
