@@ -335,6 +335,35 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
     removed.clear();
     fixpoint();
   }
+  // FP8 likewise: an emptied `ignored_layers` makes Fp8Config.from_config fall back to
+  // `modules_to_not_convert` (fp8.py: `if not ignored_layers`). The fix empties the one and
+  // goes on with the other.
+  std::optional<ArrayChange> emptied;
+  const json::Json& config = active.config();
+  if (method == SkipListMethod::fp8 && list.key == "ignored_layers" && !list.entries.empty() &&
+      appended.empty() && removed.size() == list.entries.size() &&
+      config.contains("modules_to_not_convert") && config["modules_to_not_convert"].is_array() &&
+      !config["modules_to_not_convert"].empty()) {
+    emptied.emplace();
+    emptied->file = active.name;
+    emptied->pointer = active.pointer;
+    emptied->pointer.push_back(list.key);
+    for (size_t i = 0; i < list.entries.size(); ++i) {
+      emptied->remove.push_back(i);
+      emptied->removed_values.push_back(list.entries[i]);
+    }
+    list = SkipList{};
+    list.key = "modules_to_not_convert";
+    list.exists = true;
+    for (const auto& item : config["modules_to_not_convert"]) {
+      if (item.is_string()) {
+        list.entries.push_back(item.get<std::string>());
+      }
+    }
+    list.written = list.entries.size();
+    removed.clear();
+    fixpoint();
+  }
   const auto word_for = [&](engine::Engine engine) {
     return [&, engine](const LayerView& view, const Decision& decision) {
       if (decision.verdict == Verdict::load_error) {
@@ -346,7 +375,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
                              (decision.by == DecidedBy::target_name
                                   ? "their quantized_layers entry (" + decision.target + ")"
                                   : method_name) +
-                             " (not in " + list.key + ")");
+                             " (not in " + skip_list.list.key + ")");
       }
       if (decision.by == DecidedBy::no_target) {
         return std::pair(FindingKind::quantized_untargeted,
@@ -356,8 +385,8 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       }
       if (decision.by == DecidedBy::ignore_entry) {
         return std::pair(FindingKind::quantized_made_dense,
-                         "stored " + view.stored + " but made dense by " + list.key + " entry " +
-                             quoted(skip_list.list.entries.at(*decision.ignore_index)));
+                         "stored " + view.stored + " but made dense by " + skip_list.list.key +
+                             " entry " + quoted(skip_list.list.entries.at(*decision.ignore_index)));
       }
       return std::pair(FindingKind::engine_builds_dense,
                        "stored " + view.stored + " but " +
@@ -480,6 +509,9 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   if (edit) {
     diagnosis.array_changes.push_back(std::move(change));
+  }
+  if (emptied) {
+    diagnosis.array_changes.push_back(std::move(*emptied));
   }
   return ok_status();
 }

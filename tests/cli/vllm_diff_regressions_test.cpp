@@ -186,6 +186,39 @@ TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
             "  status      clean\n");
 }
 
+void fp8(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".weight", "F8_E4M3", {64, 64}});
+  out.push_back({module + ".weight_scale_inv", "F32", {1, 1}});
+}
+
+// fp8.py Fp8Config.from_config reads modules_to_not_convert when ignored_layers is empty: a fix
+// that empties ignored_layers must go on with the list vLLM then reads (it used to stop, and
+// the verification of its own plan failed: exit 70).
+TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotConvert) {
+  std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}}};
+  fp8(tensors, "model.layers.0.mlp.down_proj");
+  fp8(tensors, "mtp.fc");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"activation_scheme\": \"dynamic\", \"ignored_layers\": [\"mtp.fc\"],\n"
+               "    \"modules_to_not_convert\": [\"model.layers.0.mlp.down_proj\", \"lm_head\"],\n"
+               "    \"quant_method\": \"fp8\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "  mtp head    1 linear fp8-block in model.safetensors\n"
+            "  fixable     mtp.fc: 1 module stored fp8-block but made dense by ignored_layers "
+            "entry \"mtp.fc\"\n"
+            "  would patch config.json: -2 (model.layers.0.mlp.down_proj, mtp.fc)\n"
+            "  status      needs-patch\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(quantization_config(),
+            R"({"activation_scheme":"dynamic","ignored_layers":[],)"
+            R"("modules_to_not_convert":["lm_head"],"quant_method":"fp8"})");
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
 // vLLM refuses some configs before it builds a layer (each method's from_config): reported as
 // config_rejected with vLLM's own exception, whatever the skip lists say.
 TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
