@@ -344,6 +344,14 @@ def describe(case: Case, result: dict) -> str:
     return "\n".join(lines)
 
 
+def _commit_of(root: str) -> str:
+    """The checkout's commit: `git rev-parse HEAD`, or $VLLM_COMMIT for an exported tree."""
+    p = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if p.returncode == 0:
+        return p.stdout.strip()[:12]
+    return os.environ.get("VLLM_COMMIT", "unknown commit (not a git checkout; set VLLM_COMMIT)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
@@ -364,8 +372,10 @@ def main() -> int:
         ap.error("give --vllm-src or set VLLM_SRC")
     engine = VllmEngine(args.vllm_src, args.bnb_src)
     methods = args.method or [m for m in GENERATORS if m != "bitsandbytes" or args.bnb_src]
-    print(f"vLLM source {args.vllm_src} (harness written against {VLLM_COMMIT[:12]}); "
-          f"qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
+    commit = _commit_of(args.vllm_src)
+    print(f"vLLM source {args.vllm_src} at {commit} (harness written against "
+          f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
+          f"; qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
     failed = False
     with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
         runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine)
