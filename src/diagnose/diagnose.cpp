@@ -658,7 +658,13 @@ void judge_compressed_tensors(const Inventory& inventory,
       std::string key;
       if (decision.by == DecidedBy::undecidable) {
         kind = FindingKind::undecidable;
-        key = "could not be judged: a regex gave up (match limit)";
+        std::string entries;
+        for (const std::string& entry : before.exhausted_entries()) {
+          entries += (entries.empty() ? "" : ", ") + quoted(entry);
+        }
+        key = "could not be judged: " +
+              (entries.empty() ? std::string("a regex") : "the regex entry " + entries) +
+              " gave up (match limit), and is not tried again";
       } else if (decision.verdict == Verdict::load_error) {
         kind = FindingKind::fused_shards_disagree;
         key = "are judged as one layer (" + layer.name + ") but " +

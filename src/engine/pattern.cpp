@@ -8,7 +8,9 @@
 #include <pcre2.h>
 
 #include <array>
+#include <atomic>
 #include <mutex>
+#include <unordered_map>
 
 namespace qpatch::engine {
 
@@ -24,6 +26,10 @@ struct Pattern::Code {
   pcre2_match_context* context = nullptr;
   mutable std::array<std::once_flag, 3> prepared;  // by MatchMode
   mutable std::array<pcre2_code*, 3> by_mode = {}; // owned, except search's (== code)
+  // Set when a match hit a limit: the pattern is undecidable from then on, for every subject
+  // and mode, without trying again. A pathological entry (`re:^([\w.]+)+[^\w.]$`) then costs
+  // one limit per run instead of one per module name (28.7 s on a 27B layout).
+  mutable std::atomic<bool> exhausted{false};
   ~Code() {
     for (size_t m = 0; m < by_mode.size(); ++m) {
       if (by_mode[m] != code) {
@@ -91,6 +97,19 @@ Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view sour
                       "pattern is " + std::to_string(pattern.size()) + " characters, over the " +
                           std::to_string(limits::k_max_pattern_size) + "-character limit");
   }
+  // One compiled copy per pattern text for the whole run, shared by every judge and engine
+  // view: a pattern that gave up stays given up (Code::exhausted), whoever asks next.
+  static std::mutex interned_mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const Code>> interned;
+  {
+    const std::lock_guard<std::mutex> lock(interned_mutex);
+    if (const auto found = interned.find(std::string(pattern)); found != interned.end()) {
+      Pattern result;
+      result.m_code = found->second;
+      result.m_text = std::string(pattern);
+      return result;
+    }
+  }
   const std::string translated = translate(pattern);
   int error_code = 0;
   PCRE2_SIZE error_offset = 0;
@@ -121,10 +140,19 @@ Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view sour
   Pattern result;
   result.m_code = std::move(compiled);
   result.m_text = std::string(pattern);
+  const std::lock_guard<std::mutex> lock(interned_mutex);
+  interned.emplace(result.m_text, result.m_code);
   return result;
 }
 
+bool Pattern::exhausted() const {
+  return m_code->exhausted.load(std::memory_order_relaxed);
+}
+
 std::optional<bool> Pattern::matches(std::string_view subject, MatchMode mode) const {
+  if (m_code->exhausted.load(std::memory_order_relaxed)) {
+    return std::nullopt;
+  }
   const pcre2_code* code = m_code->for_mode(mode);
   uint32_t options = 0;
   if (code == nullptr) { // the anchored copy did not compile (never seen): anchor at match time
@@ -146,6 +174,7 @@ std::optional<bool> Pattern::matches(std::string_view subject, MatchMode mode) c
   if (rc == PCRE2_ERROR_NOMATCH) {
     return false;
   }
+  m_code->exhausted.store(true, std::memory_order_relaxed);
   return std::nullopt;
 }
 

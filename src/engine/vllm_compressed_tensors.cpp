@@ -96,6 +96,26 @@ VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
   }
 }
 
+std::vector<std::string> VllmCompressedTensors::exhausted_entries() const {
+  std::vector<std::string> out;
+  const auto add = [&](const Entry& entry) {
+    if (entry.pattern && entry.pattern->exhausted() &&
+        std::find(out.begin(), out.end(), entry.text) == out.end()) {
+      out.push_back(entry.text);
+    }
+  };
+  for (const Entry& entry : m_ignore) {
+    add(entry);
+  }
+  for (const Target& target : m_targets) {
+    add(target.entry);
+  }
+  for (const Target& target : m_moe_targets) {
+    add(target.entry);
+  }
+  return out;
+}
+
 bool VllmCompressedTensors::matches(const Entry& entry,
                                     const std::string& name,
                                     bool& undecidable) const {

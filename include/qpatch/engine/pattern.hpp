@@ -25,10 +25,13 @@ public:
   static Result<Pattern> compile(std::string_view pattern, std::string_view source);
 
   // Return whether the pattern matches `subject` in `mode`; nothing when PCRE2 gave up (a match
-  // or depth limit): the caller must say "undecidable", never guess.
+  // or depth limit), on this subject or any before it: the caller must say "undecidable",
+  // never guess.
   std::optional<bool> matches(std::string_view subject, MatchMode mode) const;
 
   const std::string& text() const { return m_text; }
+  // True once a match of this pattern hit a limit (every later match is then undecidable).
+  bool exhausted() const;
 
 private:
   struct Code;

@@ -68,6 +68,8 @@ public:
 
   // Return what vLLM builds for `layer`.
   Decision decide(const Layer& layer) const;
+  // Return the `re:` entries (ignore, then targets) whose regex gave up on some name.
+  std::vector<std::string> exhausted_entries() const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
   std::vector<std::pair<std::string, std::string>> trace(const Layer& layer) const;
   // Return the index of the first ignore entry that matches vLLM name `prefix`, or nothing.
