@@ -7,11 +7,21 @@
 #include <iostream>
 #include <sstream>
 
+namespace {
+
+constexpr const char* k_usage =
+    "usage: qpatch-synth LAYOUT DIR [--config FILE]\n"
+    "layouts: qwen3.5-27b-w4a16-mtp, qwen3.6-27b-w4a16-packed-mtp, kimi-k2-w4a16\n";
+
+} // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << k_usage; // asked for: a result, on stdout, exit 0
+    return 0;
+  }
   if (argc != 3 && argc != 5) {
-    std::cerr
-        << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|qwen3.6-27b-w4a16-packed-mtp|kimi-k2-w4a16 "
-           "DIR [--config FILE]\n";
+    std::cerr << k_usage;
     return 2;
   }
   const std::string layout = argv[1];
@@ -23,7 +33,7 @@ int main(int argc, char** argv) {
   } else if (layout == "kimi-k2-w4a16") {
     spec = qpatch::synth::kimi_k2_w4a16();
   } else {
-    std::cerr << "qpatch-synth: unknown layout '" << layout << "'\n";
+    std::cerr << "qpatch-synth: error: unknown layout '" << layout << "'\n" << k_usage;
     return 2;
   }
   if (argc == 5) {
