@@ -13,6 +13,7 @@
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/vllm_config_checks.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <algorithm>
@@ -64,6 +65,8 @@ std::string_view to_string(FindingKind kind) {
     return "undecidable";
   case FindingKind::unsupported_method:
     return "unsupported_method";
+  case FindingKind::config_rejected:
+    return "config_rejected";
   }
   return "unknown";
 }
@@ -890,6 +893,21 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       diagnosis.quant_method == "modelopt_fp4") {
     std::vector<Finding> inventory_part = std::move(diagnosis.findings);
     diagnosis.findings.clear();
+    if (modelled.has(engine::Engine::vllm)) {
+      if (auto rejection =
+              engine::vllm_config_rejection(diagnosis.quant_method, active->config())) {
+        Finding finding;
+        finding.kind = FindingKind::config_rejected;
+        finding.label = active->name;
+        const std::string where = quant::pointer_text(active->pointer);
+        finding.detail =
+            active->name + (where.empty() ? "" : " " + where) +
+            ": vLLM refuses this quantization config before it builds any layer: " + *rejection;
+        finding.engines = {"vllm"};
+        finding.engine_error = *rejection;
+        diagnosis.findings.push_back(std::move(finding));
+      }
+    }
     auto status =
         diagnosis.quant_method == "gptq"
             ? detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis)

@@ -30,6 +30,9 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   const Layer* layer = nullptr;
   const Module* module = nullptr;
   for (const Layer& candidate : layers) {
+    if (candidate.draft) {
+      continue; // the target's layer over the same modules is the one traced
+    }
     for (const uint32_t m : candidate.modules) {
       if (modules[m].name == name) {
         layer = &candidate;

@@ -32,6 +32,29 @@ using engine::Verdict;
 
 namespace {
 
+// auto_awq.py AutoAWQConfig.maybe_update_config: an absent or empty list (it tests truthiness)
+// is derived from the headers: every module none of whose tensors has a dtype other than F16,
+// BF16 or F32 (F8 or F64 tensors make a module "quantized").
+std::vector<std::string> derived_awq_list(const ModuleList& modules,
+                                          const checkpoint::Inventory& inventory) {
+  const auto unquantized = [](safetensors::Dtype dtype) {
+    return dtype == safetensors::Dtype::F16 || dtype == safetensors::Dtype::BF16 ||
+           dtype == safetensors::Dtype::F32;
+  };
+  std::vector<std::string> entries;
+  std::set<std::string> seen;
+  for (const Module& module : modules) {
+    bool all_float = true;
+    for (const uint32_t t : module.tensors) {
+      all_float = all_float && unquantized(inventory.tensors[t].dtype);
+    }
+    if (all_float && seen.insert(std::string(module.name)).second) {
+      entries.emplace_back(module.name);
+    }
+  }
+  return entries;
+}
+
 Result<SkipList> read_skip_list(const quant::ConfigFile& file,
                                 SkipListMethod method,
                                 const ModuleList& modules,
@@ -100,25 +123,9 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
     return status.take_error();
   }
   if (list.entries.empty()) {
-    // auto_awq.py AutoAWQConfig.maybe_update_config: an absent or empty list (it tests
-    // truthiness) is derived from the headers: every module none of whose tensors has a dtype
-    // other than F16, BF16 or F32 (F8 or F64 tensors make a module "quantized").
     list.key = "modules_to_not_convert";
     list.derived = true;
-    const auto unquantized = [](safetensors::Dtype dtype) {
-      return dtype == safetensors::Dtype::F16 || dtype == safetensors::Dtype::BF16 ||
-             dtype == safetensors::Dtype::F32;
-    };
-    std::set<std::string> seen;
-    for (const Module& module : modules) {
-      bool all_float = true;
-      for (const uint32_t t : module.tensors) {
-        all_float = all_float && unquantized(inventory.tensors[t].dtype);
-      }
-      if (all_float && seen.insert(std::string(module.name)).second) {
-        list.entries.emplace_back(module.name);
-      }
-    }
+    list.entries = derived_awq_list(modules, inventory);
   }
   return list;
 }
@@ -137,7 +144,13 @@ std::vector<std::string> exclusion_names(const LayerView& view,
     return {layer.name}; // the substring test must hit "...mlp.experts"
   }
   if (method == SkipListMethod::bitsandbytes) {
-    return {layer.name}; // tested by the fused name; a dotted prefix of it, as written
+    // Tested by the fused name, as vLLM builds it: entries are never renamed (vllm-bnb-plugin),
+    // so the name vLLM asks about is written, and the checkpoint's beside it where it differs
+    // (what transformers' loader compares).
+    if (layer.prefix == layer.name) {
+      return {layer.name};
+    }
+    return {layer.name, layer.prefix};
   }
   std::vector<std::string> names = ignore_names(layer, modules, model);
   if (method == SkipListMethod::awq || method == SkipListMethod::modelopt) {
@@ -243,7 +256,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   QP_TRY_ASSIGN(const SkipListSetting skip_list,
                 skip_list_setting(active, configs, modules, inventory));
   const SkipListMethod method = skip_list.method;
-  const SkipList& list = skip_list.list;
+  SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
   const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
@@ -272,39 +285,84 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
     }
     return std::pair(entries, origin);
   };
-  for (int round = 0; round < 16; ++round) {
-    const auto [entries, origin] = current();
-    bool changed = false;
-    const auto append = [&](const std::string& name, size_t order) {
-      const auto same = [&](const auto& added) { return added.first == name; };
-      if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
-          std::none_of(appended.begin(), appended.end(), same)) {
-        appended.emplace_back(name, order);
-        changed = true;
+  const auto fixpoint = [&] {
+    for (int round = 0; round < 16; ++round) {
+      const auto [entries, origin] = current();
+      bool changed = false;
+      const auto append = [&](const std::string& name, size_t order) {
+        const auto same = [&](const auto& added) { return added.first == name; };
+        if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
+            std::none_of(appended.begin(), appended.end(), same)) {
+          appended.emplace_back(name, order);
+          changed = true;
+        }
+      };
+      for (const auto& [engine, unused] : engines) {
+        const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
+        for (const LayerView& view : views) {
+          if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+            continue;
+          }
+          const Decision decision = judge.decide(*view.layer);
+          const bool error = decision.verdict == Verdict::load_error;
+          if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+            for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
+              append(name, view.order);
+            }
+          } else if (view.disk == Disk::quantized && decision.ignore_index) {
+            if (const auto original = origin.at(*decision.ignore_index)) {
+              changed = removed.insert(*original).second || changed;
+            }
+          }
+        }
       }
-    };
-    for (const auto& [engine, unused] : engines) {
-      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
-      for (const LayerView& view : views) {
-        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-          continue;
-        }
-        const Decision decision = judge.decide(*view.layer);
-        const bool error = decision.verdict == Verdict::load_error;
-        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-          for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
-            append(name, view.order);
-          }
-        } else if (view.disk == Disk::quantized && decision.ignore_index) {
-          if (const auto original = origin.at(*decision.ignore_index)) {
-            changed = removed.insert(*original).second || changed;
-          }
-        }
+      if (!changed) {
+        break;
       }
     }
-    if (!changed) {
-      break;
+  };
+  fixpoint();
+  // A fix that removes every entry of a written AWQ list would leave it falsy, and vLLM would
+  // derive one from the headers after all (maybe_update_config), parents such as a GDN
+  // `linear_attn` (A_log, dt_bias) among its entries. Write the derived list instead, less what
+  // the fixpoint removes from it.
+  std::vector<std::string> replaced; // the written entries the derived list replaces
+  if (method == SkipListMethod::awq && !list.derived && !list.entries.empty() && appended.empty() &&
+      removed.size() == list.entries.size()) {
+    replaced = list.entries;
+    list.entries = derived_awq_list(modules, inventory);
+    list.derived = true;
+    removed.clear();
+    fixpoint();
+  }
+  // FP8 likewise: an emptied `ignored_layers` makes Fp8Config.from_config fall back to
+  // `modules_to_not_convert` (fp8.py: `if not ignored_layers`). The fix empties the one and
+  // goes on with the other.
+  std::optional<ArrayChange> emptied;
+  const json::Json& config = active.config();
+  if (method == SkipListMethod::fp8 && list.key == "ignored_layers" && !list.entries.empty() &&
+      appended.empty() && removed.size() == list.entries.size() &&
+      config.contains("modules_to_not_convert") && config["modules_to_not_convert"].is_array() &&
+      !config["modules_to_not_convert"].empty()) {
+    emptied.emplace();
+    emptied->file = active.name;
+    emptied->pointer = active.pointer;
+    emptied->pointer.push_back(list.key);
+    for (size_t i = 0; i < list.entries.size(); ++i) {
+      emptied->remove.push_back(i);
+      emptied->removed_values.push_back(list.entries[i]);
     }
+    list = SkipList{};
+    list.key = "modules_to_not_convert";
+    list.exists = true;
+    for (const auto& item : config["modules_to_not_convert"]) {
+      if (item.is_string()) {
+        list.entries.push_back(item.get<std::string>());
+      }
+    }
+    list.written = list.entries.size();
+    removed.clear();
+    fixpoint();
   }
   const auto word_for = [&](engine::Engine engine) {
     return [&, engine](const LayerView& view, const Decision& decision) {
@@ -317,7 +375,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
                              (decision.by == DecidedBy::target_name
                                   ? "their quantized_layers entry (" + decision.target + ")"
                                   : method_name) +
-                             " (not in " + list.key + ")");
+                             " (not in " + skip_list.list.key + ")");
       }
       if (decision.by == DecidedBy::no_target) {
         return std::pair(FindingKind::quantized_untargeted,
@@ -327,8 +385,8 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
       }
       if (decision.by == DecidedBy::ignore_entry) {
         return std::pair(FindingKind::quantized_made_dense,
-                         "stored " + view.stored + " but made dense by " + list.key + " entry " +
-                             quoted(list.entries.at(*decision.ignore_index)));
+                         "stored " + view.stored + " but made dense by " + skip_list.list.key +
+                             " entry " + quoted(skip_list.list.entries.at(*decision.ignore_index)));
       }
       return std::pair(FindingKind::engine_builds_dense,
                        "stored " + view.stored + " but " +
@@ -346,7 +404,7 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
     problems.add_storage(views, modules, engine);
   }
   problems.report(diagnosis.findings);
-  const bool edit = !removed.empty() || !appended.empty();
+  const bool edit = !removed.empty() || !appended.empty() || !replaced.empty();
   std::stable_sort(appended.begin(), appended.end(), [](const auto& a, const auto& b) {
     return a.second < b.second;
   });
@@ -356,6 +414,10 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   change.pointer.push_back(list.key);
   change.create = !list.exists;
   std::vector<std::string> final_list; // config.json's list after the fix
+  for (size_t i = 0; i < replaced.size(); ++i) {
+    change.remove.push_back(i);
+    change.removed_values.push_back(replaced[i]);
+  }
   for (size_t i = 0; i < list.entries.size(); ++i) {
     if (list.derived) {
       // The derived list is written (writing the key switches the derivation off), less what
@@ -447,6 +509,9 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   }
   if (edit) {
     diagnosis.array_changes.push_back(std::move(change));
+  }
+  if (emptied) {
+    diagnosis.array_changes.push_back(std::move(*emptied));
   }
   return ok_status();
 }

@@ -16,6 +16,11 @@ std::string_view to_string(Engine engine) {
 }
 
 std::string_view rules_of(Engine engine, std::string_view quant_method) {
+  if (engine == Engine::vllm && quant_method == "bitsandbytes") {
+    // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
+    // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
+    return "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847";
+  }
   if (engine == Engine::sglang && quant_method == "awq") {
     return "sglang 01f67c3 (awq/awq.py)";
   }

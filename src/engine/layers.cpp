@@ -3,6 +3,8 @@
 #include <qpatch/util/name_index.hpp>
 #include <qpatch/util/names.hpp>
 
+#include <algorithm>
+
 namespace qpatch::engine {
 
 using util::last_component;
@@ -29,6 +31,30 @@ std::string_view linear_class(std::string_view last) {
     return "RowParallelLinear";
   }
   return "ColumnParallelLinear";
+}
+
+// With an MTP head on disk, the draft's own ParallelLMHead over the checkpoint's lm_head, where
+// it is named differently from the target's (ModelInfo::draft_lm_head). Not indexed by name: it
+// is the same checkpoint layer judged a second time.
+void add_draft_lm_head(std::vector<Layer>& layers,
+                       const ModuleList& modules,
+                       const ModelInfo& model) {
+  if (model.draft_lm_head.empty() || !model.engine_layers) {
+    return;
+  }
+  const bool has_mtp = std::any_of(modules.begin(), modules.end(), [](const Module& module) {
+    return module.name.substr(0, 4) == "mtp.";
+  });
+  const auto head = std::find_if(layers.begin(), layers.end(), [](const Layer& layer) {
+    return layer.kind == LayerKind::lm_head && layer.name == "lm_head";
+  });
+  if (!has_mtp || head == layers.end() || head->prefix == model.draft_lm_head) {
+    return;
+  }
+  Layer draft = *head;
+  draft.prefix = model.draft_lm_head;
+  draft.draft = true;
+  layers.push_back(std::move(draft));
 }
 
 } // namespace
@@ -112,6 +138,7 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       break;
     }
   }
+  add_draft_lm_head(layers, modules, model);
   return layers;
 }
 

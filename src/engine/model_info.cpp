@@ -105,6 +105,15 @@ ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_la
     }
   }
   info.has_mapper = qwen35_vlm || qwen35_text;
+  if (qwen35_vlm || qwen35_text) {
+    // Qwen3_5MTP (qwen3_5_mtp.py, vLLM main 017e9f4) builds ParallelLMHead(quant_config,
+    // prefix="lm_head") and its load_weights keeps checkpoint names holding "lm_head", so the
+    // checkpoint's head is loaded a second time, into the draft's. The draft's VllmConfig shares
+    // the target's quant config object (llm_base_proposer.py _create_draft_vllm_config:
+    // dataclasses.replace), already renamed by the target's mapper; configure_quant_config
+    // (model_loader/utils.py) only swaps in Qwen3_5MTP.packed_modules_mapping.
+    info.draft_lm_head = "lm_head";
+  }
   if (qwen35_vlm) {
     info.prefix_renames = {{"model.visual.", "visual."},
                            {"lm_head.", "language_model.lm_head."},

@@ -70,8 +70,14 @@ VllmSkipList::VllmSkipList(SkipListMethod method,
                            Engine engine)
     : m_method(method), m_nvfp4(nvfp4), m_engine(engine), m_entries(std::move(entries)),
       m_model(model) {
+  // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
+  // fp8.py, modelopt.py, vLLM main 017e9f4). vllm-bnb-plugin's BitsAndBytesConfig (85de847,
+  // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
+  // #43529, keeps QuantizationConfig's no-op one: its entries are compared as written.
+  const bool renamed = m_method != SkipListMethod::bitsandbytes;
   const auto add = [&](const std::string& entry, size_t origin) {
-    m_mapped.push_back(entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry);
+    m_mapped.push_back(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry)
+                                                                       : entry);
     m_origin.push_back(origin);
   };
   for (size_t i = 0; i < m_entries.size(); ++i) {

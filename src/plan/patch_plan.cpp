@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/jsonedit/array_edit.hpp>
+#include <qpatch/jsonedit/scan.hpp>
 #include <qpatch/limits.hpp>
 #include <qpatch/plan/patch_plan.hpp>
 
@@ -30,14 +31,25 @@ Json::json_pointer to_pointer(const std::vector<std::string>& tokens) {
   return pointer;
 }
 
-// Apply `change` to `text` (creating the array first when the key is absent).
+// Give the key at `pointer` the empty container `raw` ("[]" or "{}"): a member that holds
+// null (or any other non-container, which the engines read as absent) is replaced in place, an
+// absent one is appended to its object.
+Result<std::string> create_container(const std::string& text,
+                                     const std::vector<std::string>& pointer,
+                                     const std::string& raw,
+                                     const std::string& file) {
+  if (const auto span = jsonedit::find_value(text, pointer)) {
+    return text.substr(0, span->begin) + raw + text.substr(span->end);
+  }
+  const std::vector<std::string> parent(pointer.begin(), pointer.end() - 1);
+  return jsonedit::append_member_raw(text, parent, pointer.back(), raw, file);
+}
+
+// Apply `change` to `text` (creating the array first when the key is absent or null).
 Result<std::string> apply_change(const std::string& text, const ArrayChange& change) {
   std::string current = text;
   if (change.create) {
-    std::vector<std::string> parent(change.pointer.begin(), change.pointer.end() - 1);
-    QP_TRY_ASSIGN(
-        current,
-        jsonedit::append_member_raw(current, parent, change.pointer.back(), "[]", change.file));
+    QP_TRY_ASSIGN(current, create_container(current, change.pointer, "[]", change.file));
   }
   jsonedit::ArrayEdit edit{change.pointer, change.remove, change.append};
   return jsonedit::edit_array(current, edit, change.file);
@@ -61,14 +73,11 @@ void apply_change(Json& doc, const ArrayChange& change) {
   array = std::move(kept);
 }
 
-// Apply an object change to `text` (creating the object first when the key is absent).
+// Apply an object change to `text` (creating the object first when the key is absent or null).
 Result<std::string> apply_change(const std::string& text, const diagnose::ObjectChange& change) {
   std::string current = text;
   if (change.create) {
-    std::vector<std::string> parent(change.pointer.begin(), change.pointer.end() - 1);
-    QP_TRY_ASSIGN(
-        current,
-        jsonedit::append_member_raw(current, parent, change.pointer.back(), "{}", change.file));
+    QP_TRY_ASSIGN(current, create_container(current, change.pointer, "{}", change.file));
   }
   jsonedit::ObjectEdit edit{change.pointer, change.remove, {}, change.append};
   for (const std::string& key : change.prepend) {

@@ -59,6 +59,12 @@ std::string vllm_effect(const diagnose::Finding& finding, const std::string& qua
            " while building the fused layer (its shards must agree)";
   case FindingKind::unindexed_tensors:
     return "never opens the file, so its tensors are not loaded";
+  case FindingKind::config_rejected:
+    // Raised while vLLM reads quantization_config (the method's from_config/__init__, see
+    // engine/vllm_config_checks.cpp), before any layer or weight: speculative decoding or not.
+    return finding.engine_error.empty() ? "start-up fails: it refuses the quantization config"
+                                        : "start-up fails: it refuses the quantization config: \"" +
+                                              finding.engine_error + "\"";
   default:
     return "";
   }
@@ -123,10 +129,13 @@ std::string consequence(const diagnose::Finding& finding,
   return out;
 }
 
-std::string plain_engines(const std::vector<std::string>& engines) {
+std::string plain_engines(const std::vector<std::string>& engines,
+                          const std::string& quant_method) {
   // "vllm main 017e9f4 (2026-08-17)" -> "vLLM (main, 2026-08-17)": branch and date say how
-  // recent the rules are; the commit is for bug reports.
-  static const std::regex k_branch_date(R"(^\S+ (\S+) [0-9a-f]{7,40} \((\d{4}-\d\d-\d\d)\)$)");
+  // recent the rules are; the commit is for bug reports. A plugin the method needs stays named
+  // ("with vllm-bnb-plugin"): without that package vLLM main does not load the method at all.
+  static const std::regex k_branch_date(
+      R"(^\S+ (\S+) [0-9a-f]{7,40} \((\d{4}-\d\d-\d\d)\)(?: with (\S+) [0-9a-f]{7,40})?$)");
   std::vector<std::string> names;
   for (const std::string& name : engines) {
     const auto which = engine_named(name);
@@ -135,10 +144,13 @@ std::string plain_engines(const std::vector<std::string>& engines) {
       continue;
     }
     std::string shown(engine::display_name(*which));
-    const std::string rules(engine::rules_of(*which));
+    const std::string rules(engine::rules_of(*which, quant_method));
     std::smatch match;
     if (std::regex_match(rules, match, k_branch_date)) {
       shown += " (" + match[1].str() + ", " + match[2].str() + ")";
+      if (match[3].matched) {
+        shown += " with " + match[3].str();
+      }
     }
     names.push_back(shown);
   }

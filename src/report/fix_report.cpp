@@ -118,9 +118,10 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
              "\n";
       continue;
     }
-    const std::string what = outcome.quant_method.empty() ? std::string("not quantized")
-                                                          : outcome.quant_method + ", judged for " +
-                                                                plain_engines(outcome.engines);
+    const std::string what = outcome.quant_method.empty()
+                                 ? std::string("not quantized")
+                                 : outcome.quant_method + ", judged for " +
+                                       plain_engines(outcome.engines, outcome.quant_method);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
     if (verbose && !outcome.engine_rules.empty()) {
       out += line("rules", Role::dim, outcome.engine_rules);

@@ -340,8 +340,10 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
                     "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ]\n}\n",
                     Packing::gptq});
   write("quantize_config.json",
-        "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:.mtp.\": {}\n  },\n"
-        "  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ]\n}\n");
+        "{\n  \"bits\": 4,\n  \"desc_act\": false,\n  \"dynamic\": {\n    \"-:.mtp.\": {}\n  },\n"
+        "  \"group_size\": 32,\n"
+        "  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ],\n"
+        "  \"sym\": true\n}\n");
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
@@ -362,8 +364,9 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
   EXPECT_EQ(
       read("quantize_config.json"),
-      "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n    \"-:.mtp.\": {}\n"
-      "  },\n  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ]\n}\n");
+      "{\n  \"bits\": 4,\n  \"desc_act\": false,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n"
+      "    \"-:.mtp.\": {}\n  },\n  \"group_size\": 32,\n  \"modules_in_block_to_quantize\": [\n"
+      "    \"self_attn\",\n    \"mlp\"\n  ],\n  \"sym\": true\n}\n");
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
 }
 

@@ -20,10 +20,30 @@ using test::Head;
 using test::HeadFile;
 using test::Packing;
 
+// The fields vLLM requires of every config of `method` (each from_config reads them with
+// get_from_keys and refuses a config without them), unless `fields` sets them already.
+std::string required_fields(const std::string& method, const std::string& fields) {
+  const auto absent = [&](const char* key) {
+    return fields.find("\"" + std::string(key) + "\"") == std::string::npos;
+  };
+  std::string out;
+  if (method == "awq") {
+    out += absent("bits") ? "    \"bits\": 4,\n" : "";
+    out += absent("group_size") ? "    \"group_size\": 32,\n" : "";
+    out += absent("zero_point") ? "    \"zero_point\": true,\n" : "";
+  } else if (method == "fp8" && absent("activation_scheme")) {
+    out += "    \"activation_scheme\": \"dynamic\",\n";
+  } else if (method == "modelopt" && absent("quant_algo")) {
+    out += "    \"quant_algo\": \"FP8\",\n";
+  }
+  return out;
+}
+
 std::string config_json(const std::string& method, const std::string& fields) {
   return "{\n  \"architectures\": [\n    \"Qwen3NextForCausalLM\"\n  ],\n"
          "  \"quantization_config\": {\n" +
-         fields + "    \"quant_method\": \"" + method + "\"\n  }\n}\n";
+         required_fields(method, fields) + fields + "    \"quant_method\": \"" + method +
+         "\"\n  }\n}\n";
 }
 
 class SkipListTest : public test::CheckpointCliTest {
@@ -503,7 +523,7 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
   EXPECT_EQ(
       out,
-      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17)\n"
+      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
       "llm_int8_skip_modules)\n"

@@ -279,6 +279,16 @@ GENERATORS = {"compressed-tensors": compressed_tensors, "gptq": gptq, "auto-roun
               "awq": awq, "fp8": fp8, "modelopt": modelopt, "bitsandbytes": bitsandbytes}
 
 
+# Whole-config mistakes vLLM refuses before building a layer (each method's from_config).
+_REJECT = {
+    "gptq": [("bits", 3), ("sym", False), ("desc_act", None)],
+    "auto-round": [("bits", 5), ("packing_format", "auto_round:gguf"), ("data_type", "fp")],
+    "awq": [("bits", 8), ("zero_point", None)],
+    "fp8": [("activation_scheme", "static"), ("weight_block_size", [128])],
+    "modelopt": [("quant_algo", "INT4_AWQ")],
+}
+
+
 def make_case(method: str, seed: int) -> Case:
     rng = random.Random(f"{method}:{seed}")
     arch = rng.choice(ARCHS)
@@ -288,6 +298,12 @@ def make_case(method: str, seed: int) -> Case:
                 _storage(rng, prefix, arch == "Qwen3_5ForConditionalGeneration"), {}, None,
                 FORMATS[method])
     case.quant = GENERATORS[method](rng, case, _names(prefix, arch))
+    if method in _REJECT and rng.random() < 0.04:
+        key, value = rng.choice(_REJECT[method])
+        if value is None:
+            case.quant.pop(key, None)
+        else:
+            case.quant[key] = value
     if method == "modelopt":
         case.sidecar = modelopt_sidecar(case.quant)
     elif SIDE_CARS[method] and rng.random() < 0.3:

@@ -223,8 +223,8 @@ def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:
 
 
 def _editable_spot(a, b, spot) -> bool:
-    if spot and spot[-1] in EDITABLE:
-        return True
+    if any(k in EDITABLE for k in spot):
+        return True  # inside an edited list or rule object (a rewritten extra_config value)
     old, new = _get_or(a, spot), _get_or(b, spot)
     if isinstance(old, dict) and isinstance(new, dict):
         changed = set(old) ^ set(new)
@@ -253,7 +253,8 @@ def _diff_spots(a, b, path):
                 spots |= _diff_spots(a[k], b[k], path + (k,))
         return spots
     if a != b:
-        return {path[:-1] if not isinstance(a, (list, dict)) else path}
+        container = isinstance(a, (list, dict)) or isinstance(b, (list, dict))
+        return {path if container else path[:-1]}
     return set()
 
 
@@ -343,6 +344,14 @@ def describe(case: Case, result: dict) -> str:
     return "\n".join(lines)
 
 
+def _commit_of(root: str) -> str:
+    """The checkout's commit: `git rev-parse HEAD`, or $VLLM_COMMIT for an exported tree."""
+    p = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if p.returncode == 0:
+        return p.stdout.strip()[:12]
+    return os.environ.get("VLLM_COMMIT", "unknown commit (not a git checkout; set VLLM_COMMIT)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
@@ -363,8 +372,10 @@ def main() -> int:
         ap.error("give --vllm-src or set VLLM_SRC")
     engine = VllmEngine(args.vllm_src, args.bnb_src)
     methods = args.method or [m for m in GENERATORS if m != "bitsandbytes" or args.bnb_src]
-    print(f"vLLM source {args.vllm_src} (harness written against {VLLM_COMMIT[:12]}); "
-          f"qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
+    commit = _commit_of(args.vllm_src)
+    print(f"vLLM source {args.vllm_src} at {commit} (harness written against "
+          f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
+          f"; qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
     failed = False
     with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
         runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine)

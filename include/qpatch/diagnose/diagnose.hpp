@@ -33,6 +33,7 @@ enum class FindingKind {
   duplicate_tensor,          // one tensor in two loaded files
   undecidable,               // a regex gave up, or cannot be compiled
   unsupported_method,        // a quant_method this version does not judge
+  config_rejected,           // the engine refuses the quantization config itself
 };
 std::string_view to_string(FindingKind kind);
 
@@ -43,6 +44,10 @@ struct Finding {
   std::string detail;               // one line for people
   bool fixable = false;
   std::vector<std::string> engines; // the judged engines it affects ("vllm", "sglang", ...)
+  // The exception the engine raises, verbatim, when it refuses to load (config_rejected:
+  // "ValueError: Unsupported quantization config: bits=3, sym=True"); "" otherwise. Reports quote
+  // it as the consequence, so they need not take the detail line apart.
+  std::string engine_error;
 };
 
 // Edits to one config file's arrays.

@@ -26,6 +26,7 @@ struct Layer {
   std::string prefix;            // as vLLM names it (renamed)
   std::string cls;               // the vLLM class a class-name target is compared with
   std::vector<uint32_t> modules; // checkpoint modules, in checkpoint order
+  bool draft = false;            // a second layer the MTP draft builds over the same modules
 };
 
 // Build the layers of `modules` (norms and parameter-only modules are not layers).

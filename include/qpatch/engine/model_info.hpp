@@ -33,6 +33,10 @@ struct ModelInfo {
   // builds as a plain nn.Linear (never quantized: MiMo input_proj, DeepSeek/GLM eh_proj).
   std::string draft_prefix;
   std::vector<std::string> plain_linears;
+  // The name under which the MTP draft builds a ParallelLMHead of its own over the checkpoint's
+  // `lm_head`, judged by the same quant config ("" when the draft has none): vLLM's Qwen3.5
+  // draft builds "lm_head" while the Qwen3.5 VLM's own head is "language_model.lm_head".
+  std::string draft_lm_head;
   // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, class
   // "Linear" everywhere, no renames; per-expert modules are judged through expert 0).
   bool engine_layers = true;

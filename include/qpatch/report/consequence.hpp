@@ -19,7 +19,9 @@ std::string consequence(const diagnose::Finding& finding,
                         const std::vector<std::string>& judged);
 
 // "vLLM (main, 2026-08-17), SGLang and transformers": the engines judged, as people name them;
-// the commits stay in `engine_rules` (--verbose and JSON).
-std::string plain_engines(const std::vector<std::string>& engines);
+// the commits stay in `engine_rules` (--verbose and JSON). `quant_method` picks the rules judged
+// (bitsandbytes: "vLLM (main, 2026-08-17) with vllm-bnb-plugin").
+std::string plain_engines(const std::vector<std::string>& engines,
+                          const std::string& quant_method = "compressed-tensors");
 
 } // namespace qpatch::report

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: Apache-2.0
+// Disagreements the differential harness (tools/vllm_diff) found between qpatch and vLLM main
+// 017e9f4's own code, each as its minimal case: the Qwen3.5 MTP draft's own lm_head
+// (qwen3_5_mtp.py Qwen3_5MTP), an AWQ list written as null or emptied by the fix (auto_awq.py
+// maybe_update_config derives one from the headers when it is falsy), and bitsandbytes entries,
+// which vllm-bnb-plugin never renames.
+#include "run.hpp"
+#include "support/cli_run.hpp"
+#include "support/temp_dir.hpp"
+#include "synth/synthetic_checkpoint.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qpatch::cli {
+namespace {
+
+using synth::TensorSpec;
+
+void ct_packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows) {
+  out.push_back({module + ".weight_packed", "I32", {rows, 8}});
+  out.push_back({module + ".weight_scale", "BF16", {rows, 2}});
+  out.push_back({module + ".weight_shape", "I64", {2}});
+}
+
+void awq(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".qweight", "I32", {64, 8}});
+  out.push_back({module + ".qzeros", "I32", {2, 8}});
+  out.push_back({module + ".scales", "F16", {2, 64}});
+}
+
+void bnb(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".weight", "U8", {2048, 1}});
+  out.push_back({module + ".weight.absmax", "F32", {64}});
+  out.push_back({module + ".weight.quant_map", "F32", {16}});
+  out.push_back({module + ".weight.quant_state.bitsandbytes__nf4", "U8", {64}});
+}
+
+std::string config(const std::string& architecture, const std::string& quantization_config) {
+  return "{\n  \"architectures\": [\"" + architecture +
+         "\"],\n  \"quantization_config\": " + quantization_config + "\n}\n";
+}
+
+class VllmDiffRegressionTest : public test::CheckpointCliTest {
+protected:
+  void write(const std::string& config_json, const std::vector<TensorSpec>& tensors) {
+    synth::CheckpointSpec spec;
+    spec.config_json = config_json;
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
+  std::string quantization_config() {
+    return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"].dump();
+  }
+};
+
+// The VLM's head is language_model.lm_head, the draft's own ParallelLMHead is lm_head, over the
+// same checkpoint tensors and the same config object: `ignore: ["lm_head"]` leaves the
+// target's packed head quantized and makes the draft's dense, which cannot load it.
+TEST_F(VllmDiffRegressionTest, Qwen35DraftBuildsItsOwnLmHead) {
+  std::vector<TensorSpec> tensors = {
+      {"model.language_model.embed_tokens.weight", "BF16", {256, 64}},
+      {"mtp.fc.weight", "BF16", {64, 128}}};
+  ct_packed(tensors, "model.language_model.layers.0.mlp.down_proj", 64);
+  ct_packed(tensors, "lm_head", 256);
+  write(config("Qwen3_5ForConditionalGeneration",
+               R"({"config_groups": {"group_0": {"targets": ["Linear", "re:.*lm_head$"],
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+                "group_size": 32}, "format": "pack-quantized"}},
+  "format": "pack-quantized", "ignore": ["lm_head", "mtp.fc"],
+  "quant_method": "compressed-tensors"})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     lm_head: 1 module stored ct-pack-quantized but made dense by ignore "
+            "entry \"lm_head\" (ignore[0])\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight_packed' in ...\"\n"
+            "  would patch config.json -1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
+      R"(["mtp.fc"])");
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
+// The text model's head and the draft's are both lm_head: one layer, one finding.
+TEST_F(VllmDiffRegressionTest, Qwen35TextModelHeadIsJudgedOnce) {
+  std::vector<TensorSpec> tensors = {{"mtp.fc.weight", "BF16", {64, 128}},
+                                     {"lm_head.weight", "BF16", {256, 64}}};
+  ct_packed(tensors, "model.layers.0.mlp.down_proj", 64);
+  write(config("Qwen3_5ForCausalLM",
+               R"({"config_groups": {"group_0": {"targets": ["Linear", "re:.*lm_head$"],
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+                "group_size": 32}, "format": "pack-quantized"}},
+  "format": "pack-quantized", "ignore": ["mtp.fc"], "quant_method": "compressed-tensors"})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     lm_head: 1 module stored BF16 but quantized by target \"re:.*lm_head$\" "
+            "(group_0); not in ignore\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+}
+
+// `"modules_to_not_convert": null` is derived from the headers like an absent list; the
+// derivation names the GDN parent (A_log, dt_bias are all-float), whose substring makes every
+// linear_attn projection dense. The fix writes the derived list, less that parent, in place of
+// null (it used to append a second key: exit 70).
+TEST_F(VllmDiffRegressionTest, AwqNullListIsReplacedByTheDerivedList) {
+  const std::string p = "model.layers.0.linear_attn.";
+  std::vector<TensorSpec> tensors = {{p + "A_log", "F32", {4}}, {p + "dt_bias", "BF16", {4}}};
+  awq(tensors, p + "out_proj");
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForCausalLM",
+               "{\"bits\": 4, \"group_size\": 32, \"zero_point\": true, \"version\": \"gemm\",\n"
+               "    \"modules_to_not_convert\": null, \"quant_method\": \"awq\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
+            "  fixable     model.layers.0.linear_attn.out_proj: 1 module stored awq but made "
+            "dense by modules_to_not_convert entry \"model.layers.0.linear_attn\"\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.layers.0.linear_attn.out_proj.qweight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            config("Qwen3_5ForCausalLM",
+                   "{\"bits\": 4, \"group_size\": 32, \"zero_point\": true, \"version\": "
+                   "\"gemm\",\n    \"modules_to_not_convert\": [\n      \"lm_head\"\n    ], "
+                   "\"quant_method\": \"awq\"}"));
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
+// Removing the only entry would leave `[]`, which vLLM reads as "derive from the headers": the
+// derived list (less the parent it must not hold) is written instead.
+TEST_F(VllmDiffRegressionTest, AwqListTheFixWouldEmptyBecomesTheDerivedList) {
+  const std::string p = "model.layers.0.linear_attn.";
+  std::vector<TensorSpec> tensors = {{p + "A_log", "F32", {4}}};
+  awq(tensors, p + "out_proj");
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForCausalLM",
+               "{\"bits\": 4, \"group_size\": 32, \"zero_point\": true,\n"
+               "    \"modules_to_not_convert\": [\"linear_attn.out_proj\"], \"quant_method\": "
+               "\"awq\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
+            "  fixable     model.layers.0.linear_attn.out_proj: 1 module stored awq but made "
+            "dense by modules_to_not_convert entry \"linear_attn.out_proj\"\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.layers.0.linear_attn.out_proj.qweight' in ...\"\n"
+            "  would patch config.json +1: lm_head; -1: linear_attn.out_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(quantization_config(),
+            R"({"bits":4,"group_size":32,"zero_point":true,"modules_to_not_convert":["lm_head"],)"
+            R"("quant_method":"awq"})");
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
+// vllm-bnb-plugin's BitsAndBytesConfig has no apply_vllm_mapper: an entry in checkpoint naming
+// ("model.language_model.layers.1.self_attn.o_proj") never reaches the layer vLLM builds
+// (model.layers.1.self_attn.o_proj), so the packed layer stays quantized, as stored; the dense
+// head's fix writes both names.
+TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
+  std::vector<TensorSpec> tensors = {{"mtp.fc.weight", "BF16", {64, 128}}};
+  bnb(tensors, "model.language_model.layers.1.self_attn.o_proj");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"load_in_4bit\": true, \"llm_int8_skip_modules\": "
+               "[\"model.language_model.layers.1.self_attn.o_proj\", \"mtp\"], "
+               "\"quant_method\": \"bitsandbytes\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out,
+            "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  status      clean\n");
+}
+
+void fp8(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".weight", "F8_E4M3", {64, 64}});
+  out.push_back({module + ".weight_scale_inv", "F32", {1, 1}});
+}
+
+// fp8.py Fp8Config.from_config reads modules_to_not_convert when ignored_layers is empty: a fix
+// that empties ignored_layers must go on with the list vLLM then reads (it used to stop, and
+// the verification of its own plan failed: exit 70).
+TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotConvert) {
+  std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}}};
+  fp8(tensors, "model.layers.0.mlp.down_proj");
+  fp8(tensors, "mtp.fc");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"activation_scheme\": \"dynamic\", \"ignored_layers\": [\"mtp.fc\"],\n"
+               "    \"modules_to_not_convert\": [\"model.layers.0.mlp.down_proj\", \"lm_head\"],\n"
+               "    \"quant_method\": \"fp8\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    1 linear fp8-block in model.safetensors\n"
+            "  fixable     mtp.fc: 1 module stored fp8-block but made dense by ignored_layers "
+            "entry \"mtp.fc\"\n"
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight_scale' in ...\"\n"
+            "  would patch config.json -2: model.layers.0.mlp.down_proj, mtp.fc\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(quantization_config(),
+            R"({"activation_scheme":"dynamic","ignored_layers":[],)"
+            R"("modules_to_not_convert":["lm_head"],"quant_method":"fp8"})");
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+}
+
+// vLLM refuses some configs before it builds a layer (each method's from_config): reported as
+// config_rejected with vLLM's own exception, whatever the skip lists say.
+TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
+  write(config("Qwen3_5ForCausalLM",
+               "{\"bits\": 3, \"group_size\": 32, \"desc_act\": false, \"sym\": true, "
+               "\"quant_method\": \"gptq\"}"),
+        {{"lm_head.weight", "BF16", {256, 64}},
+         {"model.layers.0.mlp.down_proj.qweight", "I32", {8, 64}},
+         {"model.layers.0.mlp.down_proj.qzeros", "I32", {2, 8}},
+         {"model.layers.0.mlp.down_proj.scales", "F16", {2, 64}},
+         {"model.layers.0.mlp.down_proj.g_idx", "I32", {64}}});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+            "  not fixable config.json /quantization_config: vLLM refuses this quantization "
+            "config before it builds any layer: ValueError: Unsupported quantization config: "
+            "bits=3, sym=True\n"
+            "  breaks      vLLM: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Unsupported quantization config: bits=3, sym=True\"\n"
+            "  status      unfixable\n");
+}
+
+TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
+  std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}}};
+  awq(tensors, "model.layers.0.mlp.down_proj");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"group_size\": 32, \"zero_point\": true, \"modules_to_not_convert\": "
+               "[\"lm_head\"], \"quant_method\": \"awq\"}"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
+            "  not fixable config.json /quantization_config: vLLM refuses this quantization "
+            "config before it builds any layer: ValueError: Cannot find any of ['w_bit', 'bits'] "
+            "in the model's quantization config.\n"
+            "  breaks      vLLM: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Cannot find any of ['w_bit', 'bits'] in the model's quantization "
+            "config.\"\n"
+            "  status      unfixable\n");
+}
+
+} // namespace
+} // namespace qpatch::cli
