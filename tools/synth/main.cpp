@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // qpatch-synth LAYOUT DIR [--config FILE]: write a synthetic checkpoint with real shapes and
 // sparse data. Layouts: qwen3.5-27b-w4a16-mtp (the bundled sample), kimi-k2-w4a16 (benchmarks).
+// Without --config each layout writes its own config.json (synth/layout_configs.hpp).
 #include "synth/synthetic_checkpoint.hpp"
 
 #include <fstream>
