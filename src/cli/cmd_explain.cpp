@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch explain DIR MODULE`: every rule that decides one module, and the verdict.
 #include "commands.hpp"
+#include "diagnostics.hpp"
+#include "did_you_mean.hpp"
+#include "parse_errors.hpp"
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
@@ -21,24 +24,45 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
                   options.engine,
                   "vllm|sglang|transformers|all: whose rules to trace (default: all; methods "
                   "other than compressed-tensors model vLLM's only)")
-      ->check(CLI::IsMember({"vllm", "sglang", "transformers", "all"}));
+      ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
+  cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   return cmd;
 }
+
+namespace {
+
+// The explanation as one document (schema_version 2, as the other subcommands' documents).
+json::Json explanation_json(const ExplainOptions& options,
+                            const diagnose::Explanation& explanation) {
+  json::Json lines = json::Json::array();
+  for (const auto& [label, text] : explanation.lines) {
+    lines.push_back({{"label", label}, {"text", text}});
+  }
+  json::Json doc;
+  doc["schema_version"] = 2;
+  doc["path"] = options.dir;
+  doc["module"] = options.module;
+  doc["consistent"] = explanation.consistent;
+  doc["lines"] = std::move(lines);
+  return doc;
+}
+
+} // namespace
 
 ExitCode run_explain(const ExplainOptions& options, Io& io) {
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
   auto inventory = checkpoint::read_inventory(options.dir, options.dir, modules_builder);
   if (!inventory) {
-    io.err << "qpatch: error: " << inventory.error().to_string() << "\n";
+    report(io.err, inventory.error(), options.dir);
     return ExitCode::invalid_input;
   }
   if (!inventory->errors.empty()) {
-    io.err << "qpatch: error: " << inventory->errors.front().to_string() << "\n";
+    report(io.err, inventory->errors.front(), options.dir);
     return ExitCode::invalid_input;
   }
   auto configs = quant::load_config_files(options.dir);
   if (!configs) {
-    io.err << "qpatch: error: " << configs.error().to_string() << "\n";
+    report(io.err, configs.error(), options.dir);
     return ExitCode::invalid_input;
   }
   const auto modules = modules_builder.finish(*inventory);
@@ -49,15 +73,35 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
       options.module,
       engine::EngineSet::parse(options.engine).value_or(engine::EngineSet::all()));
   if (!explanation) {
-    io.err << "qpatch: error: " << explanation.error().to_string() << "\n";
+    std::string text = describe(explanation.error(), options.dir);
+    if (explanation.error().code == ErrorCode::unknown_module) {
+      // The closest names the checkpoint holds: a transposed pair or a dropped dot is the usual
+      // slip in a 50-character module name.
+      std::vector<std::string> names;
+      names.reserve(modules.size());
+      for (const auto& module : modules) {
+        names.emplace_back(module.name);
+      }
+      const auto near =
+          nearest(options.module, names, 3, std::max<size_t>(2, options.module.size() / 8));
+      for (size_t i = 0; i < near.size(); ++i) {
+        text += (i == 0 ? "; did you mean '" : i + 1 == near.size() ? "' or '" : "', '") + near[i];
+      }
+      text += near.empty() ? "" : "'?";
+    }
+    report(io.err, Level::error, text);
     return explanation.error().code == ErrorCode::unknown_module ? ExitCode::usage
                                                                  : ExitCode::invalid_input;
   }
-  io.out << options.module << "\n";
-  for (const auto& [label, text] : explanation->lines) {
-    std::string padded = label;
-    padded.resize(std::max<size_t>(padded.size() + 1, 13), ' ');
-    io.out << "  " << padded << text << "\n";
+  if (options.json) {
+    io.out << explanation_json(options, *explanation).dump(2) << "\n";
+  } else {
+    io.out << options.module << "\n";
+    for (const auto& [label, text] : explanation->lines) {
+      std::string padded = label;
+      padded.resize(std::max<size_t>(padded.size() + 1, 13), ' ');
+      io.out << "  " << padded << text << "\n";
+    }
   }
   return explanation->consistent ? ExitCode::ok : ExitCode::findings;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch [options] DIR...`: read -> inventory -> judge -> plan -> render or apply, per checkpoint.
 #include "commands.hpp"
+#include "diagnostics.hpp"
+#include "parse_errors.hpp"
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
@@ -12,11 +14,14 @@
 #include <qpatch/report/fix_report.hpp>
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 
 namespace qpatch::cli {
 
 using report::CheckpointOutcome;
 using report::Status;
+using ChangeSummaryRef = std::reference_wrapper<const report::ChangeSummary>;
 
 void setup_fix(CLI::App& app, FixOptions& options) {
   app.add_option("DIR", options.dirs, "Checkpoint directories (each holds config.json)");
@@ -33,12 +38,13 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                  options.engine,
                  "vllm|sglang|transformers|all: whose loading rules to judge by; with all, a "
                  "patch satisfies every engine at once (default: all)")
-      ->check(CLI::IsMember({"vllm", "sglang", "transformers", "all"}));
+      ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_flag("-q,--quiet", options.quiet, "Print errors only");
-  app.add_flag("-v,--verbose", options.verbose, "List every module of every finding");
+      ->check(one_of("--color value", {"auto", "always", "never"}));
+  CLI::Option* quiet = app.add_flag("-q,--quiet", options.quiet, "Print errors only");
+  app.add_flag("-v,--verbose", options.verbose, "List every module of every finding")
+      ->excludes(quiet);
 }
 
 namespace {
@@ -66,17 +72,37 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
   }
 }
 
-// Judge one checkpoint and, unless only asked, patch it. `diff` collects --dry-run output.
-CheckpointOutcome process(const std::string& dir,
-                          const FixOptions& options,
-                          const diagnose::DiagnoseOptions& diagnose_options,
-                          std::string& diff) {
+// The path of `dir` as the labels of one diff for several checkpoints: relative to the current
+// directory, so `qpatch --dry-run ck1 ck2 | git apply` patches both from here.
+std::string diff_prefix(const std::string& dir, bool several) {
+  if (!several) {
+    return ""; // one checkpoint: paths relative to DIR, as `patch -p1 -d DIR` wants
+  }
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec);
+  const std::filesystem::path relative =
+      absolute.lexically_normal().lexically_relative(std::filesystem::current_path(ec));
+  const std::string text = relative.generic_string();
+  return text.empty() || text == "." ? "" : text + "/";
+}
+
+// A checkpoint judged and planned, with what it would write; nothing is written yet.
+struct Judged {
   CheckpointOutcome outcome;
+  std::vector<commit::WriteRequest> requests;
+  bool only_matched = false; // --only matched at least one module here
+};
+
+Judged judge(const std::string& dir,
+             const diagnose::DiagnoseOptions& diagnose_options,
+             const std::string& label_prefix) {
+  Judged judged;
+  CheckpointOutcome& outcome = judged.outcome;
   outcome.path = dir;
   const auto fail = [&](Error error) {
     outcome.status = Status::error;
     outcome.error = std::move(error);
-    return outcome;
+    return judged;
   };
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
   auto inventory = checkpoint::read_inventory(dir, dir, modules_builder);
@@ -94,6 +120,15 @@ CheckpointOutcome process(const std::string& dir,
     return fail(configs.take_error());
   }
   const auto modules = modules_builder.finish(*inventory);
+  if (diagnose_options.only) {
+    for (const auto& module : modules) {
+      const auto matched = diagnose_options.only->matches(module.name, engine::MatchMode::search);
+      if (!matched || *matched) {
+        judged.only_matched = true; // a pattern that gives up is reported by the judge
+        break;
+      }
+    }
+  }
   auto diagnosis = diagnose::diagnose(*inventory, modules, *configs, diagnose_options);
   if (!diagnosis) {
     return fail(diagnosis.take_error());
@@ -107,7 +142,7 @@ CheckpointOutcome process(const std::string& dir,
   for (const auto& problem : inventory->problems) {
     if (problem.code == checkpoint::ProblemCode::wrong_file ||
         problem.code == checkpoint::ProblemCode::orphan_entry) {
-      outcome.warnings.push_back(problem.path + ": " +
+      outcome.warnings.push_back(display_path(dir, problem.path) + ": " +
                                  (problem.subject.empty() ? "" : "'" + problem.subject + "': ") +
                                  problem.message);
     }
@@ -115,35 +150,42 @@ CheckpointOutcome process(const std::string& dir,
   const Status unresolved = diagnosis->has_unfixable() ? Status::unfixable : Status::clean;
   if (!diagnosis->has_fixable()) {
     outcome.status = unresolved;
-    return outcome;
+    return judged;
   }
   auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, diagnose_options);
   if (!plan) {
     return fail(plan.take_error());
   }
   for (const auto& change : plan->changes) {
-    outcome.changes.push_back({change.file, change.added, change.removed});
-    if (options.dry_run) {
-      diff += diff::unified_diff(change.before, change.after, change.file);
-    }
+    outcome.changes.push_back(
+        {change.file,
+         change.added,
+         change.removed,
+         diff::unified_diff(change.before, change.after, label_prefix + change.file)});
+    judged.requests.push_back({change.file, change.before, change.after});
   }
-  if (options.dry_run || options.check) {
-    outcome.status = unresolved == Status::unfixable ? Status::unfixable : Status::needs_patch;
-    return outcome;
+  outcome.status = unresolved == Status::unfixable ? Status::unfixable : Status::needs_patch;
+  return judged;
+}
+
+// Write one judged checkpoint's plan; its outcome says what was written.
+void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
+  CheckpointOutcome& outcome = judged.outcome;
+  if (judged.requests.empty()) {
+    return;
   }
-  std::vector<commit::WriteRequest> requests;
-  for (const auto& change : plan->changes) {
-    requests.push_back({change.file, change.before, change.after});
-  }
-  auto committed =
-      commit::commit(dir, requests, options.no_backup ? commit::Backup::no : commit::Backup::yes);
+  auto committed = commit::commit(
+      dir, judged.requests, options.no_backup ? commit::Backup::no : commit::Backup::yes);
   if (!committed) {
-    return fail(committed.take_error());
+    outcome.status = Status::error;
+    outcome.error = committed.take_error();
+    return;
   }
   outcome.backups = committed->backups;
   outcome.replaced_links = committed->replaced_links;
-  outcome.status = unresolved == Status::unfixable ? Status::unfixable : Status::patched;
-  return outcome;
+  if (outcome.status == Status::needs_patch) {
+    outcome.status = Status::patched;
+  }
 }
 
 } // namespace
@@ -154,7 +196,7 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   if (!options.only.empty()) {
     auto pattern = engine::Pattern::compile(options.only, "--only");
     if (!pattern) {
-      io.err << "qpatch: error: " << pattern.error().to_string() << "\n";
+      report(io.err, Level::error, pattern.error().to_string());
       return ExitCode::usage;
     }
     diagnose_options.only = *pattern;
@@ -162,25 +204,75 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   diagnose_options.engines =
       engine::EngineSet::parse(options.engine)
           .value_or(engine::EngineSet::all()); // CLI11 has already refused anything else
+  // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
+  // write, so exit 3 keeps its promise that nothing was written anywhere.
+  const bool several = options.dirs.size() > 1;
+  std::vector<Judged> judged;
+  bool any_unreadable = false;
+  bool only_matched = false;
+  for (const std::string& dir : options.dirs) {
+    judged.push_back(judge(dir, diagnose_options, diff_prefix(dir, several)));
+    any_unreadable = any_unreadable || judged.back().outcome.error.has_value();
+    only_matched = only_matched || judged.back().only_matched;
+  }
+  if (diagnose_options.only && !only_matched && !any_unreadable) {
+    report(io.err,
+           Level::error,
+           "--only '" + options.only + "' matches no module in " +
+               (several ? "any of the checkpoints" : options.dirs.front()) +
+               "; see the names with 'qpatch inspect DIR'");
+    return ExitCode::usage;
+  }
+  const bool writing = !options.dry_run && !options.check;
+  for (size_t i = 0; i < judged.size(); ++i) {
+    if (!writing) {
+      continue;
+    }
+    if (any_unreadable) {
+      judged[i].outcome.held_back = !judged[i].requests.empty();
+      continue;
+    }
+    apply(options.dirs[i], options, judged[i]);
+  }
   std::vector<CheckpointOutcome> outcomes;
   std::string diff;
   ExitCode code = ExitCode::ok;
-  for (const std::string& dir : options.dirs) {
-    outcomes.push_back(process(dir, options, diagnose_options, diff));
-    code = std::max(code, exit_code_of(outcomes.back()));
+  for (size_t i = 0; i < judged.size(); ++i) {
+    CheckpointOutcome& outcome = judged[i].outcome;
+    for (const std::string& warning : outcome.warnings) {
+      report(io.err, Level::warning, warning);
+    }
+    if (outcome.error) {
+      report(io.err, *outcome.error, options.dirs[i]);
+    }
+    for (const ChangeSummaryRef change : outcome.changes) {
+      diff += change.get().diff;
+    }
+    code = std::max(code, exit_code_of(outcome));
+    outcomes.push_back(std::move(outcome));
+  }
+  if (writing && any_unreadable) {
+    report(io.err,
+           Level::note,
+           "nothing written: every checkpoint must be readable before any is patched");
   }
   // Results on stdout (the diff, the JSON document); the human report goes to stdout only when
   // it is the result, so `qpatch --dry-run DIR > fix.patch` and `--json | jq` stay clean.
   const bool report_to_stdout = !options.json && !options.dry_run;
   const bool tty = report_to_stdout ? io.terminal.stdout_is_tty : io.terminal.stderr_is_tty;
-  const report::TextStyle style{use_color(when, tty, io.terminal)};
-  const report::Mode mode = options.dry_run ? report::Mode::dry_run
-                            : options.check ? report::Mode::check
-                                            : report::Mode::fix;
-  const report::Verbosity verbosity = options.quiet     ? report::Verbosity::quiet
-                                      : options.verbose ? report::Verbosity::verbose
-                                                        : report::Verbosity::normal;
-  const std::string text = report::render_fix_text(outcomes, mode, verbosity, style);
+  report::TextOptions text_options;
+  text_options.style = report::TextStyle{use_color(when, tty, io.terminal)};
+  text_options.width = report_to_stdout ? io.terminal.stdout_columns : io.terminal.stderr_columns;
+  text_options.mode = options.dry_run ? report::Mode::dry_run
+                      : options.check ? report::Mode::check
+                                      : report::Mode::fix;
+  text_options.verbosity = options.quiet     ? report::Verbosity::quiet
+                           : options.verbose ? report::Verbosity::verbose
+                                             : report::Verbosity::normal;
+  std::string text = report::render_fix_text(outcomes, text_options);
+  if (several && !options.quiet) {
+    text += report::render_total(outcomes, text_options.mode);
+  }
   if (options.json) {
     io.out << report::render_fix_json(outcomes).dump(2) << "\n";
   } else if (options.dry_run) {

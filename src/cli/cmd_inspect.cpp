@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `qpatch inspect DIR`: what is on disk, module by module, from the headers alone.
+// `qpatch inspect DIR...`: what is on disk, module by module, from the headers alone.
 #include "commands.hpp"
+#include "diagnostics.hpp"
+#include "parse_errors.hpp"
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
@@ -12,60 +14,104 @@ namespace qpatch::cli {
 CLI::App* setup_inspect(CLI::App& app, InspectOptions& options) {
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show every module of a checkpoint: how it is stored and in which file");
-  cmd->add_option("DIR", options.dir, "Checkpoint directory (holds config.json)")->required();
+  cmd->add_option("DIR", options.dirs, "Checkpoint directories (each holds config.json)")
+      ->required();
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   cmd->add_flag("--summary", options.summary_only, "Print the summary only, no module rows");
   cmd->add_option(
       "--only", options.only, "Show only modules whose name matches REGEX (Python re.search)");
   cmd->add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+      ->check(one_of("--color value", {"auto", "always", "never"}));
   return cmd;
 }
+
+namespace {
+
+struct Inspected {
+  std::optional<checkpoint::Inventory> inventory;
+  checkpoint::ModuleList modules;
+  std::vector<size_t> shown;
+};
+
+} // namespace
 
 ExitCode run_inspect(const InspectOptions& options, Io& io) {
   const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
   const report::TextStyle out_style{use_color(when, io.terminal.stdout_is_tty, io.terminal)};
-  const report::TextStyle err_style{use_color(when, io.terminal.stderr_is_tty, io.terminal)};
   std::optional<engine::Pattern> only;
   if (!options.only.empty()) {
     auto pattern = engine::Pattern::compile(options.only, "--only");
     if (!pattern) {
-      io.err << "qpatch: error: " << pattern.error().to_string() << "\n";
+      report(io.err, Level::error, pattern.error().to_string());
       return ExitCode::usage;
     }
     only = *pattern;
   }
-  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  auto inventory = checkpoint::read_inventory(options.dir, options.dir, modules_builder);
-  if (!inventory) {
-    io.err << "qpatch: error: " << inventory.error().to_string() << "\n";
-    return ExitCode::invalid_input;
-  }
-  const auto modules = modules_builder.finish(*inventory);
-  report::InspectView view{
-      *inventory, modules, {}, options.summary_only ? report::Rows::none : report::Rows::all};
-  view.shown.reserve(modules.size());
-  for (size_t m = 0; m < modules.size(); ++m) {
-    if (only) {
-      const auto matched = only->matches(modules[m].name, engine::MatchMode::search);
-      if (!matched) {
-        io.err << "qpatch: error: --only: pattern gave up on '" << modules[m].name
-               << "' (match limit)\n";
-        return ExitCode::usage;
-      }
-      if (!*matched) {
-        continue;
-      }
+  std::vector<Inspected> inspected(options.dirs.size());
+  size_t shown = 0;
+  for (size_t d = 0; d < options.dirs.size(); ++d) {
+    const std::string& dir = options.dirs[d];
+    checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
+    auto inventory = checkpoint::read_inventory(dir, dir, modules_builder);
+    if (!inventory) {
+      report(io.err, inventory.error(), dir);
+      return ExitCode::invalid_input;
     }
-    view.shown.push_back(m);
+    Inspected& one = inspected[d];
+    one.modules = modules_builder.finish(*inventory);
+    one.inventory = inventory.take_value();
+    for (size_t m = 0; m < one.modules.size(); ++m) {
+      if (only) {
+        const auto matched = only->matches(one.modules[m].name, engine::MatchMode::search);
+        if (!matched) {
+          report(io.err,
+                 Level::error,
+                 "--only: pattern gave up on '" + std::string(one.modules[m].name) +
+                     "' (match limit)");
+          return ExitCode::usage;
+        }
+        if (!*matched) {
+          continue;
+        }
+      }
+      one.shown.push_back(m);
+    }
+    shown += one.shown.size();
+  }
+  if (only && shown == 0) {
+    report(io.err,
+           Level::error,
+           "--only '" + options.only + "' matches no module in " +
+               (options.dirs.size() > 1 ? "any of the checkpoints" : options.dirs.front()));
+    return ExitCode::usage;
+  }
+  ExitCode code = ExitCode::ok;
+  json::Json checkpoints = json::Json::array();
+  for (size_t d = 0; d < inspected.size(); ++d) {
+    const Inspected& one = inspected[d];
+    report::InspectView view{*one.inventory,
+                             one.modules,
+                             one.shown,
+                             options.summary_only ? report::Rows::none : report::Rows::all};
+    if (options.json) {
+      checkpoints.push_back(report::render_inspect_json(view));
+    } else {
+      io.out << (d == 0 ? "" : "\n") << report::render_inspect_text(view, out_style);
+    }
+    for (const auto& line : report::inventory_problems(*one.inventory)) {
+      report(io.err, line.is_error ? Level::error : Level::warning, line.text);
+    }
+    if (one.inventory->has_errors()) {
+      code = ExitCode::invalid_input;
+    }
   }
   if (options.json) {
-    io.out << report::render_inspect_json(view).dump(2) << "\n";
-  } else {
-    io.out << report::render_inspect_text(view, out_style);
+    json::Json doc;
+    doc["schema_version"] = report::k_inspect_schema_version;
+    doc["checkpoints"] = std::move(checkpoints);
+    io.out << doc.dump(2) << "\n";
   }
-  io.err << report::render_inventory_problems(*inventory, err_style);
-  return inventory->has_errors() ? ExitCode::invalid_input : ExitCode::ok;
+  return code;
 }
 
 } // namespace qpatch::cli

@@ -2,9 +2,11 @@
 // `qpatch restore DIR`: put back the files qpatch changed, from their oldest backup (the
 // original), then remove the backups.
 #include "commands.hpp"
+#include "diagnostics.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/commit/transaction.hpp>
+#include <qpatch/diff/unified_diff.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
 #include <qpatch/quant/config_files.hpp>
@@ -18,22 +20,48 @@ CLI::App* setup_restore(CLI::App& app, RestoreOptions& options) {
   CLI::App* cmd =
       app.add_subcommand("restore", "Put back the original files from qpatch's backups");
   cmd->add_option("DIR", options.dir, "Checkpoint directory")->required();
+  cmd->add_flag("-n,--dry-run", options.dry_run, "Print a unified diff of what would be put back");
+  cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   return cmd;
 }
 
+namespace {
+
+// The restore as one document (schema_version 2): what was (or would be) put back.
+json::Json restore_json(const RestoreOptions& options,
+                        const std::vector<std::vector<std::string>>& backups,
+                        bool written,
+                        const std::string& diff) {
+  json::Json restored = json::Json::array();
+  for (const auto& list : backups) {
+    restored.push_back({{"file", list.front().substr(0, list.front().size() - 4)},
+                        {"from", list.front()},
+                        {"backups_removed", written ? json::Json(list) : json::Json::array()}});
+  }
+  json::Json doc;
+  doc["schema_version"] = 2;
+  doc["checkpoints"] =
+      json::Json::array({{{"path", options.dir},
+                          {"status",
+                           backups.empty() ? "nothing-to-restore"
+                           : written       ? "restored"
+                                           : "would-restore"},
+                          {"restored", std::move(restored)},
+                          {"diff", diff.empty() ? json::Json() : json::Json(diff)}}});
+  return doc;
+}
+
+} // namespace
+
 ExitCode run_restore(const RestoreOptions& options, Io& io) {
   const fs::path dir = options.dir;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    io.err << "qpatch: error: " << options.dir << ": no such directory\n";
-    return ExitCode::invalid_input;
-  }
   std::vector<std::string> files{"config.json", std::string(checkpoint::k_index_file_name)};
   for (const std::string& sidecar : quant::sidecar_names()) {
     files.push_back(sidecar);
   }
   std::vector<commit::WriteRequest> requests;
   std::vector<std::vector<std::string>> backups;
+  std::string diff;
   for (const std::string& file : files) {
     const auto found = commit::backups_of(dir, file);
     if (found.empty()) {
@@ -42,31 +70,43 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     auto original = json::read_file(dir / found.front(), found.front(), limits::k_max_index_size);
     auto current = json::read_file(dir / file, file, limits::k_max_index_size);
     if (!original || !current) {
-      io.err << "qpatch: error: " << (!original ? original.error() : current.error()).to_string()
-             << "\n";
+      report(io.err, !original ? original.error() : current.error(), options.dir);
       return ExitCode::invalid_input;
     }
     if (*original != *current) {
       requests.push_back({file, *current, *original});
+      diff += diff::unified_diff(*current, *original, file);
     }
     backups.push_back(found);
   }
-  if (backups.empty()) {
-    io.out << options.dir << ": no qpatch backups; nothing to restore\n";
+  if (options.dry_run || backups.empty()) {
+    if (options.json) {
+      io.out << restore_json(options, backups, false, diff).dump(2) << "\n";
+    } else if (backups.empty()) {
+      io.out << options.dir << ": no qpatch backups; nothing to restore\n";
+    } else {
+      io.out << diff;
+    }
     return ExitCode::ok;
   }
   auto committed = commit::commit(dir, requests, commit::Backup::no);
   if (!committed) {
-    io.err << "qpatch: error: " << committed.error().to_string() << "\n";
+    report(io.err, committed.error(), options.dir);
     return committed.error().code == ErrorCode::rollback_failed ? ExitCode::rollback_failed
                                                                 : ExitCode::write_failed;
   }
+  std::error_code ec;
   for (const auto& list : backups) {
     for (const std::string& backup : list) {
       fs::remove(dir / backup, ec);
     }
-    io.out << options.dir << ": restored " << list.front().substr(0, list.front().size() - 4)
-           << " from " << list.front() << "\n";
+    if (!options.json) {
+      io.out << options.dir << ": restored " << list.front().substr(0, list.front().size() - 4)
+             << " from " << list.front() << "\n";
+    }
+  }
+  if (options.json) {
+    io.out << restore_json(options, backups, true, diff).dump(2) << "\n";
   }
   return ExitCode::ok;
 }

@@ -21,7 +21,7 @@ struct Io {
 };
 
 struct InspectOptions {
-  std::string dir;
+  std::vector<std::string> dirs;
   bool json = false;
   bool summary_only = false;
   std::string only;
@@ -52,6 +52,7 @@ struct ExplainOptions {
   std::string dir;
   std::string module;
   std::string engine = "all";
+  bool json = false;
 };
 
 CLI::App* setup_explain(CLI::App& app, ExplainOptions& options);
@@ -59,6 +60,8 @@ ExitCode run_explain(const ExplainOptions& options, Io& io);
 
 struct RestoreOptions {
   std::string dir;
+  bool dry_run = false;
+  bool json = false;
 };
 
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);

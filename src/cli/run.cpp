@@ -2,7 +2,10 @@
 // CLI11 setup, dispatch to the subcommand, and the mapping of every failure to an exit code.
 #include "run.hpp"
 
+#include "checkpoint_args.hpp"
 #include "commands.hpp"
+#include "diagnostics.hpp"
+#include "parse_errors.hpp"
 
 #include <exception>
 
@@ -44,6 +47,10 @@ int run(const std::vector<std::string>& args,
   CLI::App* explain = setup_explain(app, explain_options);
   Io io{out, err, terminal};
   try {
+    // A misspelt subcommand would otherwise be taken for a DIR, and its neighbours patched.
+    if (!check_command_word(args, err)) {
+      return to_int(ExitCode::usage);
+    }
     std::vector<std::string> reversed(args.rbegin(),
                                       args.rend()); // CLI11 2.1 parses a reversed vector
     try {
@@ -51,7 +58,21 @@ int run(const std::vector<std::string>& args,
     } catch (const CLI::Success& e) {
       return app.exit(e, out, err);
     } catch (const CLI::ParseError& e) {
-      app.exit(e, out, err);
+      for (const std::string& line : reword_parse_error(e, app, args)) {
+        report(err, Level::error, line);
+      }
+      return to_int(ExitCode::usage);
+    }
+    // Every DIR is checked before any is judged, so one slip writes nothing anywhere.
+    const std::vector<std::string> dirs = inspect->parsed()   ? inspect_options.dirs
+                                          : explain->parsed() ? std::vector{explain_options.dir}
+                                          : restore->parsed() ? std::vector{restore_options.dir}
+                                                              : fix_options.dirs;
+    if (dirs.empty()) {
+      report(err, Level::error, "missing DIR; run 'qpatch --help' for usage");
+      return to_int(ExitCode::usage);
+    }
+    if (!check_checkpoint_dirs(dirs, err)) {
       return to_int(ExitCode::usage);
     }
     if (inspect->parsed()) {
@@ -63,14 +84,9 @@ int run(const std::vector<std::string>& args,
     if (restore->parsed()) {
       return to_int(run_restore(restore_options, io));
     }
-    if (fix_options.dirs.empty()) {
-      err << "qpatch: error: no checkpoint directory given\nRun with --help for more "
-             "information.\n";
-      return to_int(ExitCode::usage);
-    }
     return to_int(run_fix(fix_options, io));
   } catch (const std::exception& e) {
-    err << "qpatch: internal error: " << e.what() << "\n";
+    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
     return to_int(ExitCode::internal);
   }
 }

@@ -1,11 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "terminal.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
 
 namespace qpatch::cli {
+
+namespace {
+
+// The window size the terminal reports, else $COLUMNS (set by shells, not exported by all), else
+// the classic 80.
+size_t columns_of(int fd) {
+  winsize size{};
+  if (::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) {
+    return size.ws_col;
+  }
+  if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
+    const long value = std::strtol(columns, nullptr, 10);
+    if (value > 0) {
+      return static_cast<size_t>(value);
+    }
+  }
+  return 80;
+}
+
+} // namespace
 
 Terminal Terminal::detect() {
   Terminal terminal;
@@ -13,6 +34,8 @@ Terminal Terminal::detect() {
   terminal.stderr_is_tty = ::isatty(STDERR_FILENO) == 1;
   const char* no_color = std::getenv("NO_COLOR");
   terminal.no_color = no_color != nullptr && no_color[0] != '\0';
+  terminal.stdout_columns = terminal.stdout_is_tty ? columns_of(STDOUT_FILENO) : 0;
+  terminal.stderr_columns = terminal.stderr_is_tty ? columns_of(STDERR_FILENO) : 0;
   return terminal;
 }
 

@@ -4,6 +4,7 @@
 // (https://no-color.org); --color=always|never overrides.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,10 @@ struct Terminal {
   bool stdout_is_tty = false;
   bool stderr_is_tty = false;
   bool no_color = false; // NO_COLOR is set and non-empty
+  // Columns of the terminal each stream is attached to; 0 for a pipe or a file, whose lines are
+  // never wrapped or cut (scripts grep them).
+  size_t stdout_columns = 0;
+  size_t stderr_columns = 0;
 
   static Terminal detect();
 };

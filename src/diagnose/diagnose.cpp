@@ -910,6 +910,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
             active->name + (where.empty() ? "" : " " + where) +
             ": vLLM refuses this quantization config before it builds any layer: " + *rejection;
         finding.engines = {"vllm"};
+        finding.engine_error = *rejection;
         diagnosis.findings.push_back(std::move(finding));
       }
     }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/report/consequence.hpp>
+#include <qpatch/report/fit_width.hpp>
 #include <qpatch/report/fix_report.hpp>
 
 #include <algorithm>
@@ -23,30 +25,9 @@ std::string_view to_string(Status status) {
 
 namespace {
 
-std::string list_preview(const std::vector<std::string>& names, size_t limit) {
-  std::string out;
-  for (size_t i = 0; i < names.size() && i < limit; ++i) {
-    out += (i ? ", " : "") + names[i];
-  }
-  if (names.size() > limit) {
-    out += ", ... (" + std::to_string(names.size() - limit) + " more)";
-  }
-  return out;
-}
-
-std::string change_line(const ChangeSummary& change) {
-  std::string line = change.file + ":";
-  if (!change.added.empty()) {
-    line += " +" + std::to_string(change.added.size()) + " (" + list_preview(change.added, 8) + ")";
-  }
-  if (!change.removed.empty()) {
-    line +=
-        " -" + std::to_string(change.removed.size()) + " (" + list_preview(change.removed, 8) + ")";
-  }
-  return line;
-}
-
 // A left column of fixed width, so the lines of one checkpoint align.
+constexpr size_t k_indent = 14;
+
 std::string column(const TextStyle& style, const std::string& text, Role role) {
   std::string padded = text;
   padded.resize(std::max<size_t>(padded.size(), 12), ' ');
@@ -65,34 +46,91 @@ Role status_role(Status status) {
   }
 }
 
+bool shell_safe(const std::string& text) {
+  for (const char c : text) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' ||
+                      c == ',' || c == '@' || c == '=';
+    if (!safe) {
+      return false;
+    }
+  }
+  return !text.empty();
+}
+
+std::string plural(size_t count, const std::string& one, const std::string& many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+// The step after this report: apply what --check/--dry-run found, undo what was written, or see
+// why a finding cannot be patched.
+std::string next_step(const CheckpointOutcome& outcome) {
+  switch (outcome.status) {
+  case Status::needs_patch:
+    return "apply: " + shell_command("qpatch", outcome.path);
+  case Status::patched:
+    return "undo: " + shell_command("qpatch restore", outcome.path);
+  case Status::unfixable:
+    for (const auto& finding : outcome.findings) {
+      if (!finding.fixable && !finding.modules.empty()) {
+        return "why: " + shell_command("qpatch explain", outcome.path) + " " +
+               shell_command("", finding.modules.front()).substr(1);
+      }
+    }
+    return "";
+  default:
+    return "";
+  }
+}
+
 } // namespace
 
+std::string shell_command(const std::string& words, const std::string& path) {
+  if (shell_safe(path)) {
+    return words + " " + path;
+  }
+  std::string quoted = "'";
+  for (const char c : path) {
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return words + " " + quoted + "'";
+}
+
 std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
-                            Mode mode,
-                            Verbosity verbosity,
-                            const TextStyle& style) {
+                            const TextOptions& options) {
+  const TextStyle& style = options.style;
+  const bool verbose = options.verbosity == Verbosity::verbose;
+  const size_t width = verbose ? 0 : options.width; // -v: every line whole, even on a TTY
+  const auto line = [&](const std::string& left, Role role, const std::string& text) {
+    return column(style, left, role) + wrap(text, width == 0 ? 0 : width - k_indent, k_indent) +
+           "\n";
+  };
   std::string out;
   for (const CheckpointOutcome& outcome : outcomes) {
+    if (options.verbosity == Verbosity::quiet) {
+      continue;
+    }
     if (outcome.error) {
-      out += style.paint("error", Role::error) + ": " + outcome.error->to_string() + "\n";
+      // The error itself is on stderr in the one diagnostic form; the report keeps its place.
+      out += style.paint(outcome.path, Role::heading) + ": could not be judged (see the error)\n";
+      out += column(style, "status", Role::heading) +
+             style.paint(std::string(to_string(outcome.status)), status_role(outcome.status)) +
+             "\n";
       continue;
     }
-    if (verbosity == Verbosity::quiet) {
-      continue;
-    }
-    std::string what = outcome.quant_method.empty()
-                           ? std::string("not quantized")
-                           : outcome.quant_method + ", judged as " + outcome.engine_rules +
-                                 (outcome.engines.size() > 1 ? " load it" : " loads it");
-    out += style.paint(outcome.path, Role::heading) + ": " + what + "\n";
-    for (const std::string& warning : outcome.warnings) {
-      out += column(style, "warning", Role::warning) + warning + "\n";
+    const std::string what = outcome.quant_method.empty()
+                                 ? std::string("not quantized")
+                                 : outcome.quant_method + ", judged for " +
+                                       plain_engines(outcome.engines, outcome.quant_method);
+    out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
+    if (verbose && !outcome.engine_rules.empty()) {
+      out += line("rules", Role::dim, outcome.engine_rules);
     }
     if (!outcome.mtp.empty()) {
-      out += column(style, "mtp head", Role::dim) + outcome.mtp + "\n";
+      out += line("mtp head", Role::dim, outcome.mtp);
     }
     for (const std::string& note : outcome.notes) {
-      out += column(style, "note", Role::dim) + note + "\n";
+      out += line("note", Role::dim, note);
     }
     for (const auto& finding : outcome.findings) {
       // Name the engines only when a finding does not concern every engine judged.
@@ -103,32 +141,110 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         }
         engines += "]";
       }
-      out += (finding.fixable ? column(style, "fixable", Role::warning)
-                              : column(style, "not fixable", Role::error)) +
-             finding.detail + engines + "\n";
-      if (verbosity == Verbosity::verbose) {
+      out += finding.fixable ? line("fixable", Role::warning, finding.detail + engines)
+                             : line("not fixable", Role::error, finding.detail + engines);
+      const std::string effect = consequence(finding, outcome.quant_method, outcome.engines);
+      if (!effect.empty()) {
+        out += line("breaks", Role::dim, effect);
+      }
+      if (verbose) {
         for (const std::string& module : finding.modules) {
-          out += std::string(14, ' ') + module + "\n";
+          out += std::string(k_indent, ' ') + module + "\n";
         }
       }
     }
-    const char* verb = mode == Mode::fix ? "patched" : "would patch";
+    const bool written = options.mode == Mode::fix && !outcome.held_back;
     for (const ChangeSummary& change : outcome.changes) {
-      out += column(style, verb, Role::emphasis) + change_line(change) + "\n";
+      const size_t room = width == 0 ? 0 : width - k_indent - change.file.size() - 1;
+      std::string text = change.file;
+      if (!change.added.empty()) {
+        text += " " + elided_list("+", change.added, room);
+      }
+      if (!change.removed.empty()) {
+        text += (change.added.empty() ? " " : "; ") + elided_list("-", change.removed, room);
+      }
+      out += line(written ? "patched" : "would patch", Role::emphasis, text);
     }
     for (const std::string& backup : outcome.backups) {
-      out += column(style, "backup", Role::dim) + backup + "\n";
+      out += line("backup", Role::dim, backup);
     }
     for (const std::string& link : outcome.replaced_links) {
-      out += column(style, "note", Role::dim) + link +
-             " was a symlink (Hugging Face cache); it is now a regular file and the blob it "
-             "pointed to is unchanged\n";
+      out += line("note",
+                  Role::dim,
+                  link + " was a symlink (Hugging Face cache); it is now a regular file and the "
+                         "blob it pointed to is unchanged");
     }
-    out += column(style, "status", Role::heading) +
-           style.paint(std::string(to_string(outcome.status)), status_role(outcome.status)) + "\n";
+    std::string status =
+        style.paint(std::string(to_string(outcome.status)), status_role(outcome.status));
+    if (outcome.held_back) {
+      status += " (nothing written: another checkpoint could not be read)";
+    }
+    out += column(style, "status", Role::heading) + status + "\n";
+    if (const std::string next = next_step(outcome); !next.empty()) {
+      const size_t colon = next.find(": ");
+      out += line(next.substr(0, colon), Role::emphasis, next.substr(colon + 2));
+    }
   }
   return out;
 }
+
+std::string render_total(const std::vector<CheckpointOutcome>& outcomes, Mode mode) {
+  size_t patched = 0;
+  size_t unfixable = 0;
+  size_t clean = 0;
+  size_t errors = 0;
+  for (const CheckpointOutcome& outcome : outcomes) {
+    switch (outcome.status) {
+    case Status::patched:
+    case Status::needs_patch:
+      ++patched;
+      break;
+    case Status::unfixable:
+      ++unfixable;
+      break;
+    case Status::clean:
+      ++clean;
+      break;
+    case Status::error:
+      ++errors;
+      break;
+    }
+  }
+  std::vector<std::string> parts;
+  const bool wrote = mode == Mode::fix && errors == 0;
+  if (patched != 0) {
+    parts.push_back(plural(patched, "checkpoint", "checkpoints") +
+                    (wrote ? " patched" : " would be patched"));
+  }
+  if (unfixable != 0) {
+    parts.push_back(std::to_string(unfixable) + " not fixable");
+  }
+  if (clean != 0) {
+    parts.push_back(std::to_string(clean) + " clean");
+  }
+  if (errors != 0) {
+    parts.push_back(plural(errors, "error", "errors"));
+  }
+  std::string out;
+  for (const std::string& part : parts) {
+    out += (out.empty() ? "" : ", ") + part;
+  }
+  // The first part names the noun; the others count in it ("2 checkpoints would be patched,
+  // 1 clean"), as black --check does.
+  if (patched == 0 && !out.empty()) {
+    out = plural(outcomes.size(), "checkpoint", "checkpoints") + ": " + out;
+  }
+  return out + "\n";
+}
+
+namespace {
+
+// Absent is null, never "": consumers test one thing (schema_version 2).
+json::Json or_null(const std::string& text) {
+  return text.empty() ? json::Json() : json::Json(text);
+}
+
+} // namespace
 
 json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
   using json::Json;
@@ -138,39 +254,43 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
   for (const CheckpointOutcome& outcome : outcomes) {
     Json findings = Json::array();
     for (const auto& finding : outcome.findings) {
-      findings.push_back({{"kind", to_string(finding.kind)},
-                          {"modules", finding.modules},
-                          {"detail", finding.detail},
-                          {"fixable", finding.fixable},
-                          {"engines", finding.engines}});
+      findings.push_back(
+          {{"kind", to_string(finding.kind)},
+           {"modules", finding.modules},
+           {"detail", finding.detail},
+           {"consequence", or_null(consequence(finding, outcome.quant_method, outcome.engines))},
+           {"fixable", finding.fixable},
+           {"engines", finding.engines}});
     }
     Json changes = Json::array();
     for (const ChangeSummary& change : outcome.changes) {
-      changes.push_back(
-          {{"file", change.file}, {"added", change.added}, {"removed", change.removed}});
+      changes.push_back({{"file", change.file},
+                         {"added", change.added},
+                         {"removed", change.removed},
+                         {"diff", or_null(change.diff)}});
     }
     Json error;
     if (outcome.error) {
       error = {{"code", to_string(outcome.error->code)},
-               {"path", outcome.error->path},
+               {"path", or_null(outcome.error->path)},
                {"offset", outcome.error->offset ? Json(*outcome.error->offset) : Json()},
-               {"subject", outcome.error->subject},
+               {"subject", or_null(outcome.error->subject)},
                {"message", outcome.error->message}};
     }
-    checkpoints.push_back(
-        {{"path", outcome.path},
-         {"quant_method", outcome.quant_method.empty() ? Json() : Json(outcome.quant_method)},
-         {"engine_rules", outcome.engine_rules},
-         {"engines", outcome.engines},
-         {"status", to_string(outcome.status)},
-         {"findings", std::move(findings)},
-         {"changes", std::move(changes)},
-         {"backups", outcome.backups},
-         {"replaced_links", outcome.replaced_links},
-         {"warnings", outcome.warnings},
-         {"notes", outcome.notes},
-         {"mtp", outcome.mtp.empty() ? Json() : Json(outcome.mtp)},
-         {"error", error}});
+    checkpoints.push_back({{"path", outcome.path},
+                           {"quant_method", or_null(outcome.quant_method)},
+                           {"engine_rules", or_null(outcome.engine_rules)},
+                           {"engines", outcome.engines},
+                           {"status", to_string(outcome.status)},
+                           {"findings", std::move(findings)},
+                           {"changes", std::move(changes)},
+                           {"backups", outcome.backups},
+                           {"replaced_links", outcome.replaced_links},
+                           {"warnings", outcome.warnings},
+                           {"notes", outcome.notes},
+                           {"mtp", or_null(outcome.mtp)},
+                           {"written", outcome.status == Status::patched},
+                           {"error", error}});
   }
   doc["checkpoints"] = std::move(checkpoints);
   return doc;

@@ -219,21 +219,29 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
   return out;
 }
 
-std::string render_inventory_problems(const Inventory& inventory, const TextStyle& style) {
-  std::string out;
+std::vector<ProblemLine> inventory_problems(const Inventory& inventory) {
+  std::vector<ProblemLine> out;
+  const auto in_dir = [&](const std::string& file) {
+    // The file as the user would open it: the DIR argument as given, joined with the name.
+    if (file.empty() || file.rfind(inventory.display_dir, 0) == 0) {
+      return file.empty() ? inventory.display_dir : file;
+    }
+    const std::string& dir = inventory.display_dir;
+    return dir + (!dir.empty() && dir.back() == '/' ? "" : "/") + file;
+  };
   for (const Error& error : inventory.errors) {
-    out += style.paint("error", Role::error) + ": " + error.to_string() + "\n";
+    Error shown = error;
+    shown.path = in_dir(error.path);
+    out.push_back({true, shown.to_string()});
   }
   for (const auto& problem : inventory.problems) {
     if (problem.severity == checkpoint::Severity::info) {
       continue;
     }
-    const bool is_error = problem.severity == checkpoint::Severity::error;
-    out += style.paint(std::string(to_string(problem.severity)),
-                       is_error ? Role::error : Role::warning) +
-           ": " + problem.path + ": " +
-           (problem.subject.empty() ? "" : "tensor '" + problem.subject + "': ") + problem.message +
-           "\n";
+    out.push_back({problem.severity == checkpoint::Severity::error,
+                   in_dir(problem.path) + ": " +
+                       (problem.subject.empty() ? "" : "tensor '" + problem.subject + "': ") +
+                       problem.message});
   }
   return out;
 }
@@ -242,8 +250,7 @@ json::Json render_inspect_json(const InspectView& view) {
   using json::Json;
   const Inventory& inventory = view.inventory;
   Json doc;
-  doc["schema_version"] = k_inspect_schema_version;
-  doc["checkpoint"] = inventory.display_dir;
+  doc["path"] = inventory.display_dir;
   doc["has_index"] = inventory.has_index;
   Json files = Json::array();
   for (const auto& file : inventory.files) {

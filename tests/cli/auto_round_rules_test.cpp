@@ -121,12 +121,15 @@ TEST_F(AutoRoundRulesTest, FusedShardsStoredDifferentlyAreReported) {
   write({{std::string(k_gdn) + "in_proj_b"}}, "");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  not fixable model.language_model.layers.0.linear_attn: 2 modules are shards of "
-            "model.language_model.layers.0.linear_attn.in_proj_ba but stored partly quantized, "
-            "partly dense: vLLM builds one layer for them, so no config can load it\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  not fixable model.language_model.layers.0.linear_attn: 2 modules are shards of "
+      "model.language_model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly "
+      "dense: vLLM builds one layer for them, so no config can load it\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.linear_attn.in_proj_b\n");
 }
 
 // Item 2: a 16-bit key for in_proj_b and none for in_proj_a, both stored BF16: vLLM raises; the
@@ -140,15 +143,17 @@ TEST_F(AutoRoundRulesTest, ExistingShardKeyIsNotWrittenTwice) {
   const std::string before = config();
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as "
-            "one layer (model.language_model.layers.0.linear_attn.in_proj_ba); vLLM: ValueError: "
-            "Fused module 'model.layers.0.linear_attn.in_proj_ba' requires consistent quant "
-            "config for ['model.layers.0.linear_attn.in_proj_b', "
-            "'model.layers.0.linear_attn.in_proj_a']\n"
-            "  would patch config.json: +1 (model.language_model.layers.0.linear_attn.in_proj_a)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as one layer "
+      "(model.language_model.layers.0.linear_attn.in_proj_ba); vLLM: ValueError: Fused module "
+      "'model.layers.0.linear_attn.in_proj_ba' requires consistent quant config for "
+      "['model.layers.0.linear_attn.in_proj_b', 'model.layers.0.linear_attn.in_proj_a']\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  would patch config.json +1: model.language_model.layers.0.linear_attn.in_proj_a\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   std::string expected = before;
   const std::string tail = "\"data_type\": \"fp\"\n      }";
@@ -168,15 +173,17 @@ TEST_F(AutoRoundRulesTest, ShardKeyThatSplitsAQuantizedFusedLayerIsRemoved) {
             "      }\n    },\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as "
-            "one layer (model.language_model.layers.0.linear_attn.in_proj_ba); vLLM: ValueError: "
-            "Fused module 'model.layers.0.linear_attn.in_proj_ba' requires consistent quant "
-            "config for ['model.layers.0.linear_attn.in_proj_b', "
-            "'model.layers.0.linear_attn.in_proj_a']\n"
-            "  would patch config.json: -1 (model.language_model.layers.0.linear_attn.in_proj_b)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as one layer "
+      "(model.language_model.layers.0.linear_attn.in_proj_ba); vLLM: ValueError: Fused module "
+      "'model.layers.0.linear_attn.in_proj_ba' requires consistent quant config for "
+      "['model.layers.0.linear_attn.in_proj_b', 'model.layers.0.linear_attn.in_proj_a']\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  would patch config.json -1: model.language_model.layers.0.linear_attn.in_proj_b\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(config(), config_json("Qwen3_5ForCausalLM", "    \"extra_config\": {},\n"));
   const auto [again, again_out] = run_qpatch({"--check"});
@@ -194,14 +201,18 @@ TEST_F(AutoRoundRulesTest, KeyWithoutBitsOutsideTheBlockListIsSixteenBits) {
         "    \"extra_config\": {\n      \"^mtp\\\\.\": {}\n    },\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in "
-            "model_extra_tensors.safetensors\n"
-            "  not fixable mtp.layers.0: 7 modules stored gptq but made dense by "
-            "extra_config[\"^mtp\\.\"], and without that key still dense (block_name_to_quantize "
-            "(no entry is a prefix)): list its block in the block list by hand\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in model_extra_tensors.safetensors\n"
+      "  not fixable mtp.layers.0: 7 modules stored gptq but made dense by "
+      "extra_config[\"^mtp\\.\"], and without that key still dense (block_name_to_quantize (no "
+      "entry is a prefix)): list its block in the block list by hand\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.qweight' in "
+      "...\"\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR mtp.layers.0.self_attn.q_proj\n");
 }
 
 // Item 4: Qwen3_5ForConditionalGeneration's packed_modules_mapping has Qwen3-VL's
@@ -235,14 +246,17 @@ TEST_F(AutoRoundRulesTest, RegexOnTheFusedNameIsOverriddenByTheFusedLayersKey) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
             "  fixable     model.language_model.layers.0.linear_attn: 2 modules stored BF16 but "
-            "quantized (4 bits) by extra_config[\".*layers\\.0\\..*\"]; no extra_config key "
-            "of 16 bits names them\n"
-            "  would patch config.json: +3 (model.language_model.layers.0.linear_attn.in_proj_qkv, "
+            "quantized (4 bits) by extra_config[\".*layers\\.0\\..*\"]; no extra_config key of 16 "
+            "bits names them\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.linear_attn.in_proj_qkv.weight' in ...\"\n"
+            "  would patch config.json +3: model.language_model.layers.0.linear_attn.in_proj_qkv, "
             "model.language_model.layers.0.linear_attn.in_proj_z, "
-            "model.language_model.layers.0.linear_attn.in_proj_qkvz)\n"
-            "  status      needs-patch\n");
+            "model.language_model.layers.0.linear_attn.in_proj_qkvz\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   std::string expected = before;
   const std::string tail = "\"bits\": 4\n      }";
@@ -299,16 +313,18 @@ TEST_F(AutoRoundRulesTest, TextModelHasNoQkvMappingAndTheShardsDisagree) {
         "      }\n    },\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as "
-            "one layer (model.language_model.layers.0.linear_attn.in_proj_qkvz); vLLM: "
-            "ValueError: Fused module 'model.layers.0.linear_attn.in_proj_qkvz' requires "
-            "consistent quant config for ['model.layers.0.linear_attn.in_proj_qkv', "
-            "'model.layers.0.linear_attn.in_proj_z']\n"
-            "  would patch config.json: +2 (model.language_model.layers.0.linear_attn.in_proj_qkv, "
-            "model.language_model.layers.0.linear_attn.in_proj_z)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  fixable     model.language_model.layers.0.linear_attn: 2 modules are judged as one layer "
+      "(model.language_model.layers.0.linear_attn.in_proj_qkvz); vLLM: ValueError: Fused module "
+      "'model.layers.0.linear_attn.in_proj_qkvz' requires consistent quant config for "
+      "['model.layers.0.linear_attn.in_proj_qkv', 'model.layers.0.linear_attn.in_proj_z']\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  would patch config.json +2: model.language_model.layers.0.linear_attn.in_proj_qkv, "
+      "model.language_model.layers.0.linear_attn.in_proj_z\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto [again, again_out] = run_qpatch({"--check"});
   EXPECT_EQ(again, 0) << again_out;
@@ -323,14 +339,17 @@ TEST_F(AutoRoundRulesTest, ShardsWithDifferentGroupSizesAreALoadError) {
             "    },\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  not fixable model.language_model.layers.1.self_attn: 3 modules are judged as one "
-            "layer (model.language_model.layers.1.self_attn.qkv_proj); vLLM: ValueError: Fused "
-            "module 'model.layers.1.self_attn.qkv_proj' requires consistent quant config for "
-            "['model.layers.1.self_attn.q_proj', 'model.layers.1.self_attn.k_proj', "
-            "'model.layers.1.self_attn.v_proj']\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  not fixable model.language_model.layers.1.self_attn: 3 modules are judged as one layer "
+      "(model.language_model.layers.1.self_attn.qkv_proj); vLLM: ValueError: Fused module "
+      "'model.layers.1.self_attn.qkv_proj' requires consistent quant config for "
+      "['model.layers.1.self_attn.q_proj', 'model.layers.1.self_attn.k_proj', "
+      "'model.layers.1.self_attn.v_proj']\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.1.self_attn.q_proj\n");
 }
 
 // Item 5, stored BF16: the shard key with its own group size is rewritten to read as dense, and
@@ -342,18 +361,21 @@ TEST_F(AutoRoundRulesTest, ShardKeyWithOtherSettingsIsRewrittenForADenseLayer) {
             "q_proj\": {\n        \"bits\": 16,\n        \"group_size\": -1\n      }\n    },\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  fixable     model.language_model.layers.1.self_attn: 3 modules are judged as one "
-            "layer (model.language_model.layers.1.self_attn.qkv_proj); vLLM: ValueError: Fused "
-            "module 'model.layers.1.self_attn.qkv_proj' requires consistent quant config for "
-            "['model.layers.1.self_attn.q_proj', 'model.layers.1.self_attn.k_proj', "
-            "'model.layers.1.self_attn.v_proj']\n"
-            "  would patch config.json: +3 (model.language_model.layers.1.self_attn.k_proj, "
-            "model.language_model.layers.1.self_attn.v_proj, "
-            "model.language_model.layers.1.self_attn.q_proj) -1 "
-            "(model.language_model.layers.1.self_attn.q_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  fixable     model.language_model.layers.1.self_attn: 3 modules are judged as one layer "
+      "(model.language_model.layers.1.self_attn.qkv_proj); vLLM: ValueError: Fused module "
+      "'model.layers.1.self_attn.qkv_proj' requires consistent quant config for "
+      "['model.layers.1.self_attn.q_proj', 'model.layers.1.self_attn.k_proj', "
+      "'model.layers.1.self_attn.v_proj']\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  would patch config.json +3: model.language_model.layers.1.self_attn.k_proj, "
+      "model.language_model.layers.1.self_attn.v_proj, "
+      "model.language_model.layers.1.self_attn.q_proj; -1: "
+      "model.language_model.layers.1.self_attn.q_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(config(),
             config_json("Qwen3_5ForCausalLM",
@@ -377,15 +399,18 @@ TEST_F(AutoRoundRulesTest, NullBlockNameToQuantizeHidesToQuantBlockNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized (4 bits) by the global bits "
             "(no block list); no extra_config key of 16 bits names them\n"
-            "  would patch config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto [again, again_out] = run_qpatch({"--check"});
   EXPECT_EQ(again, 0) << again_out;
@@ -398,11 +423,14 @@ TEST_F(AutoRoundRulesTest, EmptyBlockNameFromATrailingCommaQuantizesLmHead) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized (4 bits) by "
             "block_name_to_quantize (prefix match); no extra_config key of 16 bits names them\n"
-            "  would patch config.json: +1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto [again, again_out] = run_qpatch({"--check"});
   EXPECT_EQ(again, 0) << again_out;

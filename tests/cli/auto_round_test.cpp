@@ -74,16 +74,20 @@ TEST_F(AutoRoundTest, RealRequantizedHeadConfigOnADenseHeadGetsExactKeys) {
       dir(), {Head::dense, HeadFile::indexed_shard, requantized_head_config(), Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by "
-            "block_name_to_quantize (prefix match); no extra_config key of 16 bits names them\n"
-            "  would patch config.json: +7 (mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by "
+      "block_name_to_quantize (prefix match); no extra_config key of 16 bits names them\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
+      "...\"\n"
+      "  would patch config.json +7: mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   const std::string before = test::read_bytes(dir() / "config.json");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   // Only the extra_config object changed, one member per key in the object's own layout.
@@ -114,18 +118,21 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        extra_config key \".mtp.\" has no regex metacharacter, so vLLM reads "
-            "it as a literal module name, and no layer of this checkpoint has that name: it has "
-            "no effect (write exact names, or a regex key such as \"^mtp\\\\.\")\n"
+            "  note        extra_config key \".mtp.\" has no regex metacharacter, so vLLM reads it "
+            "as a literal module name, and no layer of this checkpoint has that name: it has no "
+            "effect (write exact names, or a regex key such as \"^mtp\\\\.\")\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized (4 bits) by the global bits "
             "(no block list); no extra_config key of 16 bits names them\n"
-            "  would patch config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   // The question users ask when the load fails: why is mtp.fc quantized?
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);
@@ -155,12 +162,15 @@ TEST_F(AutoRoundTest, KeyThatMakesAPackedFcDenseIsRemoved) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears gptq, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable mtp.fc: 1 module stored gptq but made dense by "
             "extra_config[\"mtp.fc\"], and without that key still dense (block_name_to_quantize "
             "(no entry is a prefix)): list its block in the block list by hand\n"
-            "  status      unfixable\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.qweight' in ...\"\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR mtp.fc\n");
 }
 
 } // namespace

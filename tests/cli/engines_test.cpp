@@ -28,14 +28,15 @@ TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
-            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
-            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this "
-            "layer without a quant config: it cannot load these tensors; graft dense weights "
-            "from the base model [sglang]\n"
-            "  status      unfixable\n");
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+            "without a quant config: it cannot load these tensors; graft dense weights from the "
+            "base model [sglang]\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR mtp.fc\n");
 }
 
 TEST_F(EnginesTest, TransformersNeverLoadsTheHead) {
@@ -58,17 +59,20 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "sglang"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as sglang 2026 (#35887) loads it\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
-            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this "
-            "layer without a quant config: it cannot load these tensors; graft dense weights "
-            "from the base model\n"
+            "DIR: compressed-tensors, judged for SGLang\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+            "without a quant config: it cannot load these tensors; graft dense weights from the "
+            "base model\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
             "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-            "plain ignore entries that name a parent module or part of a name (SGLang reads "
-            "plain entries as case-insensitive substrings)\n"
-            "  would patch config.json: -1 (mtp)\n"
-            "  status      unfixable\n");
+            "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
+            "entries as case-insensitive substrings)\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  would patch config.json -1: mtp\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR mtp.fc\n");
   // explain shows the rule each engine applies to the same module.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.mlp.down_proj"}, dir());

@@ -61,18 +61,21 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   const Outcome fixed = run_qpatch({"DIR"});
   EXPECT_EQ(fixed.code, 0);
   EXPECT_EQ(fixed.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
-            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
             "(mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by targets [\"Linear\"] "
             "(group_0, class name); not in ignore [vllm, sglang]\n"
-            "  patched     config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"; SGLang: "
+            "loads, and drops the stored weights silently\n"
+            "  patched     config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
+            "mtp.layers.0.mlp.down_proj\n"
             "  backup      config.json.bak\n"
-            "  status      patched\n");
+            "  status      patched\n"
+            "  undo        qpatch restore DIR\n");
   std::string expected = config;
   expected.replace(expected.find("\"lm_head\"\n"),
                    10,
@@ -95,14 +98,18 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(checked.out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
-            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
             "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
             "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
             "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
             "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
-            "  would patch config.json: +1 (mtp.fc) -1 (re:^mtp.*)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named "
+            "'layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
+            "stored weights silently\n"
+            "  would patch config.json +1: mtp.fc; -1: re:^mtp.*\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head","mtp.fc"])");
   expect_idempotent();
@@ -117,20 +124,24 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
-      "transformers + compressed-tensors ac8e2ba load it\n"
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
-      "layer (model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in "
-      "the config; vLLM: ValueError: Found a different quantization schemes for "
-      "['q_proj', 'k_proj', 'v_proj'] in model.layers.0.self_attn.qkv_proj. vLLM requires "
-      "all to use the same scheme. [vllm, sglang]\n"
+      "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
+      "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the config; "
+      "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', 'v_proj'] "
+      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. [vllm, "
+      "sglang]\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree); "
+      "SGLang: loads, and drops the stored weights silently\n"
       "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "
       "ct-pack-quantized but made dense by ignore entry "
       "\"model.language_model.layers.0.self_attn.k_proj\" (ignore[1]) [transformers]\n"
-      "  would patch config.json: -1 (model.language_model.layers.0.self_attn.k_proj)\n"
-      "  status      needs-patch\n");
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
+      "the layer at random\n"
+      "  would patch config.json -1: model.language_model.layers.0.self_attn.k_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head"])");
 }
@@ -144,14 +155,18 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
   EXPECT_EQ(outcome.code, 1);
   EXPECT_EQ(
       outcome.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
-      "transformers + compressed-tensors ac8e2ba load it\n"
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  not fixable model.language_model.layers.0.self_attn: 4 modules stored "
-      "ct-pack-quantized but no target matches them, so vLLM builds them dense: not fixable "
-      "by a config patch (qpatch does not invent targets)\n"
-      "  status      unfixable\n");
+      "  not fixable model.language_model.layers.0.self_attn: 4 modules stored ct-pack-quantized "
+      "but no target matches them, so vLLM builds them dense: not fixable by a config patch "
+      "(qpatch does not invent targets)\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and "
+      "drops the stored weights silently; transformers: loads with \"Some weights ... were not "
+      "used\" and initialises the layer at random\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
   EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
@@ -167,15 +182,14 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and "
-      "transformers + compressed-tensors ac8e2ba load it\n"
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  fixable     quantization_config.json: ignore differs from config.json's (vLLM "
-      "reads config.json): 0 entries only in config.json, 1 only in "
-      "quantization_config.json\n"
-      "  would patch quantization_config.json: -1 (model.language_model.embed_tokens)\n"
-      "  status      needs-patch\n");
+      "  fixable     quantization_config.json: ignore differs from config.json's (vLLM reads "
+      "config.json): 0 entries only in config.json, 1 only in quantization_config.json\n"
+      "  would patch quantization_config.json -1: model.language_model.embed_tokens\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(read("quantization_config.json"),
             "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "
@@ -288,17 +302,15 @@ TEST_F(FixTest, UnreadableCheckpointIsExitThreeAndWritesNothing) {
   const Outcome outcome = run_qpatch({"DIR"});
   EXPECT_EQ(outcome.code, 3);
   EXPECT_EQ(outcome.out,
-            "error: model_extra_tensors.safetensors: byte 0: file is 5 bytes, too short for the "
-            "8-byte header length (HeaderTooSmall)\n");
+            "DIR: could not be judged (see the error)\n"
+            "  status      error\n");
   EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
 TEST_F(FixTest, NoDirectoryIsAUsageError) {
   const Outcome outcome = run_qpatch({});
   EXPECT_EQ(outcome.code, 2);
-  EXPECT_EQ(outcome.err,
-            "qpatch: error: no checkpoint directory given\nRun with --help for more "
-            "information.\n");
+  EXPECT_EQ(outcome.err, "qpatch: error: missing DIR; run 'qpatch --help' for usage\n");
 }
 
 TEST_F(FixTest, ExitCodeIsTheWorstOfSeveralCheckpoints) {
@@ -308,7 +320,8 @@ TEST_F(FixTest, ExitCodeIsTheWorstOfSeveralCheckpoints) {
   std::ostringstream err;
   EXPECT_EQ(
       run({"--check", (dir() / "a").string(), (dir() / "missing").string()}, out, err, Terminal{}),
-      3);
+      2); // a DIR that is not a checkpoint is a usage error, checked before any is judged
+  EXPECT_EQ(out.str(), "");
 }
 
 } // namespace

@@ -39,13 +39,16 @@ TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1) << out; // attention is packed on disk but "-:.*attn.*" makes it dense
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
             "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
-            "  would patch config.json: -1 (-:.*attn.*)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"; SGLang: "
+            "loads, and drops the stored weights silently\n"
+            "  would patch config.json -1: -:.*attn.*\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
 }
 
 TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
@@ -60,21 +63,25 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
-            "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
-            "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
-            "which does not cover mtp.fc\n"
-            // SGLang reads no modules_in_block_to_quantize: the whole head, fc included.
-            "  fixable     mtp: 8 modules stored BF16 but quantized by (SGLang's GPTQ default: "
-            "every Linear); no negative dynamic rule excludes them [sglang]\n"
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
-            "  would patch config.json: +1 (-:^mtp\\.)\n"
-            "  status      needs-patch\n");
+  // SGLang reads no modules_in_block_to_quantize: the whole head, fc included.
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under re.match "
+      "(anchored at the start): it looks like an MTP exclusion but excludes nothing; on vLLM since "
+      "2026-07-23 it only works through the Qwen3.5 special case, which does not cover mtp.fc\n"
+      "  fixable     mtp: 8 modules stored BF16 but quantized by (SGLang's GPTQ default: every "
+      "Linear); no negative dynamic rule excludes them [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
+      "...\"\n"
+      "  would patch config.json +1: -:^mtp\\.\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);
   EXPECT_EQ(explained.out + explained.err,
@@ -160,7 +167,7 @@ TEST_F(GptqTest, QuantizeConfigJsonIsKeptInStepAndReadWhenConfigJsonHasNone) {
         "  \"modules_in_block_to_quantize\": [\n    \"mlp\"\n  ]\n}\n");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("DIR: gptq, judged as"), std::string::npos) << out;
+  EXPECT_NE(out.find("DIR: gptq, judged for"), std::string::npos) << out;
 }
 
 // failures.md F17: a community AutoRound->GPTQ export declared its BF16 head quantized with
@@ -177,19 +184,23 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before "
-            "\"-:.*mtp.*\" (dynamic[1]) is tried: the first match wins, so that exclusion never "
-            "applies to them\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized by +:.*mtp.*; no negative "
-            "dynamic rule excludes them [sglang]\n"
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
-            "  would patch config.json: +1 (-:^mtp\\.)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before \"-:.*mtp.*\" "
+      "(dynamic[1]) is tried: the first match wins, so that exclusion never applies to them\n"
+      "  fixable     mtp: 8 modules stored BF16 but quantized by +:.*mtp.*; no negative dynamic "
+      "rule excludes them [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
+      "...\"\n"
+      "  would patch config.json +1: -:^mtp\\.\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }

@@ -95,16 +95,19 @@ TEST_F(GptqVllmOrderTest, FusedShardsStoredDifferentlyAreReported) {
   });
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    7 linears BF16, 4 norms, 1 linear gptq in "
-            "model_extra_tensors.safetensors\n"
-            "  not fixable mtp.layers.0.self_attn: 3 modules are shards of "
-            "mtp.layers.0.self_attn.qkv_proj but stored partly quantized, partly dense: vLLM "
-            "builds one layer for them, so no config can load it; vLLM: ValueError: Detected some "
-            "but not all shards of mtp.layers.0.self_attn.qkv_proj are quantized. All shards of "
-            "fused layers to have the same precision.\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    7 linears BF16, 4 norms, 1 linear gptq in model_extra_tensors.safetensors\n"
+      "  not fixable mtp.layers.0.self_attn: 3 modules are shards of "
+      "mtp.layers.0.self_attn.qkv_proj but stored partly quantized, partly dense: vLLM builds one "
+      "layer for them, so no config can load it; vLLM: ValueError: Detected some but not all "
+      "shards of mtp.layers.0.self_attn.qkv_proj are quantized. All shards of fused layers to have "
+      "the same precision.\n"
+      "  breaks      vLLM: start-up fails with speculative decoding while building the fused layer "
+      "(its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR mtp.layers.0.self_attn.q_proj\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 1);
   EXPECT_FALSE(fs::exists(dir() / "config.json.bak"));
 }
@@ -119,23 +122,28 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        dynamic rule \".*mtp.*\" (dynamic[0]) matches 5 layers before "
-            "\"-:^mtp\\.\" (dynamic[1]) is tried: the first match wins, so that exclusion never "
-            "applies to them\n"
-            // [["mtp"]] lists no layer of the main model.
-            "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds "
-            "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): "
-            "not fixable by a config patch [vllm]\n"
-            "  fixable     mtp.fc: 1 module stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by .*mtp.*; no "
-            "negative dynamic rule excludes them [sglang]\n"
-            "  would patch config.json: +1 (-:^mtp\\.) -1 (-:^mtp\\.)\n"
-            "  status      unfixable\n");
+  // [["mtp"]] lists no layer of the main model.
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        dynamic rule \".*mtp.*\" (dynamic[0]) matches 5 layers before \"-:^mtp\\.\" "
+      "(dynamic[1]) is tried: the first match wins, so that exclusion never applies to them\n"
+      "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds them "
+      "dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): not fixable "
+      "by a config patch [vllm]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
+      "  fixable     mtp.fc: 1 module stored BF16 but quantized by modules_in_block_to_quantize; "
+      "no negative dynamic rule excludes them [vllm]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by .*mtp.*; no negative "
+      "dynamic rule excludes them [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +1: -:^mtp\\.; -1: -:^mtp\\.\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
   EXPECT_EQ(run_qpatch({}).first, 1); // the unlisted main layer stays
   EXPECT_EQ(read("config.json"),
             gptq_config("Qwen3_5ForCausalLM",
@@ -143,13 +151,15 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
                         "    },\n    \"modules_in_block_to_quantize\": [\n      [\n"
                         "        \"mtp\"\n      ]\n    ],\n"));
   EXPECT_EQ(run_qpatch({"--check"}).second,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds "
             "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): "
             "not fixable by a config patch [vllm]\n"
-            "  status      unfixable\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 // Issue #11 item 7: maybe_update_config derives the list when it is falsy, so [] means "what the
@@ -165,7 +175,7 @@ TEST_F(GptqVllmOrderTest, EmptyListIsDerivedFromTheHeaders) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears gptq, 4 norms in model_extra_tensors.safetensors\n"
             "  status      clean\n");
   write("config.json",
@@ -173,12 +183,15 @@ TEST_F(GptqVllmOrderTest, EmptyListIsDerivedFromTheHeaders) {
   const auto [nested_code, nested_out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(nested_code, 1);
   EXPECT_EQ(nested_out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears gptq, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable m: 15 modules stored gptq but vLLM builds them dense (not in "
             "modules_in_block_to_quantize, or a layer GPTQ never quantizes): not fixable by a "
             "config patch\n"
-            "  status      unfixable\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 // Issue #11 item 8: the MTP q_proj is listed (short name) but its k_proj and v_proj are not, so
@@ -196,16 +209,18 @@ TEST_F(GptqVllmOrderTest, ShardsThatDisagreeOnTheListRaiseBeforeDynamic) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) and sglang 0cdfa2f "
-            "(gptq/gptq.py) load it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp.layers.0.self_attn: 3 modules are judged as one layer "
-            "(mtp.layers.0.self_attn.qkv_proj); vLLM: ValueError: Detected some but not all "
-            "shards of mtp.layers.0.self_attn.qkv_proj are quantized. All shards of fused layers "
-            "to have the same precision. [vllm]\n"
-            "  would patch config.json: +1 (model.language_model.layers.0.self_attn.q_proj) -1 "
-            "(self_attn.q_proj)\n"
-            "  status      needs-patch\n");
+            "(mtp.layers.0.self_attn.qkv_proj); vLLM: ValueError: Detected some but not all shards "
+            "of mtp.layers.0.self_attn.qkv_proj are quantized. All shards of fused layers to have "
+            "the same precision. [vllm]\n"
+            "  breaks      vLLM: start-up fails with speculative decoding while building the fused "
+            "layer (its shards must agree)\n"
+            "  would patch config.json +1: model.language_model.layers.0.self_attn.q_proj; -1: "
+            "self_attn.q_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(read("config.json"),
             gptq_config("Qwen3NextForCausalLM",
@@ -231,15 +246,18 @@ TEST_F(GptqVllmOrderTest, PackedLayerListedInPartGetsItsMissingShard) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
-            "layer (model.language_model.layers.0.self_attn.qkv_proj); vLLM: ValueError: "
-            "Detected some but not all shards of model.language_model.layers.0.self_attn.qkv_proj "
-            "are quantized. All shards of fused layers to have the same precision.\n"
-            "  would patch config.json: +1 (model.language_model.layers.0.self_attn.v_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
+      "(model.language_model.layers.0.self_attn.qkv_proj); vLLM: ValueError: Detected some but not "
+      "all shards of model.language_model.layers.0.self_attn.qkv_proj are quantized. All shards of "
+      "fused layers to have the same precision.\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  would patch config.json +1: model.language_model.layers.0.self_attn.v_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
   // The new entry goes into the last inner list: a string beside the lists would be cut into
   // its characters (maybe_update_config).
@@ -273,13 +291,16 @@ TEST_F(GptqVllmOrderTest, HeadIsTestedAgainstTheListToo) {
   const auto [packed_code, packed_out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(packed_code, 1);
   EXPECT_EQ(packed_out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     lm_head: 1 module stored gptq but no entry of "
             "modules_in_block_to_quantize is a substring of lm_head, so vLLM builds the head dense "
             "(\"lm_head\" is true, and the list decides first)\n"
-            "  would patch config.json: +1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.qweight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
   EXPECT_EQ(read("config.json"),
             gptq_config("Qwen3_5ForCausalLM",
@@ -299,11 +320,14 @@ TEST_F(GptqVllmOrderTest, HeadWithLmHeadFalseIgnoresDynamic) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable lm_head: 1 module stored gptq but \"lm_head\" is not true, so vLLM "
             "builds the head dense: not fixable by a config patch\n"
-            "  status      unfixable\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.qweight' in ...\"\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR lm_head\n");
 }
 
 // The Qwen3.5 MTP special case reads hf_config.quantization_config only: rules that vLLM reads
@@ -322,17 +346,21 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
         "  \"sym\": true\n}\n");
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under "
-            "re.match (anchored at the start): it looks like an MTP exclusion but excludes "
-            "nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
-            "which does not cover mtp.fc\n"
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-            "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
-            "  would patch quantize_config.json: +1 (-:^mtp\\.)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under re.match "
+      "(anchored at the start): it looks like an MTP exclusion but excludes nothing; on vLLM since "
+      "2026-07-23 it only works through the Qwen3.5 special case, which does not cover mtp.fc\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+      "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
+      "...\"\n"
+      "  would patch quantize_config.json +1: -:^mtp\\.\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
   EXPECT_EQ(
       read("quantize_config.json"),

@@ -36,19 +36,25 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   // input_proj is a plain nn.Linear in vLLM: dense whatever the config says, so not listed.
-  EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
-            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
-            "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
-            "(num_nextn_predict_layers: 1)\n"
-            "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-            "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
-            "  would patch config.json: +14 (model.mtp_layers.0.self_attn.q_proj, "
-            "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
-            "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
-            "model.layers.36.self_attn.v_proj, model.mtp_layers.0.self_attn.o_proj, "
-            "model.layers.36.self_attn.o_proj, ... (6 more))\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
+      "(num_nextn_predict_layers: 1)\n"
+      "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
+      "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops the stored "
+      "weights silently\n"
+      "  would patch config.json +14: model.mtp_layers.0.self_attn.q_proj, "
+      "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
+      "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
+      "model.layers.36.self_attn.v_proj, model.mtp_layers.0.self_attn.o_proj, "
+      "model.layers.36.self_attn.o_proj, model.mtp_layers.0.mlp.gate_proj, "
+      "model.mtp_layers.0.mlp.up_proj, model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, "
+      "model.mtp_layers.0.mlp.down_proj, model.layers.36.mlp.down_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto config = nlohmann::ordered_json::parse(read("config.json"));
   EXPECT_EQ(
@@ -72,17 +78,20 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17), sglang 2026 "
-            "(#35887) and transformers + compressed-tensors ac8e2ba load it\n"
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
             "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n"
             "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
             "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
-            "  would patch config.json: +7 (model.layers.36.self_attn.q_proj, "
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops "
+            "the stored weights silently\n"
+            "  would patch config.json +7: model.layers.36.self_attn.q_proj, "
             "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
             "model.layers.36.self_attn.o_proj, model.layers.36.mlp.gate_proj, "
-            "model.layers.36.mlp.up_proj, model.layers.36.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "model.layers.36.mlp.up_proj, model.layers.36.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
 }
 
 } // namespace

@@ -53,11 +53,10 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsCleanForVllm) {
   std::string out;
   EXPECT_EQ(run_in(dir(), {"--check", "--engine", "vllm"}, &out), 0);
   EXPECT_EQ(out,
-            dir().string() +
-                ": compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-                "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
-                "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
-                "  status      clean\n");
+            dir().string() + ": compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
+                             "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
+                             "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
+                             "  status      clean\n");
 }
 
 // The same real config lists 48 parent modules ("model.language_model.layers.0.linear_attn"):

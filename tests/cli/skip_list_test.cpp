@@ -64,15 +64,18 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
             "modules_to_not_convert)\n"
-            "  would patch config.json: +8 (mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);
   EXPECT_EQ(explained.out + explained.err,
@@ -114,19 +117,24 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   // derivation off, so the list written is the derived one, plus the fused names SGLang tests.
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(
-      out,
-      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 01f67c3 (awq/awq.py) load "
-      "it\n"
-      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-      "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
-      "modules_to_not_convert) [sglang]\n"
-      "  would patch config.json: +20 (model.language_model.embed_tokens, "
-      "model.language_model.layers.0.input_layernorm, "
-      "model.language_model.layers.0.self_attn.q_norm, "
-      "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
-      "lm_head, mtp.fc, mtp.norm, ... (12 more))\n"
-      "  status      needs-patch\n");
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
+            "modules_to_not_convert) [sglang]\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  would patch config.json +20: model.language_model.embed_tokens, "
+            "model.language_model.layers.0.input_layernorm, "
+            "model.language_model.layers.0.self_attn.q_norm, "
+            "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
+            "lm_head, mtp.fc, mtp.norm, mtp.layers.0.input_layernorm, "
+            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+            "mtp.layers.0.self_attn.q_norm, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj, mtp.layers.0.post_attention_layernorm, "
+            "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.mlp.gate_up_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   // Why SGLang quantizes the head's fused attention, and why vLLM does not.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
@@ -313,12 +321,16 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
-      "  fixable     mtp.layers.0: 7 modules stored awq but made dense by "
-      "modules_to_not_convert entry \"mtp\"\n"
-      "  would patch config.json: +1 (mtp.fc) -1 (mtp)\n"
-      "  status      needs-patch\n");
+      "  fixable     mtp.layers.0: 7 modules stored awq but made dense by modules_to_not_convert "
+      "entry \"mtp\"\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.qweight' in "
+      "...\"; SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +1: mtp.fc; -1: mtp\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","mtp.fc"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
@@ -369,12 +381,15 @@ TEST_F(SkipListTest, ModelOptGlobMissesMtpFcAndBothCopiesAreFixed) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp.fc: 1 module stored BF16 but quantized by modelopt (not in ignore)\n"
-            "  would patch config.json: +1 (mtp.fc)\n"
-            "  would patch hf_quant_config.json: +1 (mtp.fc)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +1: mtp.fc\n"
+            "  would patch hf_quant_config.json +1: mtp.fc\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(list("ignore"), R"(["lm_head","mtp.layers.0*","mtp.fc"])");
   EXPECT_EQ(read("hf_quant_config.json"),
@@ -411,12 +426,15 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp.fc: 1 module stored BF16 but quantized by their quantized_layers "
             "entry (W4A16_NVFP4) (not in ignore)\n"
-            "  would patch config.json: +1 (mtp.fc)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +1: mtp.fc\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.out + explained.err,
             "mtp.fc\n"
@@ -448,11 +466,14 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionPackedButUnlistedIsNotFixable) {
   EXPECT_EQ(code, 1);
   // Only mtp.fc is listed: every other packed layer, main model and head, is built dense.
   EXPECT_EQ(out,
-            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears fp8-block, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable m: 14 modules stored fp8-block but no quantized_layers entry names "
             "them: vLLM builds them dense (not fixable by a config patch)\n"
-            "  status      unfixable\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.self_attn.q_proj.weight_scale' in ...\"\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
@@ -500,16 +521,18 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
-  EXPECT_EQ(out,
-            "DIR: bitsandbytes, judged as vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin "
-            "85de847 loads it\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
-            "llm_int8_skip_modules)\n"
-            "  would patch config.json: +5 (mtp.fc, mtp.layers.0.self_attn.qkv_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_up_proj, "
-            "mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
+      "llm_int8_skip_modules)\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+      "  would patch config.json +5: mtp.fc, mtp.layers.0.self_attn.qkv_proj, "
+      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_up_proj, mtp.layers.0.mlp.down_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(
       list("llm_int8_skip_modules"),

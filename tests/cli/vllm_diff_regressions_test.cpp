@@ -73,12 +73,15 @@ TEST_F(VllmDiffRegressionTest, Qwen35DraftBuildsItsOwnLmHead) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     lm_head: 1 module stored ct-pack-quantized but made dense by ignore "
             "entry \"lm_head\" (ignore[0])\n"
-            "  would patch config.json: -1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight_packed' in ...\"\n"
+            "  would patch config.json -1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
   EXPECT_EQ(
       nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
@@ -100,12 +103,15 @@ TEST_F(VllmDiffRegressionTest, Qwen35TextModelHeadIsJudgedOnce) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized by target \"re:.*lm_head$\" "
             "(group_0); not in ignore\n"
-            "  would patch config.json: +1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
 }
 
 // `"modules_to_not_convert": null` is derived from the headers like an absent list; the
@@ -124,11 +130,14 @@ TEST_F(VllmDiffRegressionTest, AwqNullListIsReplacedByTheDerivedList) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  fixable     model.layers.0.linear_attn.out_proj: 1 module stored awq but made "
             "dense by modules_to_not_convert entry \"model.layers.0.linear_attn\"\n"
-            "  would patch config.json: +1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.layers.0.linear_attn.out_proj.qweight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
   EXPECT_EQ(read("config.json"),
             config("Qwen3_5ForCausalLM",
@@ -153,11 +162,14 @@ TEST_F(VllmDiffRegressionTest, AwqListTheFixWouldEmptyBecomesTheDerivedList) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  fixable     model.layers.0.linear_attn.out_proj: 1 module stored awq but made "
             "dense by modules_to_not_convert entry \"linear_attn.out_proj\"\n"
-            "  would patch config.json: +1 (lm_head) -1 (linear_attn.out_proj)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.layers.0.linear_attn.out_proj.qweight' in ...\"\n"
+            "  would patch config.json +1: lm_head; -1: linear_attn.out_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
   EXPECT_EQ(quantization_config(),
             R"({"bits":4,"group_size":32,"zero_point":true,"modules_to_not_convert":["lm_head"],)"
@@ -180,8 +192,7 @@ TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
-            "DIR: bitsandbytes, judged as vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin "
-            "85de847 loads it\n"
+            "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  status      clean\n");
 }
@@ -206,12 +217,15 @@ TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotCon
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    1 linear fp8-block in model.safetensors\n"
             "  fixable     mtp.fc: 1 module stored fp8-block but made dense by ignored_layers "
             "entry \"mtp.fc\"\n"
-            "  would patch config.json: -2 (model.layers.0.mlp.down_proj, mtp.fc)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight_scale' in ...\"\n"
+            "  would patch config.json -2: model.layers.0.mlp.down_proj, mtp.fc\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
   EXPECT_EQ(quantization_config(),
             R"({"activation_scheme":"dynamic","ignored_layers":[],)"
@@ -233,10 +247,12 @@ TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  not fixable config.json /quantization_config: vLLM refuses this quantization "
             "config before it builds any layer: ValueError: Unsupported quantization config: "
             "bits=3, sym=True\n"
+            "  breaks      vLLM: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Unsupported quantization config: bits=3, sym=True\"\n"
             "  status      unfixable\n");
 }
 
@@ -250,10 +266,13 @@ TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  not fixable config.json /quantization_config: vLLM refuses this quantization "
             "config before it builds any layer: ValueError: Cannot find any of ['w_bit', 'bits'] "
             "in the model's quantization config.\n"
+            "  breaks      vLLM: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Cannot find any of ['w_bit', 'bits'] in the model's quantization "
+            "config.\"\n"
             "  status      unfixable\n");
 }
 

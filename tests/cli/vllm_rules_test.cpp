@@ -91,11 +91,13 @@ void awq_module(std::vector<synth::TensorSpec>& out, const std::string& module) 
 TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
   write_split_gdn(skip_config("fp8", "    \"activation_scheme\": \"dynamic\",\n"), fp8_module);
   const std::string expected =
-      "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+      "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
       "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
       "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: vLLM "
       "builds one layer for them, so no config can load it\n"
-      "  status      unfixable\n";
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.layers.0.linear_attn.in_proj_b\n";
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out, expected);
@@ -110,23 +112,29 @@ TEST_F(VllmRulesTest, AwqAndModelOptShardsStoredDifferentlyAreReported) {
                   awq_module);
   auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
-            "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: "
-            "vLLM builds one layer for them, so no config can load it\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
+      "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
+      "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: vLLM "
+      "builds one layer for them, so no config can load it\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.layers.0.linear_attn.in_proj_b\n");
   write_split_gdn(
       skip_config("modelopt", "    \"ignore\": [\"lm_head\"],\n    \"quant_algo\": \"FP8\",\n"),
       fp8_module);
   std::tie(code, out) = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
-            "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: "
-            "vLLM builds one layer for them, so no config can load it\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      out,
+      "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
+      "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
+      "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: vLLM "
+      "builds one layer for them, so no config can load it\n"
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.layers.0.linear_attn.in_proj_b\n");
 }
 
 // Issue #11 item 10: vLLM builds the Qwen3.5 VLM's head as language_model.lm_head, and a dotless
@@ -143,13 +151,16 @@ TEST_F(VllmRulesTest, CompressedTensorsVlmHeadIsLanguageModelLmHead) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
-            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  fixable     lm_head: 1 module stored BF16 but quantized by target "
-            "\"re:.*lm_head$\" (group_0); not in ignore\n"
-            "  would patch config.json: +1 (language_model.lm_head)\n"
-            "  status      needs-patch\n");
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  fixable     lm_head: 1 module stored BF16 but quantized by target \"re:.*lm_head$\" "
+            "(group_0); not in ignore\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight' in ...\"\n"
+            "  would patch config.json +1: language_model.lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "lm_head", "--engine", "vllm"}, dir());
   EXPECT_EQ(explained.code, 1);
@@ -202,14 +213,16 @@ TEST_F(VllmRulesTest, Qwen35EmbeddingIsBuiltWithoutAQuantConfig) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged as transformers + compressed-tensors ac8e2ba loads "
-            "it\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in "
-            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
+            "DIR: compressed-tensors, judged for transformers\n"
+            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
             "  fixable     model.language_model.embed_tokens: 1 module stored BF16 but quantized "
             "by target \"re:.*embed_tokens\" (group_0); not in ignore\n"
-            "  would patch config.json: +1 (model.language_model.embed_tokens)\n"
-            "  status      needs-patch\n");
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +1: model.language_model.embed_tokens\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
 }
 
 // Issue #11 item 12: `ignored_layers: []` reads as no list, so the fix creates
@@ -225,19 +238,22 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
             "modules_to_not_convert)\n"
-            "  would patch config.json: +8 ("
-            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj)\n"
-            "  would patch quantization_config.json: +8 ("
-            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj\n"
+            "  would patch quantization_config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const std::string names =
       R"(["mtp.fc","mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
@@ -257,15 +273,16 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [stale_code, stale_out] = run_qpatch({"--check"});
   EXPECT_EQ(stale_code, 1);
   EXPECT_EQ(stale_out,
-            "DIR: fp8, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     quantization_config.json: has no modules_to_not_convert list, "
             "config.json's has 8 entries (vLLM reads config.json)\n"
-            "  would patch quantization_config.json: +8 ("
-            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj)\n"
-            "  status      needs-patch\n");
+            "  would patch quantization_config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert", "quantization_config.json"), names);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
@@ -282,7 +299,7 @@ TEST_F(VllmRulesTest, AwqEmptyListIsDerived) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  status      clean\n");
 }
@@ -302,12 +319,15 @@ TEST_F(VllmRulesTest, AwqLmHeadFlagQuantizesTheHead) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: awq, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
+            "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized by awq (not in "
             "modules_to_not_convert)\n"
-            "  would patch config.json: +1 (lm_head)\n"
-            "  status      needs-patch\n");
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'lm_head.weight' in ...\"\n"
+            "  would patch config.json +1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["visual","lm_head"])");
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
@@ -325,15 +345,19 @@ TEST_F(VllmRulesTest, ModelOptHeadAndFusedSubstring) {
        Packing::fp8});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: modelopt, judged as vllm main 017e9f4 (2026-08-17) loads it\n"
-            "  mtp head    8 linears fp8-block, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     m: 6 modules stored fp8-block but made dense by ignore entry "
-            "\"v_proj\"\n"
-            "  fixable     lm_head: 1 module stored BF16 but quantized by modelopt (not in "
-            "ignore)\n"
-            "  would patch config.json: +1 (lm_head) -1 (v_proj)\n"
-            "  status      needs-patch\n");
+  EXPECT_EQ(
+      out,
+      "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    8 linears fp8-block, 4 norms in model_extra_tensors.safetensors\n"
+      "  fixable     m: 6 modules stored fp8-block but made dense by ignore entry \"v_proj\"\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.self_attn.q_proj.weight_scale' in ...\"\n"
+      "  fixable     lm_head: 1 module stored BF16 but quantized by modelopt (not in ignore)\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'lm_head.weight' in ...\"\n"
+      "  would patch config.json +1: lm_head; -1: v_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(list("ignore"), R"(["lm_head"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);

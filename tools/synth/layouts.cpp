@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Real-shape layouts (shared/reference/quant-formats.md §2.1, §6.1) for synthetic checkpoints.
+#include "synth/layout_configs.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
 namespace qpatch::synth {
@@ -137,6 +138,8 @@ std::string shard_name(size_t index, size_t count) {
 
 CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head) {
   CheckpointSpec spec;
+  spec.config_json =
+      packed_head ? k_qwen36_27b_w4a16_packed_mtp_config : k_qwen35_27b_w4a16_mtp_config;
   constexpr size_t k_shards = 4;
   for (size_t s = 0; s < k_shards; ++s) {
     spec.shards.push_back({shard_name(s, k_shards), {}, true});

@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
 // qpatch-synth LAYOUT DIR [--config FILE]: write a synthetic checkpoint with real shapes and
 // sparse data. Layouts: qwen3.5-27b-w4a16-mtp (the bundled sample), kimi-k2-w4a16 (benchmarks).
+// Without --config each layout writes its own config.json (synth/layout_configs.hpp).
 #include "synth/synthetic_checkpoint.hpp"
 
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
+namespace {
+
+constexpr const char* k_usage =
+    "usage: qpatch-synth LAYOUT DIR [--config FILE]\n"
+    "layouts: qwen3.5-27b-w4a16-mtp, qwen3.6-27b-w4a16-packed-mtp, kimi-k2-w4a16\n";
+
+} // namespace
+
 int main(int argc, char** argv) {
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::cout << k_usage; // asked for: a result, on stdout, exit 0
+    return 0;
+  }
   if (argc != 3 && argc != 5) {
-    std::cerr
-        << "usage: qpatch-synth qwen3.5-27b-w4a16-mtp|qwen3.6-27b-w4a16-packed-mtp|kimi-k2-w4a16 "
-           "DIR [--config FILE]\n";
+    std::cerr << k_usage;
     return 2;
   }
   const std::string layout = argv[1];
@@ -23,7 +34,7 @@ int main(int argc, char** argv) {
   } else if (layout == "kimi-k2-w4a16") {
     spec = qpatch::synth::kimi_k2_w4a16();
   } else {
-    std::cerr << "qpatch-synth: unknown layout '" << layout << "'\n";
+    std::cerr << "qpatch-synth: error: unknown layout '" << layout << "'\n" << k_usage;
     return 2;
   }
   if (argc == 5) {

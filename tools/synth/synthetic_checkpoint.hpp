@@ -48,7 +48,8 @@ Status write_checkpoint(const std::filesystem::path& dir, const CheckpointSpec& 
 // model_extra_tensors.safetensors (indexed).
 // `packed_head`: the head's seven projections are packed (asymmetric, group 32) and mtp.fc stays
 // BF16, as in the real Qwen3.6-27B W4A16 checkpoint (quant-formats.md §2.1), in
-// model-mtp.safetensors.
+// model-mtp.safetensors. config_json is the layout's own: the bundled sample's config, or with
+// `packed_head` the real Qwen3.6-27B W4A16 one (testdata/real-configs).
 CheckpointSpec qwen35_27b_w4a16_mtp(bool packed_head = false);
 // Kimi-K2-like 1T-parameter MoE: 61 layers x 384 experts x 3 int4 linears (weight_packed,
 // weight_scale, weight_shape) over `shard_count` shards, ~200k tensors and ~26 MB of headers.

@@ -44,6 +44,10 @@ struct Finding {
   std::string detail;               // one line for people
   bool fixable = false;
   std::vector<std::string> engines; // the judged engines it affects ("vllm", "sglang", ...)
+  // The exception the engine raises, verbatim, when it refuses to load (config_rejected:
+  // "ValueError: Unsupported quantization config: bits=3, sym=True"); "" otherwise. Reports quote
+  // it as the consequence, so they need not take the detail line apart.
+  std::string engine_error;
 };
 
 // Edits to one config file's arrays.

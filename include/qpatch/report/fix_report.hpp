@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The outcome of judging (and maybe patching) each checkpoint named on the command line, and
-// its two renderings: a short human report and the --json document (schema_version 1,
+// its two renderings: a short human report and the --json document (schema_version 2,
 // documented in README.md). Renders only; never prints.
 #pragma once
 
@@ -15,7 +15,8 @@
 
 namespace qpatch::report {
 
-inline constexpr int k_fix_schema_version = 1;
+// 2: absent values are null (never ""), and each change carries its diff.
+inline constexpr int k_fix_schema_version = 2;
 
 enum class Status { clean, patched, needs_patch, unfixable, error };
 std::string_view to_string(Status status);
@@ -27,6 +28,7 @@ struct ChangeSummary {
   std::string file;
   std::vector<std::string> added;
   std::vector<std::string> removed;
+  std::string diff; // the unified diff of this file, labelled as --dry-run prints it
 };
 
 struct CheckpointOutcome {
@@ -39,16 +41,26 @@ struct CheckpointOutcome {
   std::vector<ChangeSummary> changes; // written, or that would be written
   std::vector<std::string> backups;
   std::vector<std::string> replaced_links;
-  std::vector<std::string> warnings; // inventory warnings that are not findings
+  std::vector<std::string> warnings; // inventory warnings that are not findings (on stderr)
   std::vector<std::string> notes;    // traps that change no verdict
   std::string mtp;                   // the MTP head as a unit, or ""
-  std::optional<Error> error;
+  std::optional<Error> error;        // printed on stderr by the CLI; the report only counts it
+  bool held_back = false; // a patch was due, but another checkpoint failed: nothing written
+};
+
+struct TextOptions {
+  Mode mode = Mode::fix;
+  Verbosity verbosity = Verbosity::normal;
+  TextStyle style;
+  size_t width = 0; // terminal columns to fit (0: a pipe, lines whole)
 };
 
 std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
-                            Mode mode,
-                            Verbosity verbosity,
-                            const TextStyle& style);
+                            const TextOptions& options);
+// "2 checkpoints would be patched, 1 clean, 1 error" (black --check's summary), for several.
+std::string render_total(const std::vector<CheckpointOutcome>& outcomes, Mode mode);
+// A command as a user types it in a POSIX shell: "qpatch restore './my ck'".
+std::string shell_command(const std::string& words, const std::string& path);
 json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes);
 
 } // namespace qpatch::report

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Renders `qpatch inspect`: one row per module and a summary, as aligned text or as one JSON
-// document (schema_version 1, documented in README.md). Renders only; never prints.
+// document (schema_version 2, documented in README.md). Renders only; never prints.
 #pragma once
 
 #include <qpatch/checkpoint/inventory.hpp>
@@ -13,7 +13,8 @@
 
 namespace qpatch::report {
 
-inline constexpr int k_inspect_schema_version = 1;
+// 2: {"schema_version", "checkpoints": [...]}, one entry per DIR, each named by "path".
+inline constexpr int k_inspect_schema_version = 2;
 
 enum class Rows { all, none };
 
@@ -26,9 +27,13 @@ struct InspectView {
 
 // The module table (when rows are wanted) followed by the summary, for stdout.
 std::string render_inspect_text(const InspectView& view, const TextStyle& style);
-// The problems and unreadable files, one line each, for stderr.
-std::string render_inventory_problems(const checkpoint::Inventory& inventory,
-                                      const TextStyle& style);
+struct ProblemLine {
+  bool is_error = false;
+  std::string text; // "ck/model-00001.safetensors: tensor 'x': ..."
+};
+// The problems and unreadable files, one each, for the CLI to print on stderr.
+std::vector<ProblemLine> inventory_problems(const checkpoint::Inventory& inventory);
+// One checkpoint's entry of the document's "checkpoints".
 json::Json render_inspect_json(const InspectView& view);
 
 // One line describing how a module is stored: "ct-pack-quantized I32 [17408, 640]".

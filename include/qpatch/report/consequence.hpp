@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// What a finding does to each engine at load time, in that engine's own words: a report that only
+// says "quantized by targets" leaves the user to guess that vLLM dies at start-up while SGLang
+// loads and silently drops the weights. Renders only; never prints.
+#pragma once
+
+#include <qpatch/diagnose/diagnose.hpp>
+
+#include <string>
+#include <vector>
+
+namespace qpatch::report {
+
+// One line: "vLLM: start-up fails: \"ValueError: There is no module or parameter named ...\";
+// SGLang: loads, and drops the stored weights silently", or "" when the kind has no load-time
+// effect worth stating. `judged` are the engines judged, for findings that name none.
+std::string consequence(const diagnose::Finding& finding,
+                        const std::string& quant_method,
+                        const std::vector<std::string>& judged);
+
+// "vLLM (main, 2026-08-17), SGLang and transformers": the engines judged, as people name them;
+// the commits stay in `engine_rules` (--verbose and JSON). `quant_method` picks the rules judged
+// (bitsandbytes: "vLLM (main, 2026-08-17) with vllm-bnb-plugin").
+std::string plain_engines(const std::vector<std::string>& engines,
+                          const std::string& quant_method = "compressed-tensors");
+
+} // namespace qpatch::report

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// Issue 13: nothing written by a slip of the keyboard, one diagnostic form naming the file as the
+// user would open it, and one diff for several checkpoints that `git apply` takes.
+#include "run.hpp"
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace qpatch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Head;
+using test::HeadFile;
+
+constexpr const char* k_linear = "[\n          \"Linear\"\n        ]";
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome run_args(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run(args, out, err, Terminal{});
+  return {code, out.str(), err.str()};
+}
+
+// Run with the current directory set to `dir`, so relative DIR arguments are tested as typed.
+class InDirTest : public test::TempDirTest {
+protected:
+  void SetUp() override {
+    test::TempDirTest::SetUp();
+    m_previous = fs::current_path();
+    fs::current_path(dir());
+  }
+  void TearDown() override {
+    fs::current_path(m_previous);
+    test::TempDirTest::TearDown();
+  }
+  void write_checkpoint(const std::string& name) {
+    test::write_mini(dir() / name,
+                     {Head::dense,
+                      HeadFile::indexed_shard,
+                      test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
+  }
+
+private:
+  fs::path m_previous;
+};
+
+TEST_F(InDirTest, TypoSubcommandBesideACheckpointWritesNothing) {
+  write_checkpoint("ck");
+  const auto before = test::snapshot_tree(dir());
+  const Outcome outcome = run_args({"inpsect", "ck"});
+  EXPECT_EQ(outcome.code, 2);
+  EXPECT_EQ(outcome.out, "");
+  EXPECT_EQ(outcome.err, "qpatch: error: unknown command 'inpsect'; did you mean 'inspect'?\n");
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
+}
+
+TEST_F(InDirTest, MissingDirBesideACheckpointWritesNothing) {
+  write_checkpoint("ck");
+  const auto before = test::snapshot_tree(dir());
+  const Outcome outcome = run_args({"ck", "./nope"});
+  EXPECT_EQ(outcome.code, 2);
+  EXPECT_EQ(outcome.out, "");
+  EXPECT_EQ(outcome.err, "qpatch: error: ./nope: no such directory\n");
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
+}
+
+TEST_F(InDirTest, CommandAfterItsDirIsAUsageError) {
+  write_checkpoint("ck");
+  const Outcome outcome = run_args({"ck", "inspect"});
+  EXPECT_EQ(outcome.code, 2);
+  EXPECT_EQ(outcome.out, "");
+  EXPECT_EQ(outcome.err,
+            "qpatch: error: 'inspect' is a command: write it first, as in 'qpatch inspect DIR'\n");
+}
+
+TEST_F(InDirTest, ErrorPathIsTheDirAsGivenJoinedWithTheFile) {
+  write_checkpoint("ck");
+  std::ofstream(dir() / "ck" / "config.json", std::ios::trunc) << "{\n  \"a\": 1,\n  \"b\" 2\n}\n";
+  for (const std::string& given :
+       {std::string("ck"), std::string("./ck"), (dir() / "ck").string()}) {
+    const Outcome outcome = run_args({"--check", given});
+    EXPECT_EQ(outcome.code, 3) << given;
+    EXPECT_EQ(outcome.err,
+              "qpatch: error: " + given +
+                  "/config.json: byte 18 (line 3, column 7): syntax error while parsing object "
+                  "separator - unexpected number literal; expected ':'\n")
+        << given;
+    EXPECT_EQ(outcome.out, given + ": could not be judged (see the error)\n  status      error\n");
+  }
+}
+
+TEST_F(InDirTest, UnreadableCheckpointHoldsBackEveryWrite) {
+  write_checkpoint("ck1");
+  write_checkpoint("ck2");
+  std::ofstream(dir() / "ck2" / "model_extra_tensors.safetensors", std::ios::trunc) << "short";
+  const auto before = test::snapshot_tree(dir());
+  const Outcome outcome = run_args({"ck1", "ck2"});
+  EXPECT_EQ(outcome.code, 3);
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
+  EXPECT_NE(outcome.out.find("  status      needs-patch (nothing written: another checkpoint could "
+                             "not be read)\n"),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("1 checkpoint would be patched, 1 error\n"), std::string::npos)
+      << outcome.out;
+}
+
+TEST_F(InDirTest, TwoCheckpointsDryRunIsOnePatchThatGitApplies) {
+  write_checkpoint("ck1");
+  write_checkpoint("ck2");
+  const Outcome dry = run_args({"--dry-run", "ck1", "ck2"});
+  EXPECT_EQ(dry.code, 1);
+  EXPECT_EQ(dry.out.find("--- a/ck1/config.json\n+++ b/ck1/config.json\n"), 0u) << dry.out;
+  EXPECT_NE(dry.out.find("--- a/ck2/config.json\n+++ b/ck2/config.json\n"), std::string::npos);
+  EXPECT_NE(dry.err.find("2 checkpoints would be patched\n"), std::string::npos) << dry.err;
+  std::ofstream(dir() / "fix.patch", std::ios::binary) << dry.out;
+  ASSERT_EQ(std::system("git apply fix.patch"), 0);
+  EXPECT_EQ(run_args({"--check", "ck1", "ck2"}).code, 0);
+}
+
+TEST_F(InDirTest, DidYouMeanForFlagsEnginesAndModules) {
+  write_checkpoint("ck");
+  EXPECT_EQ(run_args({"--dryrun", "ck"}).err,
+            "qpatch: error: unknown option '--dryrun'; did you mean '--dry-run'?\n");
+  EXPECT_EQ(run_args({"--engine", "vlm", "ck"}).err,
+            "qpatch: error: --engine: unknown engine 'vlm'; did you mean 'vllm'? (vllm, sglang, "
+            "transformers, all)\n");
+  const Outcome explained = run_args({"explain", "ck", "mpt.fc"});
+  EXPECT_EQ(explained.code, 2);
+  EXPECT_EQ(explained.err,
+            "qpatch: error: ck: module 'mpt.fc': no such module in the checkpoint (see qpatch "
+            "inspect); did you mean 'mtp.fc'?\n");
+}
+
+TEST_F(InDirTest, QuietWithVerboseAndOnlyMatchingNothingAreUsageErrors) {
+  write_checkpoint("ck");
+  const Outcome both = run_args({"-q", "-v", "ck"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err, "qpatch: error: --quiet and --verbose cannot be used together\n");
+  const Outcome only = run_args({"--check", "--only", "^nothing", "ck"});
+  EXPECT_EQ(only.code, 2);
+  EXPECT_EQ(only.out, "");
+  EXPECT_EQ(only.err,
+            "qpatch: error: --only '^nothing' matches no module in ck; see the names with 'qpatch "
+            "inspect DIR'\n");
+}
+
+} // namespace
+} // namespace qpatch::cli
