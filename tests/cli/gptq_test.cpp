@@ -19,12 +19,7 @@ using test::HeadFile;
 using test::Packing;
 namespace fs = std::filesystem;
 
-std::string gptq_config(const std::string& architecture, const std::string& extra) {
-  return "{\n  \"architectures\": [\n    \"" + architecture +
-         "\"\n  ],\n  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n" +
-         extra +
-         "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
-}
+using test::gptq_config;
 
 class GptqTest : public test::CheckpointCliTest {};
 

@@ -23,24 +23,7 @@ using test::Head;
 using test::HeadFile;
 using test::Packing;
 
-// The fields vLLM requires of every config of `method` (each from_config reads them with
-// get_from_keys and refuses a config without them), unless `fields` sets them already.
-std::string required_fields(const std::string& method, const std::string& fields) {
-  const auto absent = [&](const char* key) {
-    return fields.find("\"" + std::string(key) + "\"") == std::string::npos;
-  };
-  std::string out;
-  if (method == "awq") {
-    out += absent("bits") ? "    \"bits\": 4,\n" : "";
-    out += absent("group_size") ? "    \"group_size\": 32,\n" : "";
-    out += absent("zero_point") ? "    \"zero_point\": true,\n" : "";
-  } else if (method == "fp8" && absent("activation_scheme")) {
-    out += "    \"activation_scheme\": \"dynamic\",\n";
-  } else if (method == "modelopt" && absent("quant_algo")) {
-    out += "    \"quant_algo\": \"FP8\",\n";
-  }
-  return out;
-}
+using test::required_fields;
 
 std::string skip_config(const std::string& method,
                         const std::string& fields,

@@ -164,4 +164,28 @@ std::string ct_config_json(const std::string& ignore_array,
          "  \"tie_word_embeddings\": false\n}\n";
 }
 
+std::string gptq_config(const std::string& architecture, const std::string& extra) {
+  return "{\n  \"architectures\": [\n    \"" + architecture +
+         "\"\n  ],\n  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n" +
+         extra +
+         "    \"group_size\": 32,\n    \"quant_method\": \"gptq\",\n    \"sym\": true\n  }\n}\n";
+}
+
+std::string required_fields(const std::string& method, const std::string& fields) {
+  const auto absent = [&](const char* key) {
+    return fields.find("\"" + std::string(key) + "\"") == std::string::npos;
+  };
+  std::string out;
+  if (method == "awq") {
+    out += absent("bits") ? "    \"bits\": 4,\n" : "";
+    out += absent("group_size") ? "    \"group_size\": 32,\n" : "";
+    out += absent("zero_point") ? "    \"zero_point\": true,\n" : "";
+  } else if (method == "fp8" && absent("activation_scheme")) {
+    out += "    \"activation_scheme\": \"dynamic\",\n";
+  } else if (method == "modelopt" && absent("quant_algo")) {
+    out += "    \"quant_algo\": \"FP8\",\n";
+  }
+  return out;
+}
+
 } // namespace qpatch::test

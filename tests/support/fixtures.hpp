@@ -35,4 +35,14 @@ std::string ct_config_json(const std::string& ignore_array,
                            const std::string& targets_array,
                            const std::string& architecture = "Qwen3_5ForCausalLM");
 
+// config.json of `architecture` with a GPTQ quantization_config (4 bits, group 32, sym, no
+// act-order) and `extra` members (indented lines ending in ",\n").
+std::string gptq_config(const std::string& architecture, const std::string& extra);
+
+// The members vLLM requires of every `method` config (from_config reads them with
+// get_from_keys and refuses a config without them), as indented lines, less those `fields`
+// already sets: AWQ's bits, group_size and zero_point; FP8's activation_scheme; ModelOpt's
+// quant_algo.
+std::string required_fields(const std::string& method, const std::string& fields);
+
 } // namespace qpatch::test
