@@ -247,6 +247,17 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options);
 
+// Judge a compressed-tensors config under every engine in `options` (ct_judge.cpp); `mtp_head`
+// holds the MTP head's module indices (transformers never builds them).
+void judge_compressed_tensors(const checkpoint::Inventory& inventory,
+                              const checkpoint::ModuleList& modules,
+                              const quant::ConfigSet& configs,
+                              const quant::ConfigFile& active,
+                              const quant::CtConfig& config,
+                              const std::vector<uint32_t>& mtp_head,
+                              const DiagnoseOptions& options,
+                              Diagnosis& diagnosis);
+
 // Judge a GPTQ config (gptq_judge.cpp).
 Status judge_gptq(const checkpoint::Inventory& inventory,
                   const checkpoint::ModuleList& modules,

@@ -11,32 +11,6 @@ namespace qpatch::engine {
 using util::last_component;
 using util::replace_all;
 
-std::string_view to_string(DecidedBy by) {
-  switch (by) {
-  case DecidedBy::ignore_entry:
-    return "ignore_entry";
-  case DecidedBy::target_name:
-    return "target_name";
-  case DecidedBy::target_fused:
-    return "target_fused";
-  case DecidedBy::target_class:
-    return "target_class";
-  case DecidedBy::no_target:
-    return "no_target";
-  case DecidedBy::built_dense:
-    return "built_dense";
-  case DecidedBy::built_quantized:
-    return "built_quantized";
-  case DecidedBy::fused_disagree:
-    return "fused_disagree";
-  case DecidedBy::experts_disagree:
-    return "experts_disagree";
-  case DecidedBy::undecidable:
-    return "undecidable";
-  }
-  return "unknown";
-}
-
 namespace {
 
 std::string lower(std::string text) {
@@ -303,14 +277,6 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
 
 bool VllmCompressedTensors::sglang_plain_fc(const Layer& layer) const {
   return m_engine == Engine::sglang && layer.prefix == "mtp.fc" && is_qwen35(m_model);
-}
-
-std::string verdict_text(const Decision& decision) {
-  std::string verdict = decision.verdict == Verdict::quantized ? "quantized"
-                        : decision.verdict == Verdict::dense   ? "dense"
-                                                               : "load error: " + decision.error;
-  return verdict + " (" + std::string(to_string(decision.by)) +
-         (decision.group.empty() ? "" : ", " + decision.group) + ")";
 }
 
 Decision VllmCompressedTensors::decide(const Layer& layer) const {

@@ -13,6 +13,7 @@
 // copied to "RoutedExperts" (compressed_tensors_moe.py).
 #pragma once
 
+#include <qpatch/engine/decision.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
@@ -24,37 +25,6 @@
 #include <vector>
 
 namespace qpatch::engine {
-
-enum class Verdict { dense, quantized, load_error };
-
-enum class DecidedBy {
-  ignore_entry,    // an ignore entry matched
-  target_name,     // a target equal to the name, or a re: target matching it
-  target_fused,    // every shard matched a name target
-  target_class,    // a class-name target
-  no_target,       // nothing matched: dense
-  built_dense,     // vLLM builds the layer with no quant config
-  built_quantized, // the engine quantizes the layer whatever the config says
-  fused_disagree,  // shards of a fused layer disagree about ignore
-  experts_disagree,
-  undecidable, // a regex gave up (match limit)
-};
-std::string_view to_string(DecidedBy by);
-
-struct Decision {
-  Verdict verdict = Verdict::dense;
-  DecidedBy by = DecidedBy::no_target;
-  std::optional<size_t> ignore_index; // the ignore entry that decided
-  std::string group;                  // the config group whose target matched
-  std::string target;                 // that target
-  std::vector<std::string> shards;    // vLLM names of the shards (fused or expert 0)
-  std::vector<bool> shard_ignored;    // per shard: matched by ignore
-  std::string error;                  // what vLLM raises, for load_error
-};
-
-// "quantized (target_class)", "dense (ignore_entry)", "load error: ... (fused_disagree)": the
-// verdict line of every engine's trace.
-std::string verdict_text(const Decision& decision);
 
 class VllmCompressedTensors {
 public:

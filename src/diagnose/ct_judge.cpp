@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: Apache-2.0
+// The judge for compressed-tensors, under every engine's rules at once.
+//
+// The fix is found as a fixpoint rather than by special cases: starting from the ignore list as
+// written, re-judge every layer; a dense-on-disk layer the engine would quantize gets its exact
+// checkpoint module names appended; an ignore entry that makes a quantized-on-disk layer dense is
+// removed. Removing a blanket entry (the reverse trap, re:^mtp.*) makes the dense modules it
+// covered quantized in the next round, which appends their exact names, so no other module's
+// verdict changes. Nothing else is touched.
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+namespace qpatch::diagnose::detail {
+
+using checkpoint::Inventory;
+using checkpoint::ModuleList;
+using checkpoint::StorageFormat;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::Verdict;
+
+namespace {
+
+std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
+  switch (decision.by) {
+  case DecidedBy::target_class:
+    return "targets [" + quoted(decision.target) + "] (" + decision.group + ", class name)";
+  case DecidedBy::target_name:
+    return "target " + quoted(decision.target) + " (" + decision.group + ")";
+  case DecidedBy::target_fused:
+    return "target " + quoted(decision.target) + " (" + decision.group + ", every shard)";
+  case DecidedBy::ignore_entry:
+    return "ignore entry " + quoted(config.ignore.at(*decision.ignore_index)) + " (ignore[" +
+           std::to_string(*decision.ignore_index) + "])";
+  default:
+    return std::string(engine::to_string(decision.by));
+  }
+}
+
+struct IgnoreItem {
+  std::string text;
+  std::optional<size_t> original; // index in the file's list; nothing for appended names
+};
+
+class Fixer {
+public:
+  Fixer(const quant::CtConfig& config,
+        const std::vector<std::unique_ptr<EngineView>>& engines,
+        const ModuleList& modules)
+      : m_config(config), m_engines(engines), m_modules(modules) {}
+
+  // Iterate to the fixpoint; return the final judge.
+  void run() {
+    for (int round = 0; round < 16; ++round) {
+      if (!step()) {
+        return;
+      }
+    }
+  }
+  std::vector<IgnoreItem> items() const {
+    std::vector<IgnoreItem> out;
+    for (size_t i = 0; i < m_config.ignore.size(); ++i) {
+      if (m_removed.count(i) == 0) {
+        out.push_back({m_config.ignore[i], i});
+      }
+    }
+    for (const auto& [name, order] : m_appended) {
+      out.push_back({name, std::nullopt});
+    }
+    return out;
+  }
+  quant::CtConfig patched_config() const {
+    quant::CtConfig config = m_config;
+    config.ignore.clear();
+    for (const IgnoreItem& item : items()) {
+      config.ignore.push_back(item.text);
+    }
+    return config;
+  }
+  // What the unpatched config makes of view `v` of engine `e`, as the first round decided it;
+  // null for a view that round did not decide. The report asks the same question of every
+  // view: on a 1T-parameter MoE, deciding each layer twice was a fifth of the judging.
+  const Decision* first_decision(size_t e, size_t v) const {
+    return e < m_first.size() && v < m_first[e].size() && m_first[e][v] ? &*m_first[e][v] : nullptr;
+  }
+  const std::set<size_t>& removed() const { return m_removed; }
+  // Appended names in checkpoint order.
+  std::vector<std::string> appended() const {
+    std::vector<std::pair<std::string, size_t>> sorted = m_appended;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      return a.second < b.second;
+    });
+    std::vector<std::string> out;
+    for (const auto& [name, order] : sorted) {
+      out.push_back(name);
+    }
+    return out;
+  }
+
+private:
+  bool in_ignore(const std::string& name) const {
+    for (const IgnoreItem& item : items()) {
+      if (item.text == name) {
+        return true;
+      }
+    }
+    return false;
+  }
+  bool append_layer(const LayerView& view, const engine::ModelInfo& model) {
+    bool changed = false;
+    for (const std::string& name : ignore_names(*view.layer, m_modules, model)) {
+      if (!in_ignore(name)) {
+        m_appended.emplace_back(name, view.order);
+        changed = true;
+      }
+    }
+    return changed;
+  }
+  bool remove_entry(const std::vector<IgnoreItem>& current, size_t index) {
+    if (const auto original = current.at(index).original) {
+      return m_removed.insert(*original).second;
+    }
+    return false;
+  }
+  // One round over every engine: a patch must satisfy all of them at once.
+  bool step() {
+    const std::vector<IgnoreItem> current = items();
+    const quant::CtConfig config = patched_config();
+    const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
+    bool changed = false;
+    for (const auto& engine_view : m_engines) {
+      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
+      if (first) {
+        m_first.emplace_back(engine_view->views->size());
+      }
+      for (size_t v = 0; v < engine_view->views->size(); ++v) {
+        const LayerView& view = (*engine_view->views)[v];
+        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+          continue;
+        }
+        const Decision decision = judge.decide(*view.layer);
+        if (first) {
+          m_first.back()[v] = decision;
+        }
+        const bool error = decision.verdict == Verdict::load_error;
+        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+          changed = append_layer(view, engine_view->model) || changed;
+        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+          changed = remove_entry(current, *decision.ignore_index) || changed;
+        } else if (view.disk == Disk::quantized && error) {
+          for (const std::string& shard : decision.shards) {
+            bool undecidable = false;
+            if (const auto hit = judge.match_ignore(shard, undecidable)) {
+              changed = remove_entry(current, *hit) || changed;
+            }
+          }
+        }
+      }
+    }
+    return changed;
+  }
+
+  const quant::CtConfig& m_config;
+  const std::vector<std::unique_ptr<EngineView>>& m_engines;
+  const ModuleList& m_modules;
+  std::set<size_t> m_removed;
+  std::vector<std::pair<std::string, size_t>> m_appended;
+  std::vector<std::vector<std::optional<Decision>>> m_first; // by engine, then view
+};
+
+std::string disagreement(const std::vector<std::string>& mine,
+                         const std::vector<std::string>& theirs,
+                         const std::string& what,
+                         const std::string& other) {
+  const std::set<std::string> a(mine.begin(), mine.end());
+  const std::set<std::string> b(theirs.begin(), theirs.end());
+  size_t only_a = 0;
+  size_t only_b = 0;
+  for (const auto& x : a) {
+    only_a += b.count(x) ? 0U : 1U;
+  }
+  for (const auto& x : b) {
+    only_b += a.count(x) ? 0U : 1U;
+  }
+  if (only_a == 0 && only_b == 0) {
+    return "";
+  }
+  return what + " differs from config.json's (vLLM reads config.json): " + std::to_string(only_b) +
+         " entr" + (only_b == 1 ? "y" : "ies") + " only in config.json, " + std::to_string(only_a) +
+         " only in " + other;
+}
+
+// Keep a sidecar's list equal (as a set, in config.json's order for additions) to `wanted`.
+std::optional<ArrayChange> sync_list(const std::string& file,
+                                     std::vector<std::string> pointer,
+                                     const std::vector<std::string>& present,
+                                     bool exists,
+                                     const std::vector<std::string>& wanted) {
+  ArrayChange change;
+  change.file = file;
+  change.pointer = std::move(pointer);
+  change.create = !exists;
+  const std::set<std::string> want(wanted.begin(), wanted.end());
+  const std::set<std::string> have(present.begin(), present.end());
+  for (size_t i = 0; i < present.size(); ++i) {
+    if (want.count(present[i]) == 0) {
+      change.remove.push_back(i);
+      change.removed_values.push_back(present[i]);
+    }
+  }
+  for (const std::string& name : wanted) {
+    if (have.count(name) == 0) {
+      change.append.push_back(name);
+    }
+  }
+  if (change.remove.empty() && change.append.empty()) {
+    return std::nullopt;
+  }
+  return change;
+}
+
+} // namespace
+
+void judge_compressed_tensors(const Inventory& inventory,
+                              const ModuleList& modules,
+                              const quant::ConfigSet& configs,
+                              const quant::ConfigFile& active,
+                              const quant::CtConfig& config,
+                              const std::vector<uint32_t>& mtp_head,
+                              const DiagnoseOptions& options,
+                              Diagnosis& diagnosis) {
+  const engine::ModelInfo model =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  const auto engines = engine_views(options.engines, model, modules, inventory, mtp_head, options);
+  Fixer fixer(config, engines, modules);
+  fixer.run();
+  const quant::CtConfig patched = fixer.patched_config();
+
+  std::vector<LayerProblem> problems;
+  std::set<FindingKind> fixed;
+  std::set<FindingKind> unfixed;
+  const std::vector<std::string> all_engines = options.engines.names();
+  for (const std::string& entry : config.ignore) {
+    if (entry.rfind("re:", 0) == 0) {
+      auto pattern = engine::Pattern::compile(entry.substr(3), active.name);
+      if (!pattern) {
+        problems.push_back({FindingKind::undecidable,
+                            "ignore entry " + quoted(entry) + " is not a valid regex (" +
+                                pattern.error().message + "): the engines raise re.error",
+                            {entry},
+                            0,
+                            all_engines});
+        unfixed.insert(FindingKind::undecidable);
+      }
+    }
+  }
+  // Modules an earlier engine already reported with the same kind only add the engine to that
+  // problem (engines build different layers from the same modules: vLLM fuses, transformers
+  // does not); the rest form a problem of their own.
+  const auto add_problem = [&](LayerProblem problem) {
+    std::vector<std::string> remaining;
+    for (const std::string& name : problem.names) {
+      bool known = false;
+      for (LayerProblem& existing : problems) {
+        if (existing.kind == problem.kind &&
+            std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
+          if (std::find(existing.engines.begin(),
+                        existing.engines.end(),
+                        problem.engines.front()) == existing.engines.end()) {
+            existing.engines.push_back(problem.engines.front());
+          }
+          known = true;
+          break;
+        }
+      }
+      if (!known) {
+        remaining.push_back(name);
+      }
+    }
+    if (!remaining.empty()) {
+      problem.names = std::move(remaining);
+      problems.push_back(std::move(problem));
+    }
+  };
+  for (size_t e = 0; e < engines.size(); ++e) {
+    const auto& engine_view = engines[e];
+    const engine::Engine engine = engine_view->engine;
+    const std::string engine_name(engine::to_string(engine));
+    const std::string who(engine::display_name(engine));
+    const engine::VllmCompressedTensors before(config, engine_view->model, engine);
+    const engine::VllmCompressedTensors after(patched, engine_view->model, engine);
+    for (size_t v = 0; v < engine_view->views->size(); ++v) {
+      const LayerView& view = (*engine_view->views)[v];
+      const Layer& layer = *view.layer;
+      // Findings name checkpoint modules only, never the names an engine asks about. Built
+      // only for a problem: an experts layer of a 1T MoE has over a thousand modules.
+      const auto module_names = [&] {
+        std::vector<std::string> names;
+        for (const uint32_t m : layer.modules) {
+          names.emplace_back(modules[m].name);
+        }
+        return names;
+      };
+      if (view.disk == Disk::inconsistent) {
+        for (const uint32_t m : layer.modules) {
+          if (modules[m].format == StorageFormat::inconsistent) {
+            add_problem({FindingKind::inconsistent_storage,
+                         "stored inconsistently (" + modules[m].detail +
+                             "): no config can load it; re-export the module",
+                         {std::string(modules[m].name)},
+                         view.order,
+                         {engine_name}});
+          }
+        }
+        continue;
+      }
+      if (view.disk == Disk::mixed) {
+        add_problem({FindingKind::disk_shards_disagree,
+                     "are shards of " + layer.name +
+                         " but stored partly quantized, partly dense: " + who +
+                         " builds one layer for them, so no config can load it",
+                     module_names(),
+                     view.order,
+                     {engine_name}});
+        continue;
+      }
+      const Decision* first = fixer.first_decision(e, v);
+      const Decision decision = first != nullptr ? *first : before.decide(layer);
+      if (consistent(view, decision)) {
+        continue;
+      }
+      const bool resolved = consistent(view, after.decide(layer));
+      FindingKind kind{};
+      std::string key;
+      if (decision.by == DecidedBy::undecidable) {
+        kind = FindingKind::undecidable;
+        std::string entries;
+        for (const std::string& entry : before.exhausted_entries()) {
+          entries += (entries.empty() ? "" : ", ") + quoted(entry);
+        }
+        key = "could not be judged: " +
+              (entries.empty() ? std::string("a regex") : "the regex entry " + entries) +
+              " gave up (match limit), and is not tried again";
+      } else if (decision.verdict == Verdict::load_error) {
+        kind = FindingKind::fused_shards_disagree;
+        key = "are judged as one layer (" + layer.name + ") but " +
+              (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
+                                                          : std::string("its shards")) +
+              " disagree in the config; " + who + ": " + decision.error;
+      } else if (view.disk == Disk::dense) {
+        kind = FindingKind::dense_quantized_by_config;
+        key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
+              "; not in ignore";
+      } else if (decision.by == DecidedBy::ignore_entry) {
+        kind = FindingKind::quantized_made_dense;
+        const std::string& entry = config.ignore.at(*decision.ignore_index);
+        bool undecidable = false;
+        const engine::VllmCompressedTensors exact(config, engine_view->model);
+        if (engine == engine::Engine::sglang &&
+            !exact.match_ignore(layer.prefix, undecidable).has_value() &&
+            entry.rfind("re:", 0) != 0) {
+          // One line for every module a short or parent-module entry catches.
+          key = "stored " + view.stored +
+                " but made dense by plain ignore entries that name a parent module or part of "
+                "a name (SGLang reads plain entries as case-insensitive substrings)";
+        } else {
+          key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
+        }
+      } else if (decision.by == DecidedBy::built_dense) {
+        kind = FindingKind::engine_builds_dense;
+        key = "stored " + view.stored + " but " + who +
+              " builds this layer without a quant config: it cannot load these "
+              "tensors; graft dense weights from the base model";
+      } else {
+        kind = FindingKind::quantized_untargeted;
+        key = "stored " + view.stored + " but no target matches them, so " + who +
+              " builds them dense: not fixable by a config patch (qpatch does not invent "
+              "targets)";
+      }
+      add_problem({kind, key, module_names(), view.order, {engine_name}});
+      (resolved ? fixed : unfixed).insert(kind);
+    }
+  }
+  for (const FindingKind kind : unfixed) {
+    fixed.erase(kind);
+  }
+  add_grouped(problems, diagnosis.findings, fixed);
+
+  // The edit of the config vLLM reads.
+  const std::vector<std::string> appended = fixer.appended();
+  std::vector<std::string> ignore_pointer = active.pointer;
+  ignore_pointer.push_back("ignore");
+  if (!fixer.removed().empty() || !appended.empty()) {
+    ArrayChange change;
+    change.file = active.name;
+    change.pointer = ignore_pointer;
+    change.create = !config.has_ignore;
+    change.remove.assign(fixer.removed().begin(), fixer.removed().end());
+    for (const size_t i : change.remove) {
+      change.removed_values.push_back(config.ignore[i]);
+    }
+    change.append = appended;
+    diagnosis.array_changes.push_back(std::move(change));
+  }
+  // Sidecars follow config.json.
+  for (const quant::ConfigFile& file : configs.files) {
+    if (&file == &active || !file.has_config()) {
+      continue;
+    }
+    const std::string method = quant::quant_method(file.config());
+    if (method != "compressed-tensors" && method != "compressed_tensors") {
+      continue;
+    }
+    auto side = quant::read_compressed_tensors(file);
+    if (!side) {
+      continue;
+    }
+    std::vector<std::string> side_pointer = file.pointer;
+    side_pointer.push_back("ignore");
+    const std::string differs = disagreement(side->ignore, config.ignore, "ignore", file.name);
+    if (auto change =
+            sync_list(file.name, side_pointer, side->ignore, side->has_ignore, patched.ignore)) {
+      diagnosis.array_changes.push_back(std::move(*change));
+    }
+    std::string target_differs;
+    for (const quant::CtGroup& group : config.groups) {
+      for (const quant::CtGroup& other : side->groups) {
+        if (other.name != group.name) {
+          continue;
+        }
+        const std::string d =
+            disagreement(other.targets, group.targets, group.name + " targets", file.name);
+        if (!d.empty()) {
+          target_differs = d;
+          std::vector<std::string> pointer = file.pointer;
+          pointer.insert(pointer.end(), {"config_groups", group.name, "targets"});
+          if (auto change = sync_list(file.name, pointer, other.targets, true, group.targets)) {
+            diagnosis.array_changes.push_back(std::move(*change));
+          }
+        }
+      }
+    }
+    for (const std::string& d : {differs, target_differs}) {
+      if (!d.empty()) {
+        Finding finding;
+        finding.kind = FindingKind::configs_disagree;
+        finding.label = file.name;
+        finding.detail = file.name + ": " + d;
+        finding.fixable = true;
+        diagnosis.findings.push_back(std::move(finding));
+      }
+    }
+  }
+}
+
+} // namespace qpatch::diagnose::detail
