@@ -94,6 +94,45 @@ public:
     return e < m_first.size() && v < m_first[e].size() && m_first[e][v] ? &*m_first[e][v] : nullptr;
   }
   const std::set<size_t>& removed() const { return m_removed; }
+  // Replace runs of appended engine names (no checkpoint module has them) by one readable
+  // pattern each, where every engine and version then judges every layer as it does with the
+  // names: the pattern must reach the same layers and no other.
+  void make_readable() {
+    std::set<std::string> checkpoint_names;
+    std::set<std::string> roots;
+    for (const auto& module : m_modules) {
+      checkpoint_names.emplace(module.name);
+      roots.emplace(module.name.substr(0, module.name.find('.')));
+    }
+    std::vector<std::string> engine_named;
+    for (const auto& [name, order] : m_appended) {
+      if (checkpoint_names.count(name) == 0) {
+        engine_named.push_back(name);
+      }
+    }
+    const auto candidates = readable_candidates(engine_named, roots);
+    if (candidates.empty()) {
+      return;
+    }
+    const size_t baseline = inconsistent_layers(patched_config());
+    for (const EntryCandidate& candidate : candidates) {
+      const std::set<std::string> replaced(candidate.replaces.begin(), candidate.replaces.end());
+      std::vector<std::pair<std::string, size_t>> trial;
+      bool placed = false;
+      for (const auto& [name, order] : m_appended) {
+        if (replaced.count(name) == 0) {
+          trial.emplace_back(name, order);
+        } else if (!placed) {
+          trial.emplace_back(candidate.entry, order);
+          placed = true;
+        }
+      }
+      std::swap(trial, m_appended);
+      if (inconsistent_layers(patched_config()) > baseline) {
+        std::swap(trial, m_appended); // the pattern reaches a layer it must not, or misses one
+      }
+    }
+  }
   // Appended names in checkpoint order.
   std::vector<std::string> appended() const {
     std::vector<std::pair<std::string, size_t>> sorted = m_appended;
@@ -116,9 +155,38 @@ private:
     }
     return false;
   }
-  bool append_layer(const LayerView& view, const engine::ModelInfo& model) {
+  // True when `name` is part of the name of a layer other than `self`.
+  static bool
+  part_of_another(const std::string& name, const Layer& self, const std::vector<LayerView>& views) {
+    return std::any_of(views.begin(), views.end(), [&](const LayerView& other) {
+      return other.layer != &self && other.layer->prefix != name &&
+             other.layer->prefix.find(name) != std::string::npos;
+    });
+  }
+  // List the dense layer `view` that `decision` quantizes: by its checkpoint names first (what a
+  // person reads, and what vLLM and transformers match); when those are listed already and the
+  // engine still quantizes it, by the names that engine tests (SGLang asks about
+  // model.layers.N.linear_attn.in_proj_b where the checkpoint says
+  // model.language_model.layers.N..., and judges a fused layer with no mapping by its fused name).
+  bool
+  append_layer(const LayerView& view, const EngineView& engine_view, const Decision& decision) {
+    std::vector<std::string> names = ignore_names(*view.layer, m_modules, engine_view.model);
+    if (std::all_of(
+            names.begin(), names.end(), [&](const std::string& n) { return in_ignore(n); })) {
+      names =
+          decision.shards.empty() ? std::vector<std::string>{view.layer->prefix} : decision.shards;
+      for (std::string& name : names) {
+        // SGLang reads a plain entry as a substring: where the name is part of another layer's
+        // (MiMo's draft self_attn.o_proj of model.layers.N.self_attn.o_proj), only an anchored
+        // pattern names it alone.
+        if (engine_view.engine == engine::Engine::sglang &&
+            part_of_another(name, *view.layer, *engine_view.views)) {
+          name = "re:^" + escape_regex(name) + "$";
+        }
+      }
+    }
     bool changed = false;
-    for (const std::string& name : ignore_names(*view.layer, m_modules, model)) {
+    for (const std::string& name : names) {
       if (!in_ignore(name)) {
         m_appended.emplace_back(name, view.order);
         changed = true;
@@ -131,6 +199,20 @@ private:
       return m_removed.insert(*original).second;
     }
     return false;
+  }
+  // The layers some engine's judge under `config` builds other than they are stored.
+  size_t inconsistent_layers(const quant::CtConfig& config) const {
+    size_t count = 0;
+    for (const auto& engine_view : m_engines) {
+      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
+      for (const LayerView& view : *engine_view->views) {
+        if ((view.disk == Disk::dense || view.disk == Disk::quantized) &&
+            !consistent(view, judge.decide(*view.layer))) {
+          ++count;
+        }
+      }
+    }
+    return count;
   }
   // One round over every engine: a patch must satisfy all of them at once.
   bool step() {
@@ -154,7 +236,7 @@ private:
         }
         const bool error = decision.verdict == Verdict::load_error;
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-          changed = append_layer(view, engine_view->model) || changed;
+          changed = append_layer(view, *engine_view, decision) || changed;
         } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
           changed = remove_entry(current, *decision.ignore_index) || changed;
         } else if (view.disk == Disk::quantized && error) {
@@ -244,6 +326,7 @@ void judge_compressed_tensors(const Inventory& inventory,
   const auto engines = engine_views(options.engines, model, modules, inventory, mtp_head, options);
   Fixer fixer(config, engines, modules);
   fixer.run();
+  fixer.make_readable();
   const quant::CtConfig patched = fixer.patched_config();
 
   std::vector<LayerProblem> problems;
@@ -359,8 +442,15 @@ void judge_compressed_tensors(const Inventory& inventory,
               " disagree in the config; " + who + ": " + decision.error;
       } else if (view.disk == Disk::dense) {
         kind = FindingKind::dense_quantized_by_config;
+        const bool listed =
+            std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+              return std::find(config.ignore.begin(), config.ignore.end(), modules[m].name) !=
+                     config.ignore.end();
+            });
         key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
-              "; not in ignore";
+              (listed ? "; ignore lists their checkpoint names, but " + who +
+                            " matches its own layer names, which differ (explain shows them)"
+                      : std::string("; not in ignore"));
       } else if (decision.by == DecidedBy::ignore_entry) {
         kind = FindingKind::quantized_made_dense;
         const std::string& entry = config.ignore.at(*decision.ignore_index);
@@ -387,6 +477,17 @@ void judge_compressed_tensors(const Inventory& inventory,
               " builds them dense: not fixable by a config patch (qpatch does not invent "
               "targets)";
       }
+      // A problem one modelled version of the engine has and another does not says which.
+      for (size_t other = 0; other < engines.size(); ++other) {
+        const auto& sibling = engines[other];
+        if (other != e && sibling->engine == engine && sibling->views == engine_view->views &&
+            !engine_view->model.version.empty()) {
+          const Decision* theirs = fixer.first_decision(other, v);
+          if (theirs != nullptr && consistent(view, *theirs)) {
+            key += " (" + who + " " + engine_view->model.version + " only)";
+          }
+        }
+      }
       add_problem({kind, key, module_names(), view.order, {engine_name}});
       (resolved ? fixed : unfixed).insert(kind);
     }
@@ -394,7 +495,7 @@ void judge_compressed_tensors(const Inventory& inventory,
   for (const FindingKind kind : unfixed) {
     fixed.erase(kind);
   }
-  add_grouped(problems, diagnosis.findings, fixed);
+  add_grouped(problems, diagnosis.findings, fixed, true);
 
   // The edit of the config vLLM reads.
   const std::vector<std::string> appended = fixer.appended();

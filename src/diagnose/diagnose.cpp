@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace qpatch::diagnose {
@@ -89,7 +90,11 @@ ignore_names(const Layer& layer, const ModuleList& modules, const engine::ModelI
       names.emplace_back(modules[m].name);
     }
   }
-  const size_t checkpoint_names = names.size();
+  // Where vLLM names the layer apart from how its mapper renames entries (MiMo's renumbered
+  // draft, the VLM's language_model.lm_head), that name too. An engine whose layer names differ
+  // from its entries' by design (SGLang) gets the names it tests when these are not enough
+  // (the fixer's append_layer).
+  const size_t checkpoint_names = model.separate_layer_names ? 0 : names.size();
   for (size_t i = 0; i < checkpoint_names; ++i) {
     if (std::string renamed = model.layer_prefix(names[i]); renamed != model.to_vllm(names[i])) {
       names.push_back(std::move(renamed));
@@ -131,13 +136,24 @@ std::string quoted(const std::string& text) {
 // Group problems by (kind, key) in checkpoint order and word them.
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
-                 const std::set<FindingKind>& fixed_kinds) {
+                 const std::set<FindingKind>& fixed_kinds,
+                 bool split_by_engines) {
   std::stable_sort(problems.begin(),
                    problems.end(),
                    [](const LayerProblem& a, const LayerProblem& b) { return a.order < b.order; });
-  std::vector<std::pair<std::pair<FindingKind, std::string>, Finding>> groups;
+  // (kind, key, engines): with split_by_engines, modules one engine gets wrong stay apart from
+  // those every engine gets wrong, so each finding says what breaks where.
+  std::vector<std::pair<std::tuple<FindingKind, std::string, std::string>, Finding>> groups;
   for (const LayerProblem& problem : problems) {
-    const auto key = std::pair(problem.kind, problem.key);
+    std::string engines;
+    if (split_by_engines) {
+      std::vector<std::string> sorted = problem.engines;
+      std::sort(sorted.begin(), sorted.end());
+      for (const std::string& engine : sorted) {
+        engines += engine + " ";
+      }
+    }
+    const auto key = std::tuple(problem.kind, problem.key, engines);
     auto it = std::find_if(
         groups.begin(), groups.end(), [&](const auto& group) { return group.first == key; });
     if (it == groups.end()) {
@@ -176,7 +192,7 @@ void add_grouped(std::vector<LayerProblem>& problems,
     finding.label = common_label(finding.modules);
     const size_t n = finding.modules.size();
     std::string count = std::to_string(n) + (n == 1 ? " module" : " modules");
-    finding.detail = finding.label + ": " + count + " " + key.second;
+    finding.detail = finding.label + ": " + count + " " + std::get<1>(key);
     findings.push_back(std::move(finding));
   }
 }

@@ -71,9 +71,12 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
 VllmSetting vllm_setting(const Inventory& inventory,
                          const ModuleList& modules,
                          const quant::ConfigSet& configs,
-                         const DiagnoseOptions& options) {
+                         const DiagnoseOptions& options,
+                         engine::Engine engine) {
   VllmSetting setting;
-  setting.model = engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  setting.model = engine == engine::Engine::sglang
+                      ? engine::sglang_model_info(configs.architecture, configs.num_hidden_layers)
+                      : engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   setting.layers = engine::build_layers(modules, setting.model);
   setting.views = layer_views(setting.layers, modules, inventory, options);
   return setting;
@@ -85,9 +88,10 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options) {
-  // transformers' layers differ from the engines' (vLLM's, shared with SGLang): with both to
-  // build, transformers' are built on a thread of their own (each is a pass over ~70k modules on
-  // a 1T-parameter MoE; both only read the modules).
+  // Each engine builds layers of its own from the same modules (vLLM's and SGLang's names
+  // differ, transformers does not fuse): with more than one to build, the others are built on
+  // threads of their own (each is a pass over ~70k modules on a 1T-parameter MoE; all only
+  // read the modules).
   const auto build_transformers = [&] {
     auto view = std::make_unique<EngineView>();
     view->engine = engine::Engine::transformers;
@@ -105,23 +109,43 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
         layer_views(*view->layers, modules, inventory, options));
     return view;
   };
+  // SGLang: one view per modelled version whose verdicts can differ; versions share the layers
+  // (they differ in the draft's quant config mapping only).
+  const auto build_sglang = [&] {
+    std::vector<std::unique_ptr<EngineView>> out;
+    auto view = std::make_unique<EngineView>();
+    view->engine = engine::Engine::sglang;
+    view->model = engine::sglang_model_info(model.architecture, model.num_hidden_layers);
+    view->layers =
+        std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, view->model));
+    view->views = std::make_shared<const std::vector<LayerView>>(
+        layer_views(*view->layers, modules, inventory, options));
+    const bool versions = engine::sglang_versions_differ(model.architecture) && !mtp_head.empty();
+    if (versions) {
+      auto later = std::make_unique<EngineView>();
+      later->engine = engine::Engine::sglang;
+      later->model = engine::sglang_model_info(model.architecture, model.num_hidden_layers, true);
+      later->layers = view->layers;
+      later->views = view->views;
+      out.push_back(std::move(view));
+      out.push_back(std::move(later));
+    } else {
+      view->model.version.clear();
+      out.push_back(std::move(view));
+    }
+    return out;
+  };
   const auto list = engines.list();
-  const bool with_transformers =
-      std::find(list.begin(), list.end(), engine::Engine::transformers) != list.end();
-  const bool with_engines = std::any_of(list.begin(), list.end(), [](engine::Engine engine) {
-    return engine != engine::Engine::transformers;
-  });
+  const bool with_vllm = engines.has(engine::Engine::vllm);
+  const bool with_sglang = engines.has(engine::Engine::sglang);
+  const bool with_transformers = engines.has(engine::Engine::transformers);
   std::future<std::unique_ptr<EngineView>> transformers_job;
-  if (with_transformers && with_engines) {
+  if (with_transformers && (with_vllm || with_sglang)) {
     transformers_job = std::async(std::launch::async, build_transformers);
   }
-  std::shared_ptr<const std::vector<Layer>> engine_layers;
-  std::shared_ptr<const std::vector<LayerView>> engine_views;
-  if (with_engines) {
-    engine_layers =
-        std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, model));
-    engine_views = std::make_shared<const std::vector<LayerView>>(
-        layer_views(*engine_layers, modules, inventory, options));
+  std::future<std::vector<std::unique_ptr<EngineView>>> sglang_job;
+  if (with_sglang && with_vllm) {
+    sglang_job = std::async(std::launch::async, build_sglang);
   }
   std::vector<std::unique_ptr<EngineView>> out;
   for (const engine::Engine engine : list) {
@@ -129,11 +153,18 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
       out.push_back(transformers_job.valid() ? transformers_job.get() : build_transformers());
       continue;
     }
+    if (engine == engine::Engine::sglang) {
+      for (auto& view : sglang_job.valid() ? sglang_job.get() : build_sglang()) {
+        out.push_back(std::move(view));
+      }
+      continue;
+    }
     auto view = std::make_unique<EngineView>();
     view->engine = engine;
     view->model = model;
-    view->layers = engine_layers;
-    view->views = engine_views;
+    view->layers = std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, model));
+    view->views = std::make_shared<const std::vector<LayerView>>(
+        layer_views(*view->layers, modules, inventory, options));
     out.push_back(std::move(view));
   }
   return out;

@@ -148,6 +148,47 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
       if (list.size() > 1) {
         lines.emplace_back("engine", std::string(engine::rules_of(engine)));
       }
+      if (engine == engine::Engine::sglang) {
+        // SGLang builds layers of its own names; each modelled version is traced.
+        const auto first =
+            engine::sglang_model_info(configs.architecture, configs.num_hidden_layers);
+        const std::vector<Layer> sglang_layers = engine::build_layers(modules, first);
+        const auto sglang_views = detail::layer_views(sglang_layers, modules, inventory, options);
+        std::vector<engine::ModelInfo> versions{first};
+        if (engine::sglang_versions_differ(configs.architecture)) {
+          versions.push_back(
+              engine::sglang_model_info(configs.architecture, configs.num_hidden_layers, true));
+        }
+        for (const engine::ModelInfo& version : versions) {
+          if (versions.size() > 1) {
+            lines.emplace_back("version", "SGLang " + version.version);
+          }
+          const engine::VllmCompressedTensors judge(config, version, engine);
+          for (const detail::LayerView& candidate : sglang_views) {
+            const bool ours = std::any_of(
+                candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
+                  return module != nullptr
+                             ? &modules[m] == module
+                             : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                                   layer->modules.end();
+                });
+            if (!ours || candidate.layer->draft) {
+              continue;
+            }
+            if (candidate.layer->prefix != layer->prefix) {
+              lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
+            }
+            const auto trace = judge.trace(*candidate.layer);
+            lines.insert(lines.end(), trace.begin(), trace.end());
+            if (!detail::consistent(candidate, judge.decide(*candidate.layer)) &&
+                std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+              wrong.push_back(engine_name);
+            }
+            break;
+          }
+        }
+        continue;
+      }
       if (engine != engine::Engine::transformers) {
         const engine::VllmCompressedTensors judge(config, model, engine);
         const auto trace = judge.trace(*layer);

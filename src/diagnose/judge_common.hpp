@@ -51,7 +51,8 @@ struct VllmSetting {
 VllmSetting vllm_setting(const checkpoint::Inventory& inventory,
                          const checkpoint::ModuleList& modules,
                          const quant::ConfigSet& configs,
-                         const DiagnoseOptions& options);
+                         const DiagnoseOptions& options,
+                         engine::Engine engine = engine::Engine::vllm);
 bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
 // in every *.safetensors file (indexed or not), whose dtype is not a float dtype.
@@ -100,7 +101,8 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
 std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
-                 const std::set<FindingKind>& fixed_kinds);
+                 const std::set<FindingKind>& fixed_kinds,
+                 bool split_by_engines = false);
 
 // The layer problems of one or more engines, grouped into findings once all are in: a problem
 // two engines share becomes one finding that names both.
@@ -232,7 +234,7 @@ void edit_every_copy(const quant::ConfigSet& configs,
 struct EngineView {
   engine::Engine engine{};
   engine::ModelInfo model;
-  // vLLM and SGLang build the same layers, so they share them and their storage views.
+  // Versions of one engine build the same layers, so they share them and their storage views.
   std::shared_ptr<const std::vector<engine::Layer>> layers;
   std::shared_ptr<const std::vector<LayerView>> views; // point into `layers`
   std::vector<engine::Layer> not_built;                // layers this engine never builds
@@ -246,6 +248,19 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const checkpoint::Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options);
+
+// Python re.escape for the characters engine layer names hold.
+std::string escape_regex(const std::string& name);
+
+// A readable `re:` entry that could stand for `replaces`, engine-named entries a fix appends
+// (readable_entries.cpp). `checkpoint_roots`: the first name components of the checkpoint's
+// modules, which an anchored subtree pattern must not name.
+struct EntryCandidate {
+  std::string entry;
+  std::vector<std::string> replaces;
+};
+std::vector<EntryCandidate> readable_candidates(const std::vector<std::string>& names,
+                                                const std::set<std::string>& checkpoint_roots);
 
 // Judge a compressed-tensors config under every engine in `options` (ct_judge.cpp); `mtp_head`
 // holds the MTP head's module indices (transformers never builds them).

@@ -31,7 +31,7 @@ std::string_view rules_of(Engine engine, std::string_view quant_method) {
   case Engine::vllm:
     return "vllm main 017e9f4 (2026-08-17)";
   case Engine::sglang:
-    return "sglang 2026 (#35887)";
+    return "sglang 2026 (008b79d; MTP draft without and with #35887)";
   case Engine::transformers:
     return "transformers + compressed-tensors ac8e2ba";
   }

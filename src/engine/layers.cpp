@@ -122,7 +122,8 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
         layer_for(name, LayerKind::built_dense, "Linear").modules.push_back(m);
         break;
       }
-      if (last == "lm_head") {
+      if (last == "lm_head" || (!model.draft_head_prefix.empty() &&
+                                model.layer_prefix(name) == model.draft_head_prefix)) {
         layer_for(name, LayerKind::lm_head, "ParallelLMHead").modules.push_back(m);
         break;
       }

@@ -19,8 +19,10 @@ std::string_view ModelInfo::fused_for(std::string_view shard) const {
   return "";
 }
 
-const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) const {
-  for (const auto& [name, shards] : packed) {
+namespace {
+
+const std::vector<std::string>* find_shards(const PackedMapping& mapping, std::string_view fused) {
+  for (const auto& [name, shards] : mapping) {
     if (name == fused) {
       return &shards;
     }
@@ -28,16 +30,37 @@ const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) con
   return nullptr;
 }
 
-std::string ModelInfo::to_vllm(std::string_view name) const {
+std::string apply_renames(const std::vector<std::pair<std::string, std::string>>& renames,
+                          std::string_view name) {
   // Every rename is tried in turn on the name as renamed so far (utils.py
   // WeightsMapper._map_name_with_shard: no break after a match).
   std::string out(name);
-  for (const auto& [from, to] : prefix_renames) {
+  for (const auto& [from, to] : renames) {
     if (out.compare(0, from.size(), from) == 0) {
       out = to + out.substr(from.size());
     }
   }
   return out;
+}
+
+} // namespace
+
+const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) const {
+  return find_shards(quant_packed ? *quant_packed : packed, fused);
+}
+
+const std::vector<std::string>* ModelInfo::shards_of_layer(std::string_view prefix) const {
+  const size_t dot = prefix.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? prefix : prefix.substr(dot + 1);
+  if (draft_packed && !draft_layer_prefix.empty() &&
+      prefix.substr(0, draft_layer_prefix.size()) == draft_layer_prefix) {
+    return find_shards(*draft_packed, last);
+  }
+  return shards_of(last);
+}
+
+std::string ModelInfo::to_vllm(std::string_view name) const {
+  return apply_renames(prefix_renames, name);
 }
 
 std::string ModelInfo::layer_prefix(std::string_view name) const {
@@ -55,6 +78,13 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
              std::string(rest.substr(dot));
     }
   }
+  if (!draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix) {
+    for (const auto& [from, to] : draft_renames) {
+      if (name.substr(0, from.size()) == from) {
+        return to + std::string(name.substr(from.size()));
+      }
+    }
+  }
   // DeepSeek/GLM build the draft's shared head as model.layers.{N}.head (engines.md §10.2).
   constexpr std::string_view k_shared_head = "shared_head.head";
   if (!draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix &&
@@ -66,8 +96,16 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
   // is built as language_model.lm_head (qwen3_5.py Qwen3_5ForConditionalGeneration.__init__:
   // Qwen3_5ForCausalLM(prefix="language_model")), although a config entry "lm_head" is never
   // renamed ("lm_head." does not prefix it; utils.py WeightsMapper._map_name_with_shard).
-  std::string renamed = to_vllm(std::string(name) + ".");
+  std::string renamed =
+      apply_renames(separate_layer_names ? layer_renames : prefix_renames, std::string(name) + ".");
   renamed.pop_back();
+  for (const auto& [under, from, to] : component_renames) {
+    if (renamed.compare(0, under.size(), under) == 0 && renamed.size() > from.size() &&
+        renamed.compare(renamed.size() - from.size(), from.size(), from) == 0 &&
+        renamed[renamed.size() - from.size() - 1] == '.') {
+      renamed = renamed.substr(0, renamed.size() - from.size()) + to;
+    }
+  }
   return renamed;
 }
 
@@ -82,6 +120,7 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
 ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers) {
   ModelInfo info;
   info.architecture = architecture;
+  info.num_hidden_layers = num_hidden_layers;
   info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
                  {"gate_up_proj", {"gate_proj", "up_proj"}}};
   const bool qwen35_vlm = architecture == "Qwen3_5ForConditionalGeneration" ||

@@ -172,7 +172,7 @@ VllmCompressedTensors::find_target(const std::string& prefix,
     }
   }
   const std::string last(last_component(prefix));
-  if (const auto* shards = m_model.shards_of(last)) {
+  if (const auto* shards = m_model.shards_of_layer(prefix)) {
     std::optional<Target> first;
     bool all = true;
     for (const std::string& shard : *shards) {
@@ -213,7 +213,7 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
   Decision decision;
   bool undecidable = false;
   const std::string last(last_component(prefix));
-  const auto* shards = m_model.shards_of(last);
+  const auto* shards = m_model.shards_of_layer(prefix);
   const bool listed = std::any_of(
       m_ignore.begin(), m_ignore.end(), [&](const Entry& e) { return e.mapped == prefix; });
   std::optional<size_t> ignored;
@@ -275,12 +275,15 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
   return decision;
 }
 
-bool VllmCompressedTensors::sglang_plain_fc(const Layer& layer) const {
-  return m_engine == Engine::sglang && layer.prefix == "mtp.fc" && is_qwen35(m_model);
+bool VllmCompressedTensors::sglang_no_method(const Layer& layer) const {
+  // SGLang's CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a
+  // method for LinearBase and FusedMoE layers only: a ParallelLMHead gets none, so no target
+  // quantizes the head.
+  return m_engine == Engine::sglang && layer.kind == LayerKind::lm_head;
 }
 
 Decision VllmCompressedTensors::decide(const Layer& layer) const {
-  if (layer.kind == LayerKind::built_dense || sglang_plain_fc(layer)) {
+  if (layer.kind == LayerKind::built_dense || sglang_no_method(layer)) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
     return decision;
@@ -321,12 +324,18 @@ Decision VllmCompressedTensors::decide(const Layer& layer) const {
 std::vector<std::pair<std::string, std::string>>
 VllmCompressedTensors::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
+  if (layer.kind == LayerKind::built_dense && m_model.is_plain_linear(layer.name)) {
+    lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
+    return lines;
+  }
   if (layer.kind == LayerKind::built_dense) {
     lines.emplace_back("built", "without a quant config: dense whatever the config says");
     return lines;
   }
-  if (sglang_plain_fc(layer)) {
-    lines.emplace_back("built", "as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
+  if (sglang_no_method(layer)) {
+    lines.emplace_back("built",
+                       "as a ParallelLMHead, which SGLang's compressed-tensors gives no quant "
+                       "method: dense whatever the config says");
     return lines;
   }
   std::vector<std::string> names{layer.prefix};
@@ -336,7 +345,7 @@ VllmCompressedTensors::trace(const Layer& layer) const {
         layer.prefix + ".0.gate_proj", layer.prefix + ".0.up_proj", layer.prefix + ".0.down_proj"};
     lines.emplace_back("experts",
                        "judged through expert 0: " + names[0] + ", " + names[1] + ", " + names[2]);
-  } else if (const auto* shards = m_model.shards_of(last)) {
+  } else if (const auto* shards = m_model.shards_of_layer(layer.prefix)) {
     names.clear();
     for (const std::string& shard : *shards) {
       names.push_back(replace_all(layer.prefix, last, shard));

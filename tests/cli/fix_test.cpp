@@ -60,22 +60,28 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   expect_read_only({"--dry-run", "DIR"}, 1);
   const Outcome fixed = run_qpatch({"DIR"});
   EXPECT_EQ(fixed.code, 0);
-  EXPECT_EQ(fixed.out,
-            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
-            "(mtp_num_hidden_layers: 1)\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized by targets [\"Linear\"] "
-            "(group_0, class name); not in ignore [vllm, sglang]\n"
-            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"; SGLang: "
-            "loads, and drops the stored weights silently\n"
-            "  patched     config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj\n"
-            "  backup      config.json.bak\n"
-            "  status      patched\n"
-            "  undo        qpatch restore DIR\n");
+  EXPECT_EQ(
+      fixed.out,
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+      "(mtp_num_hidden_layers: 1)\n"
+      // SGLang's draft builds mtp.fc as a plain nn.Linear: only vLLM gets it wrong.
+      "  fixable     mtp.fc: 1 module stored BF16 but quantized by targets [\"Linear\"] "
+      "(group_0, class name); not in ignore [vllm]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by targets "
+      "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' "
+      "in ...\"; SGLang: loads, and drops the stored weights silently\n"
+      "  patched     config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+      "mtp.layers.0.mlp.down_proj\n"
+      "  backup      config.json.bak\n"
+      "  status      patched\n"
+      "  undo        qpatch restore DIR\n");
   std::string expected = config;
   expected.replace(expected.find("\"lm_head\"\n"),
                    10,
@@ -130,10 +136,10 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
       "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
       "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the config; "
       "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', 'v_proj'] "
-      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. [vllm, "
-      "sglang]\n"
-      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree); "
-      "SGLang: loads, and drops the stored weights silently\n"
+      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. [vllm]\n"
+      // SGLang asks about model.layers.0.self_attn.k_proj, which the checkpoint-named entry
+      // (model.language_model...) does not contain: its shards agree there.
+      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
       "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "
       "ct-pack-quantized but made dense by ignore entry "
       "\"model.language_model.layers.0.self_attn.k_proj\" (ignore[1]) [transformers]\n"
@@ -207,9 +213,9 @@ TEST_F(FixTest, UnindexedHeadIsIndexedAndIgnored) {
   const auto report = nlohmann::json::parse(fixed.out);
   const auto& checkpoint = report["checkpoints"][0];
   EXPECT_EQ(checkpoint["status"], "patched");
-  EXPECT_EQ(checkpoint["findings"].size(), 2U);
-  EXPECT_EQ(checkpoint["findings"][1]["kind"], "unindexed_tensors");
-  EXPECT_EQ(checkpoint["findings"][1]["detail"],
+  EXPECT_EQ(checkpoint["findings"].size(), 3U); // mtp.fc (vLLM), mtp.layers.0, the index
+  EXPECT_EQ(checkpoint["findings"][2]["kind"], "unindexed_tensors");
+  EXPECT_EQ(checkpoint["findings"][2]["detail"],
             "model_extra_tensors.safetensors: 12 tensors (mtp) that the index does not list: "
             "vLLM and transformers never load them");
   EXPECT_EQ(checkpoint["changes"][1]["file"], "model.safetensors.index.json");

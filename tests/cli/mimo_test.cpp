@@ -46,13 +46,16 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
       "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
       "'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops the stored "
       "weights silently\n"
-      "  would patch config.json +14: model.mtp_layers.0.self_attn.q_proj, "
+      // SGLang's MiMoMTP builds its block with prefix "": self_attn.qkv_proj, which plain
+      // entries cannot name without also naming model.layers.N.self_attn.qkv_proj.
+      "  would patch config.json +18: model.mtp_layers.0.self_attn.q_proj, "
       "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
       "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
-      "model.layers.36.self_attn.v_proj, model.mtp_layers.0.self_attn.o_proj, "
-      "model.layers.36.self_attn.o_proj, model.mtp_layers.0.mlp.gate_proj, "
-      "model.mtp_layers.0.mlp.up_proj, model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, "
-      "model.mtp_layers.0.mlp.down_proj, model.layers.36.mlp.down_proj\n"
+      "model.layers.36.self_attn.v_proj, re:^self_attn\\.qkv_proj$, "
+      "model.mtp_layers.0.self_attn.o_proj, model.layers.36.self_attn.o_proj, "
+      "re:^self_attn\\.o_proj$, model.mtp_layers.0.mlp.gate_proj, model.mtp_layers.0.mlp.up_proj, "
+      "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
+      "model.mtp_layers.0.mlp.down_proj, model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
@@ -62,10 +65,13 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
       R"(["lm_head","model.mtp_layers.0.self_attn.q_proj","model.mtp_layers.0.self_attn.k_proj",)"
       R"("model.mtp_layers.0.self_attn.v_proj","model.layers.36.self_attn.q_proj",)"
       R"("model.layers.36.self_attn.k_proj","model.layers.36.self_attn.v_proj",)"
+      R"("re:^self_attn\\.qkv_proj$",)"
       R"("model.mtp_layers.0.self_attn.o_proj","model.layers.36.self_attn.o_proj",)"
+      R"("re:^self_attn\\.o_proj$",)"
       R"("model.mtp_layers.0.mlp.gate_proj","model.mtp_layers.0.mlp.up_proj",)"
-      R"("model.layers.36.mlp.gate_proj","model.layers.36.mlp.up_proj",)"
-      R"("model.mtp_layers.0.mlp.down_proj","model.layers.36.mlp.down_proj"])");
+      R"("model.layers.36.mlp.gate_proj","model.layers.36.mlp.up_proj","re:^mlp\\.gate_up_proj$",)"
+      R"("model.mtp_layers.0.mlp.down_proj","model.layers.36.mlp.down_proj",)"
+      R"("re:^mlp\\.down_proj$"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
@@ -82,14 +88,16 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
             "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n"
             "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-            "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
+            "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but vLLM "
+            "matches its own layer names, which differ (explain shows them) [vllm, sglang]\n"
             "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
             "named 'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops "
             "the stored weights silently\n"
-            "  would patch config.json +7: model.layers.36.self_attn.q_proj, "
+            "  would patch config.json +11: model.layers.36.self_attn.q_proj, "
             "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
-            "model.layers.36.self_attn.o_proj, model.layers.36.mlp.gate_proj, "
-            "model.layers.36.mlp.up_proj, model.layers.36.mlp.down_proj\n"
+            "re:^self_attn\\.qkv_proj$, model.layers.36.self_attn.o_proj, re:^self_attn\\.o_proj$, "
+            "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
+            "model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
 }

@@ -5,19 +5,55 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 namespace qpatch::engine {
 
+using PackedMapping = std::vector<std::pair<std::string, std::vector<std::string>>>;
+
 struct ModelInfo {
   std::string architecture;
-  // orig_to_new_prefix renames, each tried in order on the name as renamed so far.
+  uint64_t num_hidden_layers = 0; // config.json's, 0 when unknown
+  // The engine's mapper over config entries (hf_to_vllm_mapper's orig_to_new_prefix renames,
+  // each tried in order on the name as renamed so far); empty when the engine renames none
+  // (SGLang's Qwen3.5 has hf_to_sglang_mapper = None).
   std::vector<std::pair<std::string, std::string>> prefix_renames;
-  // fused layer name -> checkpoint shard names
-  std::vector<std::pair<std::string, std::vector<std::string>>> packed;
+  // Where the engine builds a layer, as prefix renames of its checkpoint name (the same renames
+  // as prefix_renames unless `separate_layer_names`): SGLang builds Qwen3.5's text layers under
+  // model.layers.N although it renames no config entry.
+  std::vector<std::pair<std::string, std::string>> layer_renames;
+  bool separate_layer_names = false;
+  // Last-component renames of layers under an engine prefix, (under, from, to): SGLang builds
+  // the Qwen3-VL vision attention's checkpoint `attn.qkv` as `attn.qkv_proj` (VisionAttention).
+  std::vector<std::tuple<std::string, std::string, std::string>> component_renames;
+  // Draft (MTP) layers renamed as a whole, first matching checkpoint prefix wins: SGLang builds
+  // the Qwen3-Next draft under `model` (mtp.layers.0 -> model.layers.0) and the DeepSeek/GLM
+  // NextN layer under model.decoder.
+  std::vector<std::pair<std::string, std::string>> draft_renames;
+  // fused layer name -> checkpoint shard names: the layers the model class builds fused.
+  PackedMapping packed;
+  // The mapping the quant config is given (packed_modules_mapping), by which a fused layer is
+  // judged through its shards; nothing: `packed`. SGLang's Llama, Qwen2/3, GLM and MiMo classes
+  // declare none, so their fused layers are judged by the fused name itself.
+  std::optional<PackedMapping> quant_packed;
+  // The draft's own quant config mapping, for layers under `draft_layer_prefix`; nothing: the
+  // target's. SGLang's Qwen3_5ForCausalLMMTP declares none before PR #35887.
+  std::optional<PackedMapping> draft_packed;
+  std::string draft_layer_prefix; // the draft's layers in engine naming ("mtp.")
+  // The engine name of the draft's own ParallelLMHead when it is stored as a linear of the draft
+  // layer (DeepSeek/GLM shared_head.head, which SGLang builds at model.shared_head.head).
+  std::string draft_head_prefix;
+  // Which engine's naming this is, and the version label when versions are judged apart.
+  std::string naming = "vllm";
+  std::string version;
+  // True when qpatch has no naming table for this architecture under this engine: its names
+  // are assumed (the report says so).
+  bool assumed_naming = false;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
   // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
   bool embedding_quant_config = true;
@@ -48,8 +84,12 @@ struct ModelInfo {
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".
   std::string_view fused_for(std::string_view shard) const;
-  // Return the shards of fused layer name `fused`, or nullptr.
+  // Return the shards of fused layer name `fused` in the quant config's mapping (the target's),
+  // or nullptr.
   const std::vector<std::string>* shards_of(std::string_view fused) const;
+  // Return the shards by which the quant config judges the layer the engine names `prefix`
+  // (its last component looked up in the draft's mapping for a draft layer), or nullptr.
+  const std::vector<std::string>* shards_of_layer(std::string_view prefix) const;
   // Return the name vLLM uses for checkpoint name `name` (prefix renames only): how plain
   // config entries are renamed.
   std::string to_vllm(std::string_view name) const;
@@ -65,5 +105,14 @@ struct ModelInfo {
 ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers = 0);
 // The same model as transformers builds it (see ModelInfo::engine_layers).
 ModelInfo transformers_view(const ModelInfo& model);
+
+// SGLang's naming for `architecture` (sglang_model_info.cpp). `with_35887`: the Qwen3.5 draft
+// with sgl-project/sglang PR #35887 (the draft gets the text model's packed_modules_mapping).
+ModelInfo sglang_model_info(const std::string& architecture,
+                            uint64_t num_hidden_layers,
+                            bool with_35887 = false);
+// True when SGLang's verdicts for `architecture` differ between the draft with and without
+// PR #35887, so both are judged.
+bool sglang_versions_differ(const std::string& architecture);
 
 } // namespace qpatch::engine

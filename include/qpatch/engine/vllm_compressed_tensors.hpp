@@ -64,8 +64,8 @@ private:
     Entry entry;
   };
   Entry make_entry(const std::string& text) const;
-  // SGLang's Qwen3.5 draft builds fc as a plain nn.Linear (models/qwen3_5_mtp.py): always dense.
-  bool sglang_plain_fc(const Layer& layer) const;
+  // SGLang gives a ParallelLMHead no compressed-tensors method: always dense.
+  bool sglang_no_method(const Layer& layer) const;
   bool matches(const Entry& entry, const std::string& name, bool& undecidable) const;
   bool ignores(const Entry& entry,
                const std::string& name,

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// SGLang's naming: for each architecture, the prefix each SGLang model class hands to
+// quant_config.get_quant_method (where it builds the layer), the packed_modules_mapping its
+// quant config is given, and what (if anything) renames config entries. Traced from the model
+// classes of sgl-project/sglang, read file by file (docs/research/sglang-naming.md has the
+// trace; the commits are the file versions read):
+//   - model_loader/loader.py @005cbe0 _initialize_model: every model, drafts included, is built
+//     from prefix ""; _get_quantization_config gives the quant config the class's
+//     packed_modules_mapping and applies hf_to_sglang_mapper only when the class has one.
+//   - A draft is a second model class (configs/model_config.py rewrites architectures[0]:
+//     Qwen3_5ForCausalLMMTP, Qwen3NextForCausalLMMTP, DeepseekV3ForCausalLMNextN,
+//     Glm4MoeForCausalLMNextN, MiMoMTP) with a quant config of its own built from the same JSON.
+#include <qpatch/engine/model_info.hpp>
+
+namespace qpatch::engine {
+
+namespace {
+
+const PackedMapping k_qkv_gate_up = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                                     {"gate_up_proj", {"gate_proj", "up_proj"}}};
+
+bool is_qwen35_vlm(const std::string& architecture) {
+  return architecture == "Qwen3_5ForConditionalGeneration" ||
+         architecture == "Qwen3_5MoeForConditionalGeneration";
+}
+
+// DeepSeek-V3 and GLM-4.5+ NextN: the draft's decoder layer is checkpoint layer N
+// (num_hidden_layers), built as model.decoder; eh_proj is a plain nn.Linear and the shared head
+// a ParallelLMHead at model.shared_head.head (deepseek_nextn.py DeepseekModelNextN.__init__,
+// 2026 copy; glm4_moe_nextn.py @008b79d Glm4MoeModelNextN.__init__). The loader maps checkpoint
+// model.layers.{N}.X to model.decoder.X except shared_head, eh_proj, enorm, hnorm
+// (load_weights(is_nextn=True)).
+void nextn_draft(ModelInfo& info, uint64_t num_hidden_layers) {
+  if (num_hidden_layers == 0) {
+    return;
+  }
+  const std::string layer = "model.layers." + std::to_string(num_hidden_layers) + ".";
+  info.draft_prefix = layer;
+  info.plain_linears = {"eh_proj"};
+  info.draft_renames = {{layer + "shared_head.head", "model.shared_head.head"},
+                        {layer + "eh_proj", "model.eh_proj"},
+                        {layer, "model.decoder."}};
+  info.draft_head_prefix = "model.shared_head.head";
+  info.draft_layer_prefix = "model.decoder.";
+}
+
+} // namespace
+
+bool sglang_versions_differ(const std::string& architecture) {
+  return is_qwen35_vlm(architecture);
+}
+
+ModelInfo
+sglang_model_info(const std::string& architecture, uint64_t num_hidden_layers, bool with_35887) {
+  ModelInfo info;
+  info.architecture = architecture;
+  info.num_hidden_layers = num_hidden_layers;
+  info.naming = "sglang";
+  info.separate_layer_names = true; // layer_renames only; no class below renames config entries
+  info.packed = k_qkv_gate_up;
+  if (is_qwen35_vlm(architecture)) {
+    // qwen3_5.py @005fa71: Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration)
+    // sets hf_to_sglang_mapper = None and packed_modules_mapping =
+    // Qwen3_5ForCausalLM.packed_modules_mapping (no Qwen3-VL "qkv" entry). The text model is
+    // built at add_prefix("model", ""), its layers at model.layers.N (make_layers) with
+    // self_attn / linear_attn children; lm_head at "lm_head"; embed_tokens without a quant
+    // config. qwen3_vl.py @005fa83 Qwen3VLForConditionalGeneration.__init__ builds the vision
+    // tower at "visual" with the quant config; VisionAttention(use_qkv_parallel=True) names its
+    // fused projection qkv_proj (load_weights: attn.qkv. -> attn.qkv_proj.).
+    info.known = true;
+    info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
+    info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    info.embedding_quant_config = false;
+    // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
+    // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
+    // class declares no packed_modules_mapping, so its quant config judges qkv_proj and
+    // gate_up_proj by the fused names (sglang#35797); PR #35887 (open) gives it the text model's.
+    info.draft_prefix = "mtp.";
+    info.plain_linears = {"fc"};
+    info.draft_layer_prefix = "mtp.";
+    if (!with_35887) {
+      info.draft_packed = PackedMapping{};
+    }
+    info.version = with_35887 ? "with #35887" : "main";
+    return info;
+  }
+  if (architecture == "Qwen3NextForCausalLM") {
+    // qwen3_next.py @0201bc8 Qwen3NextForCausalLM: packed_modules_mapping holds only qkv_proj
+    // and gate_up_proj; the checkpoint stores in_proj_qkvz and in_proj_ba fused already.
+    // embed_tokens without a quant config. qwen3_next_mtp.py @0053421 Qwen3NextForCausalLMMTP:
+    // the draft is built at add_prefix("model", "") (mtp.layers.0 -> model.layers.0; load_weights
+    // replaces "mtp" with "model"), fc a plain nn.Linear, its head at model.shared_head.head; it
+    // inherits the class mapping.
+    info.known = true;
+    info.quant_packed = k_qkv_gate_up;
+    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkvz"}});
+    info.packed.push_back({"in_proj_ba", {"in_proj_ba"}});
+    info.embedding_quant_config = false;
+    info.draft_prefix = "mtp.";
+    info.plain_linears = {"fc"};
+    info.draft_renames = {{"mtp.", "model."}};
+    return info;
+  }
+  if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
+    // deepseek_v2.py (2026) DeepseekV2ForCausalLM.__init__: packed_modules_mapping gets only
+    // fused_qkv_a_proj_with_mqa = [q_a_proj, kv_a_proj_with_mqa] (no gate_up_proj entry, so the
+    // dense MLP's gate_up_proj is judged by its fused name); embed_tokens without a quant
+    // config; layers at model.layers.N. Shared experts are judged as layers of their own
+    // (SGLang's shared-expert fusion off: with it on they load into the routed FusedMoE).
+    info.known = true;
+    info.packed.push_back({"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}});
+    info.quant_packed =
+        PackedMapping{{"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}}};
+    info.embedding_quant_config = false;
+    nextn_draft(info, num_hidden_layers);
+    return info;
+  }
+  if (architecture == "Glm4MoeForCausalLM") {
+    // glm4_moe.py @005ffc6 Glm4MoeForCausalLM: no packed_modules_mapping, no mapper; qkv_proj
+    // and gate_up_proj are judged by their fused names; embed_tokens without a quant config.
+    info.known = true;
+    info.quant_packed = PackedMapping{};
+    info.embedding_quant_config = false;
+    nextn_draft(info, num_hidden_layers);
+    return info;
+  }
+  if (architecture == "MiMoForCausalLM") {
+    // mimo.py @14de7d3 MiMoForCausalLM: the Qwen2 chain, no packed_modules_mapping.
+    // mimo_mtp.py @0564b52 MiMoMTP: the draft block is a Qwen2DecoderLayer built with prefix "",
+    // so its layers are self_attn.qkv_proj, mlp.gate_up_proj (no model or layer index);
+    // input_proj is a plain nn.Linear. Only draft layer 0 is built.
+    info.known = true;
+    info.quant_packed = PackedMapping{};
+    info.draft_prefix = "model.mtp_layers.";
+    info.plain_linears = {"input_proj"};
+    info.draft_renames = {{"model.mtp_layers.0.", ""}};
+    return info;
+  }
+  if (architecture == "LlamaForCausalLM" || architecture == "Qwen2ForCausalLM" ||
+      architecture == "Qwen3ForCausalLM") {
+    // llama.py @bf7a0e2 LlamaForCausalLM, qwen3.py @d4ff9a8 Qwen3ForCausalLM (Qwen2Model chain):
+    // layers at model.layers.N.{self_attn,mlp}, lm_head at "lm_head", no packed_modules_mapping
+    // (the loader's fusion is stacked_params_mapping only), so qkv_proj and gate_up_proj are
+    // judged by their fused names.
+    info.known = true;
+    info.quant_packed = PackedMapping{};
+    return info;
+  }
+  // No naming table: the checkpoint's names, q/k/v and gate/up fused and judged through their
+  // shards (what SGLang's loader does for a class that declares the mapping).
+  info.assumed_naming = true;
+  if (architecture == "Qwen3_5ForCausalLM" || architecture == "Qwen3_5MoeForCausalLM") {
+    // Not an SGLang entry class (qwen3_5.py @005fa71 EntryClass): assumed to be built like the
+    // VLM's text model.
+    info.layer_renames = {{"model.language_model.", "model."}};
+    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    info.embedding_quant_config = false;
+    info.draft_prefix = "mtp.";
+    info.plain_linears = {"fc"};
+  }
+  return info;
+}
+
+} // namespace qpatch::engine
