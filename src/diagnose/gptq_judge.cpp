@@ -13,6 +13,7 @@
 #include <qpatch/quant/gptq.hpp>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -26,18 +27,6 @@ using engine::Layer;
 using engine::Verdict;
 
 namespace {
-
-// Python re.escape for the characters vLLM names hold.
-std::string escape_regex(const std::string& name) {
-  std::string out;
-  for (const char c : name) {
-    if (std::string_view(".^$*+?()[]{}|\\-").find(c) != std::string_view::npos) {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out;
-}
 
 struct GptqFix {
   std::set<size_t> removed;         // original dynamic rules to drop
@@ -169,12 +158,75 @@ bool fix_list_round(const quant::GptqConfig& config,
 // Iterate to the fixpoint: the list first (vLLM tests it before dynamic), then every dense
 // layer the engine quantizes gets a negative rule; every negative rule that makes a quantized
 // layer dense goes.
+// The negative key that excludes the layer whose first module is `first` in every engine: one
+// name when the engines agree on it, else a pattern for all of them (vLLM's
+// language_model.model.layers.0.linear_attn.in_proj_ba and SGLang's model.layers.0... become
+// ^(language_model\.)?model\.layers\.0\.linear_attn\.in_proj_ba$).
+std::string negative_key(const std::vector<std::string>& names, bool hide_mtp) {
+  std::vector<std::string> unique;
+  for (const std::string& name : names) {
+    if (std::find(unique.begin(), unique.end(), name) == unique.end()) {
+      unique.push_back(name);
+    }
+  }
+  const auto escaped = [&](const std::string& name) {
+    std::string out = escape_regex(name);
+    if (hide_mtp && out.find("mtp") != std::string::npos) {
+      out.replace(out.find("mtp"), 3, "m[t]p");
+    }
+    return out;
+  };
+  if (unique.size() == 1) {
+    return "-:^" + escaped(unique[0]) + "$";
+  }
+  // The longest suffix every name shares that starts a name component, and the names' heads
+  // before it as alternatives: ^(mtp|model)\.layers\.0\.self_attn\.qkv_proj$.
+  size_t common = 0;
+  const std::string& first = unique.front();
+  while (common < first.size() && std::all_of(unique.begin(), unique.end(), [&](const auto& n) {
+           return common < n.size() && n[n.size() - 1 - common] == first[first.size() - 1 - common];
+         })) {
+    ++common;
+  }
+  while (common > 0 && !std::all_of(unique.begin(), unique.end(), [&](const std::string& n) {
+           return n.size() == common || n[n.size() - common - 1] == '.';
+         })) {
+    --common;
+  }
+  if (common == 0) {
+    std::string alternatives;
+    for (const std::string& name : unique) {
+      alternatives += (alternatives.empty() ? "" : "|") + escaped(name);
+    }
+    return "-:^(" + alternatives + ")$";
+  }
+  bool bare = false;
+  std::string heads;
+  for (const std::string& name : unique) {
+    if (name.size() == common) {
+      bare = true;
+      continue;
+    }
+    heads += (heads.empty() ? "" : "|") + escaped(name.substr(0, name.size() - common - 1));
+  }
+  const std::string tail = escaped(first.substr(first.size() - common));
+  return bare ? "-:^((" + heads + ")\\.)?" + tail + "$" : "-:^(" + heads + ")\\." + tail + "$";
+}
+
 GptqFix find_fix(const quant::GptqConfig& config,
                  const engine::ModelInfo& model,
                  const std::vector<std::string>& derived,
                  const std::vector<LayerView>& views,
                  const ModuleList& modules,
-                 const std::vector<engine::Engine>& engines) {
+                 const std::vector<engine::Engine>& engines,
+                 const VllmSetting& sglang) {
+  // Each engine's name for the layer holding a module, for keys every engine matches.
+  std::map<uint32_t, std::vector<std::string>> names_of;
+  for (const engine::Engine engine : engines) {
+    for (const LayerView& view : engine == engine::Engine::sglang ? sglang.views : views) {
+      names_of[view.layer->modules.front()].push_back(view.layer->prefix);
+    }
+  }
   GptqFix fix;
   const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
     return !is_mtp(v) || v.disk == Disk::dense;
@@ -204,8 +256,9 @@ GptqFix find_fix(const quant::GptqConfig& config,
     bool changed = false;
     std::vector<std::pair<size_t, std::string>> wanted;
     for (const engine::Engine engine : engines) {
-      const engine::VllmGptq judge(current, model, derived, engine);
-      for (const LayerView& view : views) {
+      const bool sglang_engine = engine == engine::Engine::sglang;
+      const engine::VllmGptq judge(current, sglang_engine ? sglang.model : model, derived, engine);
+      for (const LayerView& view : sglang_engine ? sglang.views : views) {
         if (view.disk != Disk::dense && view.disk != Disk::quantized) {
           continue;
         }
@@ -216,14 +269,20 @@ GptqFix find_fix(const quant::GptqConfig& config,
         const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
         if (wrong_dense) {
           std::string key;
-          if (is_mtp(view) && mtp_all_dense) {
+          const auto found = names_of.find(view.layer->modules.front());
+          const std::vector<std::string> names = found != names_of.end()
+                                                     ? found->second
+                                                     : std::vector<std::string>{view.layer->prefix};
+          // "-:^mtp\." only where every engine names the layer under mtp.: SGLang builds the
+          // Qwen3-Next draft at model.layers.0, which target layer 0's rules must not reach.
+          const bool every_mtp =
+              std::all_of(names.begin(), names.end(), [](const std::string& name) {
+                return name.rfind("mtp.", 0) == 0;
+              });
+          if (is_mtp(view) && mtp_all_dense && every_mtp) {
             key = "-:^mtp\\.";
           } else {
-            std::string escaped = escape_regex(view.layer->prefix);
-            if (!mtp_all_dense && escaped.find("mtp") != std::string::npos) {
-              escaped.replace(escaped.find("mtp"), 3, "m[t]p");
-            }
-            key = "-:^" + escaped + "$";
+            key = negative_key(names, !mtp_all_dense);
           }
           if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
             wanted.emplace_back(view.order, key);
@@ -411,7 +470,10 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   const std::vector<LayerView>& views = setting.views;
   const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
   const std::vector<engine::Engine> engines = modelled_engines("gptq", options.engines).list();
-  const GptqFix fix = find_fix(config, model, derived, views, modules, engines);
+  // SGLang asks `dynamic` about its own layer names (engine naming, sglang_model_info.cpp).
+  const VllmSetting sglang_setting =
+      vllm_setting(inventory, modules, configs, options, engine::Engine::sglang);
+  const GptqFix fix = find_fix(config, model, derived, views, modules, engines, sglang_setting);
   const engine::VllmGptq before(config, model, derived);
 
   const auto word_for = [&](engine::Engine engine) {
@@ -461,9 +523,16 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
   };
   LayerProblems problems;
   for (const engine::Engine engine : engines) {
-    const engine::VllmGptq engine_before(config, model, derived, engine);
-    const engine::VllmGptq engine_after(patched(config, fix), model, derived, engine);
-    problems.add(views, modules, engine_before, engine_after, word_for(engine), engine);
+    const bool sglang_engine = engine == engine::Engine::sglang;
+    const engine::ModelInfo& engine_model = sglang_engine ? sglang_setting.model : model;
+    const engine::VllmGptq engine_before(config, engine_model, derived, engine);
+    const engine::VllmGptq engine_after(patched(config, fix), engine_model, derived, engine);
+    problems.add(sglang_engine ? sglang_setting.views : views,
+                 modules,
+                 engine_before,
+                 engine_after,
+                 word_for(engine),
+                 engine);
   }
   problems.report(diagnosis.findings);
   add_disk_problems(views, modules, before, engines, diagnosis.findings);

@@ -21,6 +21,15 @@ namespace fs = std::filesystem;
 
 using test::gptq_config;
 
+// The draft's layers as vLLM (mtp.layers.0) and SGLang (model.layers.0, qwen3_next_mtp.py)
+// name them for Qwen3-Next, excluded for both.
+const std::string k_both_engines_keys =
+    R"({"-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$":{},)"
+    R"("-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$":{},)"
+    R"("-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$":{},)"
+    R"("-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$":{})";
+const std::string k_both_engines_dynamic = k_both_engines_keys + R"(,"-:.mtp.":{}})";
+
 class GptqTest : public test::CheckpointCliTest {};
 
 TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
@@ -66,15 +75,20 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
       "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under re.match "
       "(anchored at the start): it looks like an MTP exclusion but excludes nothing; on vLLM since "
       "2026-07-23 it only works through the Qwen3.5 special case, which does not cover mtp.fc\n"
-      "  fixable     mtp: 8 modules stored BF16 but quantized by (SGLang's GPTQ default: every "
-      "Linear); no negative dynamic rule excludes them [sglang]\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
       "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
       "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
       "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
       "...\"\n"
-      "  would patch config.json +1: -:^mtp\\.\n"
+      // SGLang builds the Qwen3-Next draft at model.layers.0 with fc a plain nn.Linear
+      // (qwen3_next_mtp.py): one key per layer that names both engines' layer.
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ "
+      "default: every Linear); no negative dynamic rule excludes them [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +4: -:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
@@ -99,12 +113,7 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
             "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   const auto doc = nlohmann::ordered_json::parse(read("config.json"));
-  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{},"-:.mtp.":{}})");
-  EXPECT_NE(read("config.json")
-                .find("    \"dynamic\": {\n      \"-:^mtp\\\\.\": {},\n"
-                      "      \"-:.mtp.\": {}\n    },\n"),
-            std::string::npos)
-      << read("config.json");
+  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), k_both_engines_dynamic);
 }
 
 TEST_F(GptqTest, MtpRuleOverAPackedQwen35HeadIsRemoved) {
@@ -127,7 +136,7 @@ TEST_F(GptqTest, MissingDynamicIsCreated) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   EXPECT_EQ(run_qpatch({}).first, 0);
   const auto doc = nlohmann::ordered_json::parse(read("config.json"));
-  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), R"({"-:^mtp\\.":{}})");
+  EXPECT_EQ(doc["quantization_config"]["dynamic"].dump(), k_both_engines_keys + "}");
 }
 
 } // namespace
@@ -150,10 +159,8 @@ TEST_F(GptqTest, QuantizeConfigJsonIsKeptInStepAndReadWhenConfigJsonHasNone) {
       "quantize_config.json",
       "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:.mtp.\": {}\n  },\n  \"group_size\": 32\n}\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
-  EXPECT_EQ(
-      read("quantize_config.json"),
-      "{\n  \"bits\": 4,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n    \"-:.mtp.\": {}\n  },\n"
-      "  \"group_size\": 32\n}\n");
+  EXPECT_EQ(nlohmann::ordered_json::parse(read("quantize_config.json"))["dynamic"].dump(),
+            k_both_engines_dynamic);
   // Without a quantization_config in config.json, vLLM reads quantize_config.json.
   write("config.json", "{\n  \"architectures\": [\n    \"Qwen3NextForCausalLM\"\n  ]\n}\n");
   fs::remove(dir() / "quantize_config.json.bak");
@@ -185,15 +192,20 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before \"-:.*mtp.*\" "
       "(dynamic[1]) is tried: the first match wins, so that exclusion never applies to them\n"
-      "  fixable     mtp: 8 modules stored BF16 but quantized by +:.*mtp.*; no negative dynamic "
-      "rule excludes them [sglang]\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
       "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
       "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
       "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
       "...\"\n"
-      "  would patch config.json +1: -:^mtp\\.\n"
+      // SGLang builds the Qwen3-Next draft at model.layers.0 with fc a plain nn.Linear
+      // (qwen3_next_mtp.py): one key per layer that names both engines' layer.
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ "
+      "default: every Linear); no negative dynamic rule excludes them [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +4: -:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);

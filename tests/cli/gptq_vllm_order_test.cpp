@@ -212,19 +212,33 @@ TEST_F(GptqVllmOrderTest, ShardsThatDisagreeOnTheListRaiseBeforeDynamic) {
             "the same precision. [vllm]\n"
             "  breaks      vLLM: start-up fails with speculative decoding while building the fused "
             "layer (its shards must agree)\n"
-            "  would patch config.json +1: model.language_model.layers.0.self_attn.q_proj; -1: "
-            "self_attn.q_proj\n"
+            // SGLang builds the Qwen3-Next draft at model.layers.0 (qwen3_next_mtp.py), which
+            // "-:^mtp\\." does not reach.
+            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ "
+            "default: every Linear); no negative dynamic rule excludes them [sglang]\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  would patch config.json +5: model.language_model.layers.0.self_attn.q_proj, "
+            "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+            "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
+            "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
+            "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$; -1: self_attn.q_proj\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
-  EXPECT_EQ(read("config.json"),
-            gptq_config("Qwen3NextForCausalLM",
-                        "    \"dynamic\": {\n      \"-:^mtp\\\\.\": {}\n    },\n"
-                        "    \"modules_in_block_to_quantize\": [\n"
-                        "      \"model.language_model.layers.0.self_attn.k_proj\",\n"
-                        "      \"model.language_model.layers.0.self_attn.v_proj\",\n"
-                        "      \"self_attn.o_proj\",\n      \"mlp\",\n"
-                        "      \"model.language_model.layers.0.self_attn.q_proj\"\n    ],\n"));
+  EXPECT_EQ(
+      read("config.json"),
+      gptq_config("Qwen3NextForCausalLM",
+                  "    \"dynamic\": {\n"
+                  "      \"-:^(mtp|model)\\\\.layers\\\\.0\\\\.self_attn\\\\.qkv_proj$\": {},\n"
+                  "      \"-:^(mtp|model)\\\\.layers\\\\.0\\\\.self_attn\\\\.o_proj$\": {},\n"
+                  "      \"-:^(mtp|model)\\\\.layers\\\\.0\\\\.mlp\\\\.gate_up_proj$\": {},\n"
+                  "      \"-:^(mtp|model)\\\\.layers\\\\.0\\\\.mlp\\\\.down_proj$\": {},\n"
+                  "      \"-:^mtp\\\\.\": {}\n    },\n"
+                  "    \"modules_in_block_to_quantize\": [\n"
+                  "      \"model.language_model.layers.0.self_attn.k_proj\",\n"
+                  "      \"model.language_model.layers.0.self_attn.v_proj\",\n"
+                  "      \"self_attn.o_proj\",\n      \"mlp\",\n"
+                  "      \"model.language_model.layers.0.self_attn.q_proj\"\n    ],\n"));
   const auto [again, again_out] = run_qpatch({"--check"});
   EXPECT_EQ(again, 0) << again_out;
 }
