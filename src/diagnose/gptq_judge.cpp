@@ -6,6 +6,7 @@
 // is dense on disk; exact anchored rules otherwise. When part of a Qwen3.5 MTP head is packed, a
 // rule must not contain the text "mtp" (vLLM's special case would make the packed decoder
 // layers dense), so it is written m[t]p.
+#include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/engine/vllm_gptq.hpp>
@@ -17,13 +18,6 @@
 #include <set>
 
 namespace qpatch::diagnose::detail {
-
-using checkpoint::Module;
-using checkpoint::ModuleList;
-using engine::DecidedBy;
-using engine::Decision;
-using engine::Layer;
-using engine::Verdict;
 
 namespace {
 
@@ -182,7 +176,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
   const bool vllm =
       std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
   const engine::VllmGptq original(config, model, derived);
-  for (int round = 0; round < 16; ++round) {
+  fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
     if (vllm && config.modules_in_block &&
         fix_list_round(config,
@@ -192,7 +186,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
                        modules,
                        model,
                        fix)) {
-      continue; // dynamic is judged on the list it will see
+      return true; // dynamic is judged on the list it will see, next round
     }
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
@@ -205,13 +199,9 @@ GptqFix find_fix(const quant::GptqConfig& config,
     std::vector<std::pair<size_t, std::string>> wanted;
     for (const engine::Engine engine : engines) {
       const engine::VllmGptq judge(current, model, derived, engine);
-      for (const LayerView& view : views) {
-        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-          continue;
-        }
-        const Decision decision = judge.decide(*view.layer);
+      each_decided(views, judge, [&](const LayerView& view, const Decision& decision) {
         if (decision.by == DecidedBy::built_quantized || decision.verdict == Verdict::load_error) {
-          continue; // no rule changes it; the list round owns shards that disagree
+          return; // no rule changes it; the list round owns shards that disagree
         }
         const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
         if (wrong_dense) {
@@ -243,7 +233,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
             }
           }
         }
-      }
+      });
     }
     std::stable_sort(wanted.begin(), wanted.end());
     for (const auto& [order, key] : wanted) {
@@ -259,10 +249,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
         changed = true;
       }
     }
-    if (!changed) {
-      break;
-    }
-  }
+    return changed;
+  });
   // New entries in checkpoint order, whatever round found them.
   std::vector<std::pair<size_t, std::string>> added;
   for (size_t i = 0; i < fix.list_added.size(); ++i) {
@@ -399,18 +387,14 @@ void list_changes(const quant::ConfigFile& file,
 
 } // namespace
 
-Status judge_gptq(const checkpoint::Inventory& inventory,
-                  const ModuleList& modules,
-                  const quant::ConfigSet& configs,
-                  const quant::ConfigFile& active,
-                  const DiagnoseOptions& options,
-                  Diagnosis& diagnosis) {
-  QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(active));
-  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  const VllmSetting setting = vllm_setting(in.inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
-  const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
-  const std::vector<engine::Engine> engines = modelled_engines("gptq", options.engines).list();
+  const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
+  const std::vector<engine::Engine> engines = in.engines.list();
   const GptqFix fix = find_fix(config, model, derived, views, modules, engines);
   const engine::VllmGptq before(config, model, derived);
 
@@ -530,10 +514,10 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     // Every copy of the config gets the same list edit, each in its own layout.
     std::set<std::string> removed;
     for (const quant::GptqListEntry& entry : fix.list_removed) {
-      removed.insert(written_entry(active, entry));
+      removed.insert(written_entry(in.active, entry));
     }
     for (const quant::ConfigFile& file : configs.files) {
-      if (quant::declared_method(file) == "gptq") {
+      if (same_method(quant::declared_method(file), "gptq")) {
         list_changes(file, removed, fix.list_added, diagnosis);
       }
     }
@@ -546,16 +530,12 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     edit.remove.push_back(config.dynamic[i].key);
   }
   edit.prepend = fix.prepend;
-  edit_every_copy(
-      configs,
-      "gptq",
-      "dynamic",
-      [](const quant::ConfigFile& file) -> std::optional<bool> {
-        auto same = quant::read_gptq(file);
-        return same ? std::optional<bool>(same->has_dynamic) : std::nullopt;
-      },
-      edit,
-      diagnosis);
+  edit_every_copy(configs,
+                  "gptq",
+                  "dynamic",
+                  has_object<quant::read_gptq, &quant::GptqConfig::has_dynamic>,
+                  edit,
+                  diagnosis);
   return ok_status();
 }
 
