@@ -54,6 +54,12 @@ TEST(ConsequenceTest, ThePackedTensorIsTheMethods) {
   EXPECT_EQ(consequence(made_dense, "awq", k_all), missing("x.q_proj.qweight"));
   EXPECT_EQ(consequence(made_dense, "fp8", k_all), missing("x.q_proj.weight_scale"));
   EXPECT_EQ(consequence(made_dense, "modelopt", k_all), missing("x.q_proj.weight_scale"));
+  // vLLM reads "compressed_tensors" as "compressed-tensors": the same packed tensor is missing.
+  EXPECT_EQ(consequence(made_dense, "compressed_tensors", k_all),
+            missing("x.q_proj.weight_packed"));
+  EXPECT_EQ(consequence(made_dense, "compressed-tensors", k_all),
+            missing("x.q_proj.weight_packed"));
+  EXPECT_EQ(consequence(made_dense, "awq_marlin", k_all), missing("x.q_proj.weight_scale"));
 }
 
 TEST(ConsequenceTest, FusedShardsAndTheHeadFile) {
