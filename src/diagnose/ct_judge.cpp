@@ -7,6 +7,7 @@
 // removed. Removing a blanket entry (the reverse trap, re:^mtp.*) makes the dense modules it
 // covered quantized in the next round, which appends their exact names, so no other module's
 // verdict changes. Nothing else is touched.
+#include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/diagnose/diagnose.hpp>
@@ -59,13 +60,9 @@ public:
         const ModuleList& modules)
       : m_config(config), m_engines(engines), m_modules(modules) {}
 
-  // Iterate to the fixpoint; return the final judge.
+  // Iterate to the fixpoint.
   void run() {
-    for (int round = 0; round < 16; ++round) {
-      if (!step()) {
-        return;
-      }
-    }
+    fix_to_fixpoint([&] { return step(); });
   }
   std::vector<IgnoreItem> items() const {
     std::vector<IgnoreItem> out;

@@ -4,6 +4,7 @@
 
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_config_checks.hpp>
@@ -220,20 +221,6 @@ std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
           "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error};
 }
 
-engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested) {
-  if (quant_method == "compressed-tensors" || quant_method == "compressed_tensors") {
-    return requested;
-  }
-  engine::EngineSet modelled = engine::EngineSet::none();
-  for (const engine::Engine engine : requested.list()) {
-    if (engine == engine::Engine::vllm ||
-        (engine == engine::Engine::sglang && (quant_method == "awq" || quant_method == "gptq"))) {
-      modelled.add(engine);
-    }
-  }
-  return modelled.empty() ? engine::EngineSet::only(engine::Engine::vllm) : modelled;
-}
-
 } // namespace detail
 
 namespace {
@@ -334,70 +321,49 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   }
   diagnosis.quantized = true;
   diagnosis.quant_method = quant::declared_method(*active);
-  if (diagnosis.quant_method == "compressed-tensors" ||
-      diagnosis.quant_method == "compressed_tensors") {
-    QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
-    std::vector<Finding> inventory_part = std::move(diagnosis.findings);
-    diagnosis.findings.clear();
-    detail::judge_compressed_tensors(
-        inventory, modules, configs, *active, config, head.modules, options, diagnosis);
-    diagnosis.findings.insert(
-        diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
-    return finish(std::move(diagnosis));
-  }
-  // The other methods model vLLM's rules, and AWQ SGLang's too (engines.md §6 and SGLang's
-  // awq.py); engines.md documents no other engine's.
-  const engine::EngineSet modelled =
-      detail::modelled_engines(diagnosis.quant_method, options.engines);
+  const Method* method = find_method(diagnosis.quant_method);
+  // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
+  // and reported below, as vLLM would load it.
+  const engine::EngineSet modelled = modelled_engines(method, options.engines);
   judged_by(modelled, diagnosis);
-  if (!options.engines.has(engine::Engine::vllm) &&
-      !(options.engines.has(engine::Engine::sglang) && modelled.has(engine::Engine::sglang))) {
+  if (!options.engines.has(engine::Engine::vllm) && modelled.has(engine::Engine::vllm)) {
+    // None of the engines asked for is modelled, so vLLM's rules stand in for them.
     diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method +
                               "\": only vLLM's rules are modelled for this method, so it is "
                               "judged as vLLM loads it");
   }
-  if (diagnosis.quant_method == "gptq" || diagnosis.quant_method == "auto-round" ||
-      diagnosis.quant_method == "awq" || diagnosis.quant_method == "bitsandbytes" ||
-      diagnosis.quant_method == "fp8" || diagnosis.quant_method == "modelopt" ||
-      diagnosis.quant_method == "modelopt_fp4") {
-    std::vector<Finding> inventory_part = std::move(diagnosis.findings);
-    diagnosis.findings.clear();
-    if (modelled.has(engine::Engine::vllm)) {
-      if (auto rejection =
-              engine::vllm_config_rejection(diagnosis.quant_method, active->config())) {
-        Finding finding;
-        finding.kind = FindingKind::config_rejected;
-        finding.label = active->name;
-        const std::string where = quant::pointer_text(active->pointer);
-        finding.detail =
-            active->name + (where.empty() ? "" : " " + where) +
-            ": vLLM refuses this quantization config before it builds any layer: " + *rejection;
-        finding.engines = {"vllm"};
-        finding.engine_error = *rejection;
-        diagnosis.findings.push_back(std::move(finding));
-      }
-    }
-    auto status =
-        diagnosis.quant_method == "gptq"
-            ? detail::judge_gptq(inventory, modules, configs, *active, options, diagnosis)
-        : diagnosis.quant_method == "auto-round"
-            ? detail::judge_auto_round(inventory, modules, configs, *active, options, diagnosis)
-            : detail::judge_skip_list(inventory, modules, configs, *active, options, diagnosis);
-    if (!status) {
-      return status.take_error();
-    }
-    diagnosis.findings.insert(
-        diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
+  if (method == nullptr) {
+    Finding finding;
+    finding.kind = FindingKind::unsupported_method;
+    finding.label = active->name;
+    finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
+                     "\" is not judged by this version of qpatch (" + judged_methods_text() +
+                     " are)";
+    diagnosis.findings.push_back(std::move(finding));
     return finish(std::move(diagnosis));
   }
-  Finding finding;
-  finding.kind = FindingKind::unsupported_method;
-  finding.label = active->name;
-  finding.detail =
-      active->name + ": quant_method \"" + diagnosis.quant_method +
-      "\" is not judged by this version of qpatch (compressed-tensors, gptq, auto-round, "
-      "awq, fp8, modelopt and bitsandbytes are)";
-  diagnosis.findings.push_back(std::move(finding));
+  std::vector<Finding> inventory_part = std::move(diagnosis.findings);
+  diagnosis.findings.clear();
+  if (modelled.has(engine::Engine::vllm)) {
+    if (auto rejection = engine::vllm_config_rejection(diagnosis.quant_method, active->config())) {
+      Finding finding;
+      finding.kind = FindingKind::config_rejected;
+      finding.label = active->name;
+      const std::string where = quant::pointer_text(active->pointer);
+      finding.detail =
+          active->name + (where.empty() ? "" : " " + where) +
+          ": vLLM refuses this quantization config before it builds any layer: " + *rejection;
+      finding.engines = {"vllm"};
+      finding.engine_error = *rejection;
+      diagnosis.findings.push_back(std::move(finding));
+    }
+  }
+  const detail::JudgeInput in{
+      inventory, modules, configs, *active, head.modules, options, modelled};
+  if (auto status = method->judge(in, diagnosis); !status) {
+    return status.take_error();
+  }
+  diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
   return finish(std::move(diagnosis));
 }
 

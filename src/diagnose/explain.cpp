@@ -3,6 +3,7 @@
 
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/explain.hpp>
+#include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_gptq.hpp>
 #include <qpatch/engine/vllm_inc.hpp>
@@ -18,6 +19,54 @@ namespace qpatch::diagnose {
 using checkpoint::Module;
 using checkpoint::ModuleList;
 using engine::Layer;
+
+namespace {
+
+std::string disk_text(const detail::LayerView& v) {
+  return v.disk == detail::Disk::dense       ? "dense (" + v.stored + ")"
+         : v.disk == detail::Disk::quantized ? "quantized (" + v.stored + ")"
+         : v.disk == detail::Disk::mixed     ? std::string("shards stored differently")
+                                             : std::string("inconsistent");
+}
+
+// Lines that close a trace over several engines: what is stored, and who builds it wrong.
+void close_trace(detail::ExplainContext& context, const std::vector<std::string>& wrong) {
+  auto& lines = context.out.lines;
+  context.out.consistent = wrong.empty();
+  lines.emplace_back("on disk",
+                     context.view == nullptr ? std::string("?") : disk_text(*context.view));
+  std::string who;
+  for (const std::string& engine : wrong) {
+    who += (who.empty() ? "" : ", ") + engine;
+  }
+  lines.emplace_back("status",
+                     context.out.consistent
+                         ? std::string("consistent: every engine builds what is stored")
+                         : "inconsistent for " + who + ": run `qpatch --dry-run " +
+                               context.inventory.display_dir + "` to see the fix");
+}
+
+// Every judged engine's rules in turn, then the verdict: `trace_of(engine)` returns that
+// engine's (trace lines, decision) for the layer.
+template <class TraceOf>
+void trace_each_engine(detail::ExplainContext& context, const TraceOf& trace_of) {
+  auto& lines = context.out.lines;
+  const auto list = context.engines.list();
+  std::vector<std::string> wrong;
+  for (const engine::Engine engine : list) {
+    if (list.size() > 1) {
+      lines.emplace_back("engine", std::string(engine::rules_of(engine, context.method)));
+    }
+    const auto [trace, decision] = trace_of(engine);
+    lines.insert(lines.end(), trace.begin(), trace.end());
+    if (context.view == nullptr || !detail::consistent(*context.view, decision)) {
+      wrong.emplace_back(engine::to_string(engine));
+    }
+  }
+  close_trace(context, wrong);
+}
+
+} // namespace
 
 Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const ModuleList& modules,
@@ -78,207 +127,198 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     return out;
   }
   const std::string method = quant::declared_method(*active);
-  const bool ct = method == "compressed-tensors" || method == "compressed_tensors";
-  engines = detail::modelled_engines(method, engines);
-  const auto list = engines.list();
+  const Method* row = find_method(method);
+  engines = modelled_engines(row, engines);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
                          "), judged as " + engine::rules_of(engines, method) +
-                         (list.size() > 1 ? " load it" : " loads it"));
-  const DiagnoseOptions options;
-  const auto views = detail::layer_views(layers, modules, inventory, options);
+                         (engines.list().size() > 1 ? " load it" : " loads it"));
+  const auto views = detail::layer_views(layers, modules, inventory, DiagnoseOptions{});
   const auto view = std::find_if(
       views.begin(), views.end(), [&](const detail::LayerView& v) { return v.layer == layer; });
-  const auto disk_text = [](const detail::LayerView& v) {
-    return v.disk == detail::Disk::dense       ? "dense (" + v.stored + ")"
-           : v.disk == detail::Disk::quantized ? "quantized (" + v.stored + ")"
-           : v.disk == detail::Disk::mixed     ? std::string("shards stored differently")
-                                               : std::string("inconsistent");
-  };
-  // Lines that close a trace over several engines: what is stored, and who builds it wrong.
-  const auto close = [&](const std::vector<std::string>& wrong) {
-    out.consistent = wrong.empty();
-    lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
-    std::string who;
-    for (const std::string& engine : wrong) {
-      who += (who.empty() ? "" : ", ") + engine;
-    }
-    lines.emplace_back("status",
-                       out.consistent
-                           ? std::string("consistent: every engine builds what is stored")
-                           : "inconsistent for " + who + ": run `qpatch --dry-run " +
-                                 inventory.display_dir + "` to see the fix");
-  };
-  // Every judged engine's rules in turn, then the verdict: `trace_of(engine)` returns that
-  // engine's (trace lines, decision) for the layer.
-  const auto trace_each_engine = [&](const auto& trace_of) {
-    std::vector<std::string> wrong;
-    for (const engine::Engine engine : list) {
-      if (list.size() > 1) {
-        lines.emplace_back("engine", std::string(engine::rules_of(engine, method)));
-      }
-      const auto [trace, decision] = trace_of(engine);
-      lines.insert(lines.end(), trace.begin(), trace.end());
-      if (view == views.end() || !detail::consistent(*view, decision)) {
-        wrong.emplace_back(engine::to_string(engine));
-      }
-    }
-    close(wrong);
-  };
-  if (ct) {
-    QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
-    std::unique_ptr<detail::EngineView> plain_view; // transformers' layers, when judged
-    if (engines.has(engine::Engine::transformers)) {
-      const quant::ConfigFile* config_json = configs.find("config.json");
-      const auto head = config_json != nullptr
-                            ? checkpoint::find_mtp_head(config_json->doc, modules, inventory)
-                            : checkpoint::MtpHead{};
-      plain_view =
-          std::move(detail::engine_views(engine::EngineSet::only(engine::Engine::transformers),
-                                         model,
-                                         modules,
-                                         inventory,
-                                         head.modules,
-                                         options)
-                        .front());
-    }
-    std::vector<std::string> wrong;
-    for (const engine::Engine engine : list) {
-      const std::string engine_name(engine::to_string(engine));
-      if (list.size() > 1) {
-        lines.emplace_back("engine", std::string(engine::rules_of(engine)));
-      }
-      if (engine == engine::Engine::sglang) {
-        // SGLang builds layers of its own names; each modelled version is traced.
-        const auto first =
-            engine::sglang_model_info(configs.architecture, configs.num_hidden_layers);
-        const std::vector<Layer> sglang_layers = engine::build_layers(modules, first);
-        const auto sglang_views = detail::layer_views(sglang_layers, modules, inventory, options);
-        std::vector<engine::ModelInfo> versions{first};
-        if (engine::sglang_versions_differ(configs.architecture)) {
-          versions.push_back(
-              engine::sglang_model_info(configs.architecture, configs.num_hidden_layers, true));
-        }
-        for (const engine::ModelInfo& version : versions) {
-          if (versions.size() > 1) {
-            lines.emplace_back("version", "SGLang " + version.version);
-          }
-          const engine::VllmCompressedTensors judge(config, version, engine);
-          for (const detail::LayerView& candidate : sglang_views) {
-            const bool ours = std::any_of(
-                candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
-                  return module != nullptr
-                             ? &modules[m] == module
-                             : std::find(layer->modules.begin(), layer->modules.end(), m) !=
-                                   layer->modules.end();
-                });
-            if (!ours || candidate.layer->draft) {
-              continue;
-            }
-            if (candidate.layer->prefix != layer->prefix) {
-              lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
-            }
-            const auto trace = judge.trace(*candidate.layer);
-            lines.insert(lines.end(), trace.begin(), trace.end());
-            if (!detail::consistent(candidate, judge.decide(*candidate.layer)) &&
-                std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-              wrong.push_back(engine_name);
-            }
-            break;
-          }
-        }
-        continue;
-      }
-      if (engine != engine::Engine::transformers) {
-        const engine::VllmCompressedTensors judge(config, model, engine);
-        const auto trace = judge.trace(*layer);
-        lines.insert(lines.end(), trace.begin(), trace.end());
-        if (view == views.end() || !detail::consistent(*view, judge.decide(*layer))) {
-          wrong.push_back(engine_name);
-        }
-        continue;
-      }
-      // transformers builds one nn.Linear per module and never builds the MTP head.
-      const detail::EngineView& plain = *plain_view;
-      // The module asked about; for a fused name, each of its shards.
-      const auto mine = [&](const Layer& candidate) {
-        return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
-          return module != nullptr ? &modules[m] == module
-                                   : std::find(layer->modules.begin(), layer->modules.end(), m) !=
-                                         layer->modules.end();
-        });
-      };
-      bool traced = false;
-      for (const Layer& candidate : plain.not_built) {
-        if (mine(candidate)) {
-          traced = true;
-          lines.emplace_back("not built",
-                             candidate.name + ": transformers never builds the MTP head");
-        }
-      }
-      for (const detail::LayerView& candidate : *plain.views) {
-        if (!mine(*candidate.layer)) {
-          continue;
-        }
-        traced = true;
-        const engine::VllmCompressedTensors judge(config, plain.model, engine);
-        const auto trace = judge.trace(*candidate.layer);
-        lines.insert(lines.end(), trace.begin(), trace.end());
-        if (!detail::consistent(candidate, judge.decide(*candidate.layer)) &&
-            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-          wrong.push_back(engine_name);
-        }
-      }
-      if (!traced) {
-        lines.emplace_back("not built", "transformers builds no layer of this name");
-      }
-    }
-    close(wrong);
-    return out;
-  }
-  if (detail::is_skip_list_method(method)) {
-    QP_TRY_ASSIGN(const detail::SkipListSetting setting,
-                  detail::skip_list_setting(*active, configs, modules, inventory));
-    if (setting.list.derived) {
-      lines.emplace_back(setting.list.key,
-                         std::string(setting.list.exists ? "empty" : "absent") + ": vLLM derives " +
-                             std::to_string(setting.list.entries.size()) +
-                             " entries from the headers (every all-float module); SGLang "
-                             "derives none");
-    }
-    trace_each_engine([&](engine::Engine engine) {
-      const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
-      return std::pair(judge.trace(*layer, setting.list.key), judge.decide(*layer));
-    });
-    return out;
-  }
-  if (method == "gptq") {
-    QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-    const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
-    trace_each_engine([&](engine::Engine engine) {
-      const engine::VllmGptq judge(config, model, derived, engine);
-      return std::pair(judge.trace(*layer), judge.decide(*layer));
-    });
-    return out;
-  }
-  engine::Decision decision;
-  if (method == "auto-round") {
-    QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(*active));
-    const engine::VllmInc judge(config, model);
-    const auto trace = judge.trace(*layer);
-    lines.insert(lines.end(), trace.begin(), trace.end());
-    decision = judge.decide(*layer);
-  } else {
+  if (row == nullptr) {
     lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
     return out;
   }
-  out.consistent = view != views.end() && detail::consistent(*view, decision);
-  lines.emplace_back("on disk", view == views.end() ? std::string("?") : disk_text(*view));
-  lines.emplace_back("status",
-                     out.consistent ? std::string("consistent: the engine builds what is stored")
-                                    : std::string("inconsistent: run `qpatch --dry-run ") +
-                                          inventory.display_dir + "` to see the fix");
+  detail::ExplainContext context{inventory,
+                                 modules,
+                                 configs,
+                                 *active,
+                                 method,
+                                 model,
+                                 *layer,
+                                 module,
+                                 views,
+                                 view == views.end() ? nullptr : &*view,
+                                 engines,
+                                 out};
+  if (auto status = row->explain(context); !status) {
+    return status.take_error();
+  }
   return out;
 }
+
+namespace detail {
+
+Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig& config) {
+  const ModuleList& modules = context.modules;
+  const Layer* layer = &context.layer;
+  const Module* module = context.module;
+  auto& lines = context.out.lines;
+  const auto list = context.engines.list();
+  std::unique_ptr<EngineView> plain_view; // transformers' layers, when judged
+  if (context.engines.has(engine::Engine::transformers)) {
+    const quant::ConfigFile* config_json = context.configs.find("config.json");
+    const auto head = config_json != nullptr
+                          ? checkpoint::find_mtp_head(config_json->doc, modules, context.inventory)
+                          : checkpoint::MtpHead{};
+    plain_view = std::move(engine_views(engine::EngineSet::only(engine::Engine::transformers),
+                                        context.model,
+                                        modules,
+                                        context.inventory,
+                                        head.modules,
+                                        DiagnoseOptions{})
+                               .front());
+  }
+  std::vector<std::string> wrong;
+  for (const engine::Engine engine : list) {
+    const std::string engine_name(engine::to_string(engine));
+    if (list.size() > 1) {
+      lines.emplace_back("engine", std::string(engine::rules_of(engine)));
+    }
+    if (engine == engine::Engine::sglang) {
+      // SGLang builds layers of its own names; each modelled version is traced.
+      const std::string& architecture = context.configs.architecture;
+      const uint64_t layers = context.configs.num_hidden_layers;
+      const auto first = engine::sglang_model_info(architecture, layers);
+      const std::vector<Layer> sglang_layers = engine::build_layers(modules, first);
+      const auto sglang_views =
+          layer_views(sglang_layers, modules, context.inventory, DiagnoseOptions{});
+      std::vector<engine::ModelInfo> versions{first};
+      if (engine::sglang_versions_differ(architecture)) {
+        versions.push_back(engine::sglang_model_info(architecture, layers, true));
+      }
+      for (const engine::ModelInfo& version : versions) {
+        if (versions.size() > 1) {
+          lines.emplace_back("version", "SGLang " + version.version);
+        }
+        const engine::VllmCompressedTensors judge(config, version, engine);
+        for (const LayerView& candidate : sglang_views) {
+          const bool ours = std::any_of(
+              candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
+                return module != nullptr
+                           ? &modules[m] == module
+                           : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                                 layer->modules.end();
+              });
+          if (!ours || candidate.layer->draft) {
+            continue;
+          }
+          if (candidate.layer->prefix != layer->prefix) {
+            lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
+          }
+          const auto trace = judge.trace(*candidate.layer);
+          lines.insert(lines.end(), trace.begin(), trace.end());
+          if (!consistent(candidate, judge.decide(*candidate.layer)) &&
+              std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+            wrong.push_back(engine_name);
+          }
+          break;
+        }
+      }
+      continue;
+    }
+    if (engine != engine::Engine::transformers) {
+      const engine::VllmCompressedTensors judge(config, context.model, engine);
+      const auto trace = judge.trace(*layer);
+      lines.insert(lines.end(), trace.begin(), trace.end());
+      if (context.view == nullptr || !consistent(*context.view, judge.decide(*layer))) {
+        wrong.push_back(engine_name);
+      }
+      continue;
+    }
+    // transformers builds one nn.Linear per module and never builds the MTP head.
+    const EngineView& plain = *plain_view;
+    // The module asked about; for a fused name, each of its shards.
+    const auto mine = [&](const Layer& candidate) {
+      return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
+        return module != nullptr ? &modules[m] == module
+                                 : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                                       layer->modules.end();
+      });
+    };
+    bool traced = false;
+    for (const Layer& candidate : plain.not_built) {
+      if (mine(candidate)) {
+        traced = true;
+        lines.emplace_back("not built",
+                           candidate.name + ": transformers never builds the MTP head");
+      }
+    }
+    for (const LayerView& candidate : *plain.views) {
+      if (!mine(*candidate.layer)) {
+        continue;
+      }
+      traced = true;
+      const engine::VllmCompressedTensors judge(config, plain.model, engine);
+      const auto trace = judge.trace(*candidate.layer);
+      lines.insert(lines.end(), trace.begin(), trace.end());
+      if (!consistent(candidate, judge.decide(*candidate.layer)) &&
+          std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+        wrong.push_back(engine_name);
+      }
+    }
+    if (!traced) {
+      lines.emplace_back("not built", "transformers builds no layer of this name");
+    }
+  }
+  close_trace(context, wrong);
+  return ok_status();
+}
+
+Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting) {
+  if (setting.list.derived) {
+    context.out.lines.emplace_back(
+        setting.list.key,
+        std::string(setting.list.exists ? "empty" : "absent") + ": vLLM derives " +
+            std::to_string(setting.list.entries.size()) +
+            " entries from the headers (every all-float module); SGLang derives none");
+  }
+  trace_each_engine(context, [&](engine::Engine engine) {
+    const engine::VllmSkipList judge =
+        setting.judge(engine, setting.read_by(engine), context.model);
+    return std::pair(judge.trace(context.layer, setting.list.key), judge.decide(context.layer));
+  });
+  return ok_status();
+}
+
+Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
+  const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
+  trace_each_engine(context, [&](engine::Engine engine) {
+    const engine::VllmGptq judge(config, context.model, derived, engine);
+    return std::pair(judge.trace(context.layer), judge.decide(context.layer));
+  });
+  return ok_status();
+}
+
+// vLLM alone (the only engine modelled for auto-round), so the status speaks of one engine.
+Status explain_auto_round(ExplainContext& context, const quant::IncConfig& config) {
+  auto& lines = context.out.lines;
+  const engine::VllmInc judge(config, context.model);
+  const auto trace = judge.trace(context.layer);
+  lines.insert(lines.end(), trace.begin(), trace.end());
+  const engine::Decision decision = judge.decide(context.layer);
+  context.out.consistent = context.view != nullptr && consistent(*context.view, decision);
+  lines.emplace_back("on disk",
+                     context.view == nullptr ? std::string("?") : disk_text(*context.view));
+  lines.emplace_back("status",
+                     context.out.consistent
+                         ? std::string("consistent: the engine builds what is stored")
+                         : std::string("inconsistent: run `qpatch --dry-run ") +
+                               context.inventory.display_dir + "` to see the fix");
+  return ok_status();
+}
+
+} // namespace detail
 
 } // namespace qpatch::diagnose

@@ -6,6 +6,7 @@
 // is dense on disk; exact anchored rules otherwise. When part of a Qwen3.5 MTP head is packed, a
 // rule must not contain the text "mtp" (vLLM's special case would make the packed decoder
 // layers dense), so it is written m[t]p.
+#include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/engine/vllm_gptq.hpp>
@@ -18,13 +19,6 @@
 #include <set>
 
 namespace qpatch::diagnose::detail {
-
-using checkpoint::Module;
-using checkpoint::ModuleList;
-using engine::DecidedBy;
-using engine::Decision;
-using engine::Layer;
-using engine::Verdict;
 
 namespace {
 
@@ -234,7 +228,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
   const bool vllm =
       std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
   const engine::VllmGptq original(config, model, derived);
-  for (int round = 0; round < 16; ++round) {
+  fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
     if (vllm && config.modules_in_block &&
         fix_list_round(config,
@@ -244,7 +238,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
                        modules,
                        model,
                        fix)) {
-      continue; // dynamic is judged on the list it will see
+      return true; // dynamic is judged on the list it will see, next round
     }
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
@@ -258,51 +252,51 @@ GptqFix find_fix(const quant::GptqConfig& config,
     for (const engine::Engine engine : engines) {
       const bool sglang_engine = engine == engine::Engine::sglang;
       const engine::VllmGptq judge(current, sglang_engine ? sglang.model : model, derived, engine);
-      for (const LayerView& view : sglang_engine ? sglang.views : views) {
-        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-          continue;
-        }
-        const Decision decision = judge.decide(*view.layer);
-        if (decision.by == DecidedBy::built_quantized || decision.verdict == Verdict::load_error) {
-          continue; // no rule changes it; the list round owns shards that disagree
-        }
-        const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
-        if (wrong_dense) {
-          std::string key;
-          const auto found = names_of.find(view.layer->modules.front());
-          const std::vector<std::string> names = found != names_of.end()
-                                                     ? found->second
-                                                     : std::vector<std::string>{view.layer->prefix};
-          // "-:^mtp\." only where every engine names the layer under mtp.: SGLang builds the
-          // Qwen3-Next draft at model.layers.0, which target layer 0's rules must not reach.
-          const bool every_mtp =
-              std::all_of(names.begin(), names.end(), [](const std::string& name) {
-                return name.rfind("mtp.", 0) == 0;
-              });
-          if (is_mtp(view) && mtp_all_dense && every_mtp) {
-            key = "-:^mtp\\.";
-          } else {
-            key = negative_key(names, !mtp_all_dense);
-          }
-          if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
-            wanted.emplace_back(view.order, key);
-          }
-        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
-          // The rule index is into `current`, whose first rules are ours.
-          if (const auto original_index = origin.at(*decision.ignore_index)) {
-            changed = fix.removed.insert(*original_index).second || changed;
-          }
-        } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
-                   judge.mtp_special_case()) {
-          // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
-          for (size_t i = 0; i < config.dynamic.size(); ++i) {
-            const auto& rule = config.dynamic[i];
-            if (rule.negative && rule.key.find("mtp") != std::string::npos) {
-              changed = fix.removed.insert(i).second || changed;
+      each_decided(
+          sglang_engine ? sglang.views : views,
+          judge,
+          [&](const LayerView& view, const Decision& decision) {
+            if (decision.by == DecidedBy::built_quantized ||
+                decision.verdict == Verdict::load_error) {
+              return; // no rule changes it; the list round owns shards that disagree
             }
-          }
-        }
-      }
+            const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
+            if (wrong_dense) {
+              std::string key;
+              const auto found = names_of.find(view.layer->modules.front());
+              const std::vector<std::string> names =
+                  found != names_of.end() ? found->second
+                                          : std::vector<std::string>{view.layer->prefix};
+              // "-:^mtp\." only where every engine names the layer under mtp.: SGLang builds the
+              // Qwen3-Next draft at model.layers.0, which target layer 0's rules must not reach.
+              const bool every_mtp =
+                  std::all_of(names.begin(), names.end(), [](const std::string& name) {
+                    return name.rfind("mtp.", 0) == 0;
+                  });
+              if (is_mtp(view) && mtp_all_dense && every_mtp) {
+                key = "-:^mtp\\.";
+              } else {
+                key = negative_key(names, !mtp_all_dense);
+              }
+              if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
+                wanted.emplace_back(view.order, key);
+              }
+            } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
+              // The rule index is into `current`, whose first rules are ours.
+              if (const auto original_index = origin.at(*decision.ignore_index)) {
+                changed = fix.removed.insert(*original_index).second || changed;
+              }
+            } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
+                       judge.mtp_special_case()) {
+              // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
+              for (size_t i = 0; i < config.dynamic.size(); ++i) {
+                const auto& rule = config.dynamic[i];
+                if (rule.negative && rule.key.find("mtp") != std::string::npos) {
+                  changed = fix.removed.insert(i).second || changed;
+                }
+              }
+            }
+          });
     }
     std::stable_sort(wanted.begin(), wanted.end());
     for (const auto& [order, key] : wanted) {
@@ -318,10 +312,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
         changed = true;
       }
     }
-    if (!changed) {
-      break;
-    }
-  }
+    return changed;
+  });
   // New entries in checkpoint order, whatever round found them.
   std::vector<std::pair<size_t, std::string>> added;
   for (size_t i = 0; i < fix.list_added.size(); ++i) {
@@ -458,21 +450,17 @@ void list_changes(const quant::ConfigFile& file,
 
 } // namespace
 
-Status judge_gptq(const checkpoint::Inventory& inventory,
-                  const ModuleList& modules,
-                  const quant::ConfigSet& configs,
-                  const quant::ConfigFile& active,
-                  const DiagnoseOptions& options,
-                  Diagnosis& diagnosis) {
-  QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(active));
-  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  const VllmSetting setting = vllm_setting(in.inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
-  const std::vector<std::string> derived = engine::derived_gptq_list(inventory);
-  const std::vector<engine::Engine> engines = modelled_engines("gptq", options.engines).list();
+  const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
+  const std::vector<engine::Engine> engines = in.engines.list();
   // SGLang asks `dynamic` about its own layer names (engine naming, sglang_model_info.cpp).
   const VllmSetting sglang_setting =
-      vllm_setting(inventory, modules, configs, options, engine::Engine::sglang);
+      vllm_setting(in.inventory, modules, configs, in.options, engine::Engine::sglang);
   const GptqFix fix = find_fix(config, model, derived, views, modules, engines, sglang_setting);
   const engine::VllmGptq before(config, model, derived);
 
@@ -599,10 +587,10 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     // Every copy of the config gets the same list edit, each in its own layout.
     std::set<std::string> removed;
     for (const quant::GptqListEntry& entry : fix.list_removed) {
-      removed.insert(written_entry(active, entry));
+      removed.insert(written_entry(in.active, entry));
     }
     for (const quant::ConfigFile& file : configs.files) {
-      if (quant::declared_method(file) == "gptq") {
+      if (same_method(quant::declared_method(file), "gptq")) {
         list_changes(file, removed, fix.list_added, diagnosis);
       }
     }
@@ -615,16 +603,12 @@ Status judge_gptq(const checkpoint::Inventory& inventory,
     edit.remove.push_back(config.dynamic[i].key);
   }
   edit.prepend = fix.prepend;
-  edit_every_copy(
-      configs,
-      "gptq",
-      "dynamic",
-      [](const quant::ConfigFile& file) -> std::optional<bool> {
-        auto same = quant::read_gptq(file);
-        return same ? std::optional<bool>(same->has_dynamic) : std::nullopt;
-      },
-      edit,
-      diagnosis);
+  edit_every_copy(configs,
+                  "gptq",
+                  "dynamic",
+                  has_object<quant::read_gptq, &quant::GptqConfig::has_dynamic>,
+                  edit,
+                  diagnosis);
   return ok_status();
 }
 

@@ -5,6 +5,7 @@
 // and removes a key that makes quantized modules dense, as a fixpoint like the other judges.
 // Exact checkpoint names are the robust choice (engines.md §12.2): vLLM renames them like layer
 // names, and auto-round's own substring reading of plain keys matches them too.
+#include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/engine/vllm_inc.hpp>
@@ -15,14 +16,6 @@
 #include <set>
 
 namespace qpatch::diagnose::detail {
-
-using checkpoint::Module;
-using checkpoint::ModuleList;
-using engine::DecidedBy;
-using engine::Decision;
-using engine::Layer;
-using engine::LayerKind;
-using engine::Verdict;
 
 namespace {
 
@@ -73,7 +66,7 @@ IncFix find_fix(const quant::IncConfig& config,
                 const ModuleList& modules,
                 const std::vector<LayerView>& views) {
   IncFix fix;
-  for (int round = 0; round < 16; ++round) {
+  fix_to_fixpoint([&] {
     const quant::IncConfig current = patched(config, fix);
     const engine::VllmInc judge(current, model);
     // Where each entry of `current` came from: an original index, or one of ours (nothing).
@@ -106,11 +99,7 @@ IncFix find_fix(const quant::IncConfig& config,
       fix.added.push_back(key);
       return true;
     };
-    for (const LayerView& view : views) {
-      if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-        continue;
-      }
-      const Decision decision = judge.decide(*view.layer);
+    each_decided(views, judge, [&](const LayerView& view, const Decision& decision) {
       if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
         // Escalate, one step a round: add the exact keys the layer lacks; else rewrite those
         // already written with other settings (a shard's {"bits": 16, "group_size": 64} and a
@@ -154,24 +143,19 @@ IncFix find_fix(const quant::IncConfig& config,
           }
         }
       }
-    }
-    if (!changed) {
-      break;
-    }
-  }
+    });
+    return changed;
+  });
   return fix;
 }
 
 } // namespace
 
-Status judge_auto_round(const checkpoint::Inventory& inventory,
-                        const ModuleList& modules,
-                        const quant::ConfigSet& configs,
-                        const quant::ConfigFile& active,
-                        const DiagnoseOptions& options,
-                        Diagnosis& diagnosis) {
-  QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(active));
-  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+Status
+judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  const VllmSetting setting = vllm_setting(in.inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<Layer>& layers = setting.layers;
   const std::vector<LayerView>& views = setting.views;
@@ -282,16 +266,12 @@ Status judge_auto_round(const checkpoint::Inventory& inventory,
   for (const std::string& key : fix.added) {
     edit.append.emplace_back(key, k_dense_entry);
   }
-  edit_every_copy(
-      configs,
-      "auto-round",
-      "extra_config",
-      [](const quant::ConfigFile& file) -> std::optional<bool> {
-        auto same = quant::read_auto_round(file);
-        return same ? std::optional<bool>(same->has_extra_config) : std::nullopt;
-      },
-      edit,
-      diagnosis);
+  edit_every_copy(configs,
+                  "auto-round",
+                  "extra_config",
+                  has_object<quant::read_auto_round, &quant::IncConfig::has_extra_config>,
+                  edit,
+                  diagnosis);
   return ok_status();
 }
 

@@ -6,9 +6,13 @@
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/explain.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/quant/auto_round.hpp>
+#include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/quant/gptq.hpp>
 
 #include <memory>
 #include <optional>
@@ -17,6 +21,15 @@
 #include <vector>
 
 namespace qpatch::diagnose::detail {
+
+// The names every judge speaks in, declared once for all of them.
+using checkpoint::Module;
+using checkpoint::ModuleList;
+using engine::DecidedBy;
+using engine::Decision;
+using engine::Layer;
+using engine::LayerKind;
+using engine::Verdict;
 
 enum class Disk { dense, quantized, mixed, inconsistent };
 
@@ -66,9 +79,6 @@ std::string common_label(const std::vector<std::string>& names);
 // The finding for a fused layer whose shards the config treats differently (vLLM raises).
 std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
                                                     const engine::Decision& decision);
-// The engines of `requested` whose rules are modelled for `quant_method` (compressed-tensors:
-// all three; awq: vLLM and SGLang; the others: vLLM), or vLLM alone when none of them is.
-engine::EngineSet modelled_engines(const std::string& quant_method, engine::EngineSet requested);
 
 // The list a skip-list method (awq, fp8, modelopt, bitsandbytes) reads from its active file.
 struct SkipList {
@@ -93,7 +103,8 @@ struct SkipListSetting {
                              std::vector<std::string> entries,
                              const engine::ModelInfo& model) const;
 };
-bool is_skip_list_method(const std::string& method);
+// The setting of the skip-list method `active` declares; an error for a method that is not one
+// (methods.hpp names the skip-list family: no name falls back to another method).
 Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
                                           const quant::ConfigSet& configs,
                                           const checkpoint::ModuleList& modules,
@@ -203,6 +214,16 @@ void report_layers(const std::vector<LayerView>& views,
   problems.report(findings);
 }
 
+// True when `a` and `b` name one method (a name and its alias, or the same name).
+bool same_method(const std::string& a, const std::string& b);
+
+// Whether `file` holds the object a method's fix edits (Has: the view's member saying so), or
+// nothing when `file` cannot be read as that method (Read: the method's config reader).
+template <auto Read, auto Has> std::optional<bool> has_object(const quant::ConfigFile& file) {
+  auto view = Read(file);
+  return view ? std::optional<bool>((*view).*Has) : std::nullopt;
+}
+
 // Apply one edit of the object `key` (GPTQ `dynamic`, auto-round `extra_config`) to every file
 // that declares `method`: config.json and its sidecars carry copies of one config, and they stay
 // in step. `has_object(file)` returns whether that file has the object (nothing: skip the file).
@@ -214,7 +235,7 @@ void edit_every_copy(const quant::ConfigSet& configs,
                      const ObjectChange& edit,
                      Diagnosis& diagnosis) {
   for (const quant::ConfigFile& file : configs.files) {
-    if (quant::declared_method(file) != method) {
+    if (!same_method(quant::declared_method(file), method)) {
       continue;
     }
     const std::optional<bool> exists = has_object(file);
@@ -262,6 +283,18 @@ struct EntryCandidate {
 std::vector<EntryCandidate> readable_candidates(const std::vector<std::string>& names,
                                                 const std::set<std::string>& checkpoint_roots);
 
+// What a method's judge reads: the checkpoint, its config files, the active one, and the engines
+// whose rules are modelled for the method (the requested ones it models, or vLLM alone).
+struct JudgeInput {
+  const checkpoint::Inventory& inventory;
+  const checkpoint::ModuleList& modules;
+  const quant::ConfigSet& configs;
+  const quant::ConfigFile& active;
+  const std::vector<uint32_t>& mtp_head; // module indices of the MTP head
+  const DiagnoseOptions& options;
+  engine::EngineSet engines;
+};
+
 // Judge a compressed-tensors config under every engine in `options` (ct_judge.cpp); `mtp_head`
 // holds the MTP head's module indices (transformers never builds them).
 void judge_compressed_tensors(const checkpoint::Inventory& inventory,
@@ -273,28 +306,37 @@ void judge_compressed_tensors(const checkpoint::Inventory& inventory,
                               const DiagnoseOptions& options,
                               Diagnosis& diagnosis);
 
-// Judge a GPTQ config (gptq_judge.cpp).
-Status judge_gptq(const checkpoint::Inventory& inventory,
-                  const checkpoint::ModuleList& modules,
-                  const quant::ConfigSet& configs,
-                  const quant::ConfigFile& active,
-                  const DiagnoseOptions& options,
-                  Diagnosis& diagnosis);
+// Judge a GPTQ config under the engines of `in` (gptq_judge.cpp).
+Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis);
 
 // Judge an auto-round config under vLLM's INC rules (inc_judge.cpp).
-Status judge_auto_round(const checkpoint::Inventory& inventory,
-                        const checkpoint::ModuleList& modules,
-                        const quant::ConfigSet& configs,
-                        const quant::ConfigFile& active,
-                        const DiagnoseOptions& options,
-                        Diagnosis& diagnosis);
+Status judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis& diagnosis);
 
-// Judge an AWQ or FP8 config, one skip list (skip_list_judge.cpp).
-Status judge_skip_list(const checkpoint::Inventory& inventory,
-                       const checkpoint::ModuleList& modules,
-                       const quant::ConfigSet& configs,
-                       const quant::ConfigFile& active,
-                       const DiagnoseOptions& options,
-                       Diagnosis& diagnosis);
+// Judge an AWQ, FP8, ModelOpt or bitsandbytes config, one skip list (skip_list_judge.cpp).
+Status
+judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosis& diagnosis);
+
+// What a method's explain reads (the checkpoint, the layer traced and its storage, the engines
+// modelled) and writes (`out`): one module's trace, built by explain.cpp.
+struct ExplainContext {
+  const checkpoint::Inventory& inventory;
+  const checkpoint::ModuleList& modules;
+  const quant::ConfigSet& configs;
+  const quant::ConfigFile& active;
+  const std::string& method; // as declared
+  const engine::ModelInfo& model;
+  const engine::Layer& layer;
+  const checkpoint::Module* module; // the module asked about; null for a fused layer's name
+  const std::vector<LayerView>& views;
+  const LayerView* view; // `layer`'s storage; null when it has none
+  engine::EngineSet engines;
+  Explanation& out;
+};
+
+// Trace one module under each method's rules (explain.cpp).
+Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig& config);
+Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config);
+Status explain_auto_round(ExplainContext& context, const quant::IncConfig& config);
+Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting);
 
 } // namespace qpatch::diagnose::detail

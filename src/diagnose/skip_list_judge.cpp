@@ -8,8 +8,10 @@
 // its experts rule reads), and remove an entry that makes packed layers dense. An absent AWQ list
 // is created with every module vLLM would have derived from the headers, since writing the key
 // switches that derivation off.
+#include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
+#include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/vllm_skip_list.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/util/names.hpp>
@@ -21,14 +23,7 @@
 
 namespace qpatch::diagnose::detail {
 
-using checkpoint::Module;
-using checkpoint::ModuleList;
-using engine::DecidedBy;
-using engine::Decision;
-using engine::Layer;
-using engine::LayerKind;
 using engine::SkipListMethod;
-using engine::Verdict;
 
 namespace {
 
@@ -174,21 +169,25 @@ std::vector<std::string> exclusion_names(const LayerView& view,
 
 } // namespace
 
-bool is_skip_list_method(const std::string& method) {
-  return method == "awq" || method == "fp8" || method == "bitsandbytes" || method == "modelopt" ||
-         method == "modelopt_fp4";
-}
-
 Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
                                           const quant::ConfigSet& configs,
                                           const ModuleList& modules,
                                           const checkpoint::Inventory& inventory) {
   const std::string method_name = quant::declared_method(active);
+  const Method* row = find_method(method_name);
+  if (row == nullptr || !row->skip_list) {
+    // Only a skip-list row's judge reads a skip list: any other name is a dispatch bug, never a
+    // reason to judge the config as some other method's.
+    Error error = make_error(ErrorCode::internal,
+                             active.name,
+                             std::nullopt,
+                             quant::pointer_text(active.pointer),
+                             "quant_method \"" + method_name + "\" has no skip list");
+    error.subject_kind = "at";
+    return error;
+  }
   SkipListSetting setting;
-  setting.method = method_name == "awq"            ? SkipListMethod::awq
-                   : method_name == "fp8"          ? SkipListMethod::fp8
-                   : method_name == "bitsandbytes" ? SkipListMethod::bitsandbytes
-                                                   : SkipListMethod::modelopt;
+  setting.method = *row->skip_list;
   // ModelOpt NVFP4: vLLM builds Qwen3.5/Next mtp.fc dense (the "modelopt_fp4" method).
   std::string algo;
   for (const quant::ConfigFile& file : configs.files) {
@@ -246,24 +245,22 @@ std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
                                                           : list.entries;
 }
 
-Status judge_skip_list(const checkpoint::Inventory& inventory,
-                       const ModuleList& modules,
-                       const quant::ConfigSet& configs,
-                       const quant::ConfigFile& active,
-                       const DiagnoseOptions& options,
-                       Diagnosis& diagnosis) {
+Status
+judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosis& diagnosis) {
+  const checkpoint::Inventory& inventory = in.inventory;
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  const quant::ConfigFile& active = in.active;
   const std::string method_name = quant::declared_method(active);
-  QP_TRY_ASSIGN(const SkipListSetting skip_list,
-                skip_list_setting(active, configs, modules, inventory));
   const SkipListMethod method = skip_list.method;
   SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
-  const VllmSetting setting = vllm_setting(inventory, modules, configs, options);
+  const VllmSetting setting = vllm_setting(inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
   // Each judged engine with the list it reads today: SGLang derives nothing from the headers,
   // so an absent AWQ list is empty for it (the patched list is the same for both).
   std::vector<std::pair<engine::Engine, std::vector<std::string>>> engines;
-  for (const engine::Engine engine : modelled_engines(method_name, options.engines).list()) {
+  for (const engine::Engine engine : in.engines.list()) {
     engines.emplace_back(engine, skip_list.read_by(engine));
   }
 
@@ -285,42 +282,35 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
     }
     return std::pair(entries, origin);
   };
-  const auto fixpoint = [&] {
-    for (int round = 0; round < 16; ++round) {
-      const auto [entries, origin] = current();
-      bool changed = false;
-      const auto append = [&](const std::string& name, size_t order) {
-        const auto same = [&](const auto& added) { return added.first == name; };
-        if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
-            std::none_of(appended.begin(), appended.end(), same)) {
-          appended.emplace_back(name, order);
-          changed = true;
-        }
-      };
-      for (const auto& [engine, unused] : engines) {
-        const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
-        for (const LayerView& view : views) {
-          if (view.disk != Disk::dense && view.disk != Disk::quantized) {
-            continue;
+  const auto step = [&] {
+    const auto [entries, origin] = current();
+    bool changed = false;
+    const auto append = [&](const std::string& name, size_t order) {
+      const auto same = [&](const auto& added) { return added.first == name; };
+      if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
+          std::none_of(appended.begin(), appended.end(), same)) {
+        appended.emplace_back(name, order);
+        changed = true;
+      }
+    };
+    for (const auto& [engine, unused] : engines) {
+      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
+      each_decided(views, judge, [&](const LayerView& view, const Decision& decision) {
+        const bool error = decision.verdict == Verdict::load_error;
+        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+          for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
+            append(name, view.order);
           }
-          const Decision decision = judge.decide(*view.layer);
-          const bool error = decision.verdict == Verdict::load_error;
-          if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-            for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
-              append(name, view.order);
-            }
-          } else if (view.disk == Disk::quantized && decision.ignore_index) {
-            if (const auto original = origin.at(*decision.ignore_index)) {
-              changed = removed.insert(*original).second || changed;
-            }
+        } else if (view.disk == Disk::quantized && decision.ignore_index) {
+          if (const auto original = origin.at(*decision.ignore_index)) {
+            changed = removed.insert(*original).second || changed;
           }
         }
-      }
-      if (!changed) {
-        break;
-      }
+      });
     }
+    return changed;
   };
+  const auto fixpoint = [&] { fix_to_fixpoint(step); };
   fixpoint();
   // A fix that removes every entry of a written AWQ list would leave it falsy, and vLLM would
   // derive one from the headers after all (maybe_update_config), parents such as a GDN
@@ -443,11 +433,11 @@ Status judge_skip_list(const checkpoint::Inventory& inventory,
   // or FP8 quantization_config.json sidecar) follows the one vLLM reads: same removals, same
   // additions; one with no list gets config.json's whole list.
   {
-    const auto family = [](const std::string& name) {
-      return name == "modelopt_fp4" ? std::string("modelopt") : name;
-    };
+    // One method under any of its names: ModelOpt's hf_quant_config.json beside a
+    // "modelopt_fp4" config.json.
+    const Method* family = find_method(method_name);
     for (const quant::ConfigFile& file : configs.files) {
-      if (&file == &active || family(quant::declared_method(file)) != family(method_name)) {
+      if (&file == &active || find_method(quant::declared_method(file)) != family) {
         continue;
       }
       auto other = read_skip_list(file, method, modules, inventory);

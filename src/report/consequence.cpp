@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/report/consequence.hpp>
 
@@ -19,15 +20,10 @@ std::optional<engine::Engine> engine_named(const std::string& name) {
 
 // The tensor a packed layer expects that a dense checkpoint lacks, and the reverse, by the
 // parameter names each method's vLLM linear method registers (compressed_tensors_wNa16.py
-// `weight_packed`; gptq.py/awq.py `qweight`).
+// `weight_packed`; gptq.py/awq.py `qweight`): the method row's, under any of its names.
 std::string packed_tensor(const std::string& quant_method) {
-  if (quant_method == "compressed-tensors") {
-    return "weight_packed";
-  }
-  if (quant_method == "gptq" || quant_method == "auto-round" || quant_method == "awq") {
-    return "qweight";
-  }
-  return "weight_scale";
+  const diagnose::Method* method = diagnose::find_method(quant_method);
+  return method != nullptr ? std::string(method->packed_tensor) : "weight_scale";
 }
 
 // vLLM's AutoWeightsLoader (model_executor/models/utils.py `_load_module`, vLLM main 017e9f4)

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// The methods qpatch judges, one row each: the quant_method names a row answers to, the engines
+// whose rules are modelled for it, and its judge and explain (each reading the method's config
+// view first). diagnose() and explain() find the row here and nowhere else, so a quant_method no
+// row names is reported as unsupported, never routed to a neighbouring method.
+//
+// Adding a method takes:
+//   1. a config view: quant/<method>.hpp, `Result<View> read_<method>(const quant::ConfigFile&)`;
+//   2. its engines' rules: engine/vllm_<method>.hpp, a judge with decide(layer) and trace(layer);
+//   3. a judge: src/diagnose/<method>_judge.cpp, the findings and the fix (its edit step run
+//      under detail::fix_to_fixpoint, fixpoint.hpp), and an explain beside the others in
+//      explain.cpp;
+//   4. one row in methods.cpp (names, engines modelled, reader, judge, explain);
+//   5. tests: the rules (tests/engine/), the row (tests/diagnose/methods_test.cpp) and the CLI's
+//      exact output (tests/cli/).
+#pragma once
+
+#include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/engine/engines.hpp>
+#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/error.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qpatch::diagnose {
+
+namespace detail {
+struct JudgeInput;     // what a judge reads (judge_common.hpp)
+struct ExplainContext; // what an explain reads and writes (judge_common.hpp)
+} // namespace detail
+
+struct Method {
+  std::string_view name;                 // the canonical quant_method, as reports name it
+  std::vector<std::string_view> aliases; // other spellings the engines accept for it
+  engine::EngineSet engines = engine::EngineSet::none(); // whose rules are modelled for it
+  // The skip-list family (awq, fp8, modelopt, bitsandbytes) share one judge over one list.
+  std::optional<engine::SkipListMethod> skip_list;
+  // The parameter a packed layer of this method registers that a dense checkpoint lacks (what
+  // vLLM's "no module or parameter named" names).
+  std::string_view packed_tensor;
+  // Read the config view, then judge it (findings and fix) / trace one module under it.
+  Status (*judge)(const detail::JudgeInput&, Diagnosis&) = nullptr;
+  Status (*explain)(detail::ExplainContext&) = nullptr;
+
+  bool answers_to(std::string_view quant_method) const;
+};
+
+// Every method judged, in the order reports list them.
+const std::vector<Method>& methods();
+// The row `quant_method` names (canonical or alias), or null when no method judges it.
+const Method* find_method(std::string_view quant_method);
+// The engines of `requested` whose rules are modelled for `method`, or vLLM alone when none of
+// them is (qpatch then judges as vLLM loads it, and says so). Null (an unknown method): vLLM.
+engine::EngineSet modelled_engines(const Method* method, engine::EngineSet requested);
+// "compressed-tensors, gptq, ... and bitsandbytes": the canonical names, for messages.
+std::string judged_methods_text();
+
+} // namespace qpatch::diagnose

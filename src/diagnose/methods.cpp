@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+// The method table (methods.hpp has the recipe for adding a row). Each row's judge and explain
+// read the method's config view, then hand it to the method's own functions; `row` writes that
+// once for every method.
+#include "diagnose/judge_common.hpp"
+
+#include <qpatch/diagnose/methods.hpp>
+
+#include <algorithm>
+
+namespace qpatch::diagnose {
+
+namespace {
+
+using detail::ExplainContext;
+using detail::JudgeInput;
+using engine::Engine;
+using engine::EngineSet;
+using engine::SkipListMethod;
+
+EngineSet engines_of(std::initializer_list<Engine> engines) {
+  EngineSet out = EngineSet::none();
+  for (const Engine engine : engines) {
+    out.add(engine);
+  }
+  return out;
+}
+
+// A row whose judge and explain read the view with `Read(active file, input)` first; a config
+// that cannot be read as its method is the error they return.
+template <auto Read, auto Judge, auto Explain>
+Method row(std::string_view name,
+           std::vector<std::string_view> aliases,
+           EngineSet engines,
+           std::string_view packed_tensor,
+           std::optional<SkipListMethod> skip_list = std::nullopt) {
+  Method method;
+  method.name = name;
+  method.aliases = std::move(aliases);
+  method.engines = engines;
+  method.skip_list = skip_list;
+  method.packed_tensor = packed_tensor;
+  method.judge = [](const JudgeInput& in, Diagnosis& diagnosis) -> Status {
+    QP_TRY_ASSIGN(const auto view, Read(in.active, in.configs, in.modules, in.inventory));
+    return Judge(in, view, diagnosis);
+  };
+  method.explain = [](ExplainContext& context) -> Status {
+    QP_TRY_ASSIGN(const auto view,
+                  Read(context.active, context.configs, context.modules, context.inventory));
+    return Explain(context, view);
+  };
+  return method;
+}
+
+// The config views, with the reader signature `row` calls.
+Result<quant::CtConfig> read_ct(const quant::ConfigFile& active,
+                                const quant::ConfigSet& /*configs*/,
+                                const checkpoint::ModuleList& /*modules*/,
+                                const checkpoint::Inventory& /*inventory*/) {
+  return quant::read_compressed_tensors(active);
+}
+Result<quant::GptqConfig> read_gptq(const quant::ConfigFile& active,
+                                    const quant::ConfigSet& /*configs*/,
+                                    const checkpoint::ModuleList& /*modules*/,
+                                    const checkpoint::Inventory& /*inventory*/) {
+  return quant::read_gptq(active);
+}
+Result<quant::IncConfig> read_inc(const quant::ConfigFile& active,
+                                  const quant::ConfigSet& /*configs*/,
+                                  const checkpoint::ModuleList& /*modules*/,
+                                  const checkpoint::Inventory& /*inventory*/) {
+  return quant::read_auto_round(active);
+}
+
+Status judge_ct(const JudgeInput& in, const quant::CtConfig& config, Diagnosis& diagnosis) {
+  detail::judge_compressed_tensors(
+      in.inventory, in.modules, in.configs, in.active, config, in.mtp_head, in.options, diagnosis);
+  return ok_status();
+}
+
+const std::vector<Method>& table() {
+  const EngineSet all = EngineSet::all();
+  const EngineSet vllm = EngineSet::only(Engine::vllm);
+  const EngineSet vllm_sglang = engines_of({Engine::vllm, Engine::sglang});
+  // vLLM renames "compressed_tensors" to "compressed-tensors" and a ModelOpt NVFP4 config to
+  // "modelopt_fp4" (vllm/config/model.py ModelConfig._normalize_quantization_config); the
+  // latter is judged by ModelOpt's rules with its NVFP4 cases (vllm_skip_list.cpp).
+  static const std::vector<Method> rows{
+      row<read_ct, judge_ct, detail::explain_compressed_tensors>(
+          "compressed-tensors", {"compressed_tensors"}, all, "weight_packed"),
+      row<read_gptq, detail::judge_gptq, detail::explain_gptq>("gptq", {}, vllm_sglang, "qweight"),
+      row<read_inc, detail::judge_auto_round, detail::explain_auto_round>(
+          "auto-round", {}, vllm, "qweight"),
+      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+          "awq", {}, vllm_sglang, "qweight", SkipListMethod::awq),
+      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+          "fp8", {}, vllm, "weight_scale", SkipListMethod::fp8),
+      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+          "modelopt", {"modelopt_fp4"}, vllm, "weight_scale", SkipListMethod::modelopt),
+      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+          "bitsandbytes", {}, vllm, "weight_scale", SkipListMethod::bitsandbytes),
+  };
+  return rows;
+}
+
+} // namespace
+
+bool Method::answers_to(std::string_view quant_method) const {
+  return quant_method == name ||
+         std::find(aliases.begin(), aliases.end(), quant_method) != aliases.end();
+}
+
+const std::vector<Method>& methods() {
+  return table();
+}
+
+const Method* find_method(std::string_view quant_method) {
+  for (const Method& method : table()) {
+    if (method.answers_to(quant_method)) {
+      return &method;
+    }
+  }
+  return nullptr;
+}
+
+EngineSet modelled_engines(const Method* method, EngineSet requested) {
+  EngineSet modelled = EngineSet::none();
+  for (const Engine engine : requested.list()) {
+    if (method != nullptr ? method->engines.has(engine) : engine == Engine::vllm) {
+      modelled.add(engine);
+    }
+  }
+  return modelled.empty() ? EngineSet::only(Engine::vllm) : modelled;
+}
+
+std::string judged_methods_text() {
+  std::string out;
+  const auto& rows = table();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out += std::string(i == 0                 ? ""
+                       : i + 1 == rows.size() ? " and "
+                                              : ", ") +
+           std::string(rows[i].name);
+  }
+  return out;
+}
+
+namespace detail {
+
+bool same_method(const std::string& a, const std::string& b) {
+  const Method* method = find_method(a);
+  return method != nullptr ? method == find_method(b) : a == b;
+}
+
+} // namespace detail
+
+} // namespace qpatch::diagnose

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// What each finding does to each engine at load time, word for word, and how reports name the
+// engines judged.
+#include <qpatch/report/consequence.hpp>
+
+#include <gtest/gtest.h>
+
+namespace qpatch::report {
+namespace {
+
+using diagnose::Finding;
+using diagnose::FindingKind;
+
+Finding
+finding(FindingKind kind, std::vector<std::string> modules, std::vector<std::string> engines = {}) {
+  Finding out;
+  out.kind = kind;
+  out.modules = std::move(modules);
+  out.engines = std::move(engines);
+  return out;
+}
+
+const std::vector<std::string> k_all{"vllm", "sglang", "transformers"};
+
+TEST(ConsequenceTest, DenseMtpHeadQuantizedByTheConfig) {
+  EXPECT_EQ(consequence(finding(FindingKind::dense_quantized_by_config,
+                                {"mtp.fc", "mtp.layers.0.self_attn.q_proj"},
+                                {"vllm", "sglang"}),
+                        "compressed-tensors",
+                        k_all),
+            "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: "
+            "There is no module or parameter named 'fc.weight' in ...\"; SGLang: loads, and drops "
+            "the stored weights silently");
+}
+
+TEST(ConsequenceTest, AFindingThatNamesNoEngineAffectsEveryEngineJudged) {
+  EXPECT_EQ(consequence(finding(FindingKind::quantized_made_dense, {"model.layers.0.mlp.up_proj"}),
+                        "compressed-tensors",
+                        k_all),
+            "vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+            "'model.layers.0.mlp.up_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
+            "stored weights silently; transformers: loads with \"Some weights ... were not used\" "
+            "and initialises the layer at random");
+}
+
+TEST(ConsequenceTest, ThePackedTensorIsTheMethods) {
+  const Finding made_dense = finding(FindingKind::engine_builds_dense, {"x.q_proj"}, {"vllm"});
+  const auto missing = [](const std::string& tensor) {
+    return "vLLM: start-up fails: \"ValueError: There is no module or parameter named '" + tensor +
+           "' in ...\"";
+  };
+  EXPECT_EQ(consequence(made_dense, "gptq", k_all), missing("x.q_proj.qweight"));
+  EXPECT_EQ(consequence(made_dense, "auto-round", k_all), missing("x.q_proj.qweight"));
+  EXPECT_EQ(consequence(made_dense, "awq", k_all), missing("x.q_proj.qweight"));
+  EXPECT_EQ(consequence(made_dense, "fp8", k_all), missing("x.q_proj.weight_scale"));
+  EXPECT_EQ(consequence(made_dense, "modelopt", k_all), missing("x.q_proj.weight_scale"));
+  // vLLM reads "compressed_tensors" as "compressed-tensors": the same packed tensor is missing.
+  EXPECT_EQ(consequence(made_dense, "compressed_tensors", k_all),
+            missing("x.q_proj.weight_packed"));
+  EXPECT_EQ(consequence(made_dense, "compressed-tensors", k_all),
+            missing("x.q_proj.weight_packed"));
+  EXPECT_EQ(consequence(made_dense, "awq_marlin", k_all), missing("x.q_proj.weight_scale"));
+}
+
+TEST(ConsequenceTest, FusedShardsAndTheHeadFile) {
+  EXPECT_EQ(consequence(finding(FindingKind::fused_shards_disagree, {"mtp.layers.0.mlp.up_proj"}),
+                        "compressed-tensors",
+                        {"vllm", "sglang"}),
+            "vLLM: start-up fails with speculative decoding while building the fused layer (its "
+            "shards must agree); SGLang: loads, and drops the stored weights silently");
+  Finding unindexed = finding(FindingKind::unindexed_tensors, {"mtp.fc.weight"});
+  unindexed.label = "model_extra_tensors.safetensors";
+  EXPECT_EQ(consequence(unindexed, "compressed-tensors", k_all),
+            "vLLM: never opens the file, so its tensors are not loaded");
+}
+
+TEST(ConsequenceTest, ARejectedConfigQuotesTheEngine) {
+  Finding rejected = finding(FindingKind::config_rejected, {}, {"vllm"});
+  rejected.engine_error = "ValueError: Unsupported quantization config: bits=3, sym=True";
+  EXPECT_EQ(consequence(rejected, "gptq", k_all),
+            "vLLM: start-up fails: it refuses the quantization config: \"ValueError: Unsupported "
+            "quantization config: bits=3, sym=True\"");
+  rejected.engine_error.clear();
+  EXPECT_EQ(consequence(rejected, "gptq", k_all),
+            "vLLM: start-up fails: it refuses the quantization config");
+}
+
+TEST(ConsequenceTest, FindingsWithNoLoadTimeEffectSayNothing) {
+  EXPECT_EQ(consequence(finding(FindingKind::configs_disagree, {}), "compressed-tensors", k_all),
+            "");
+  EXPECT_EQ(consequence(finding(FindingKind::unsupported_method, {}), "awq_marlin", {"vllm"}), "");
+}
+
+TEST(ConsequenceTest, PlainEnginesNameBranchAndDate) {
+  EXPECT_EQ(plain_engines(k_all), "vLLM (main, 2026-08-17), SGLang and transformers");
+  EXPECT_EQ(plain_engines({"vllm", "sglang"}, "awq"), "vLLM (main, 2026-08-17) and SGLang");
+  EXPECT_EQ(plain_engines({"vllm"}, "bitsandbytes"),
+            "vLLM (main, 2026-08-17) with vllm-bnb-plugin");
+  EXPECT_EQ(plain_engines({"sglang"}), "SGLang");
+  EXPECT_EQ(plain_engines({}), "");
+}
+
+} // namespace
+} // namespace qpatch::report
