@@ -11,7 +11,7 @@ set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 qpatch=$(realpath "$build/qpatch")
-work=${2:-$(mktemp -d -p "$(dirname "$here")")}
+work=${2:-$(mktemp -d -p "${TMPDIR:-/tmp}")}
 rounds=${ROUNDS:-5}
 kept=${KEPT_MB:-512}
 trap 'rm -rf "$work"' EXIT
@@ -31,7 +31,7 @@ for round in $(seq 1 "$rounds"); do
   sync
   start=$(date +%s.%N)
   cp --reflink=never "${outputs[@]}" "$work/copy/"
-  sync -f "$work/copy"
+  sync "$work/copy"/*
   end=$(date +%s.%N)
   cp_times+=("$(echo "$end - $start" | bc)")
   echo "round $round: graft ${graft_times[-1]} s (peak RSS ${rss[-1]} KB), cp ${cp_times[-1]} s, output $(du -cb "${outputs[@]}" | tail -1 | cut -f1) bytes"

@@ -6,9 +6,9 @@
 import json, os, sys
 
 def write_shard(path, tensors):
-    # tensors: [(name, dtype, shape, bytes_per_element_times_2)]
+    # tensors: [(name, dtype, shape, size in bytes[, the bytes])]; random bytes by default
     header, offset = {"__metadata__": {"format": "pt"}}, 0
-    for name, dtype, shape, size in tensors:
+    for name, dtype, shape, size, *_ in tensors:
         header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + size]}
         offset += size
     text = json.dumps(header, separators=(",", ":"))
@@ -16,12 +16,16 @@ def write_shard(path, tensors):
     with open(path, "wb") as out:
         out.write(len(text).to_bytes(8, "little") + text.encode())
         chunk = os.urandom(1 << 24)
-        left = offset
-        while left > 0:
-            n = min(left, len(chunk))
-            out.write(chunk[:n])
-            left -= n
-    return {name: os.path.basename(path) for name, *_ in tensors}, offset
+        for _, _, _, size, *data in tensors:
+            if data:
+                out.write(data[0])
+                continue
+            left = size
+            while left > 0:
+                n = min(left, len(chunk))
+                out.write(chunk[:n])
+                left -= n
+    return {t[0]: os.path.basename(path) for t in tensors}, offset
 
 def head(hidden, inter, quantized):
     # A Qwen3.5-27B-like MTP layer: fc [h, 2h], attention and MLP projections.
@@ -38,7 +42,8 @@ def head(hidden, inter, quantized):
         if quantized:
             out.append((module + ".weight_packed", "I32", [rows, cols // 8], rows * cols // 2))
             out.append((module + ".weight_scale", "BF16", [rows, cols // 32], rows * cols // 16))
-            out.append((module + ".weight_shape", "I64", [2], 16))
+            out.append((module + ".weight_shape", "I64", [2], 16,
+                        rows.to_bytes(8, "little") + cols.to_bytes(8, "little")))
         else:
             out.append((module + ".weight", "BF16", [rows, cols], rows * cols * 2))
     out.append(("mtp.norm.weight", "BF16", [hidden], hidden * 2))

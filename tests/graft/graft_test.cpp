@@ -379,6 +379,32 @@ TEST_F(GraftRefusalTest, LowDiskSaysHowMuchIsNeeded) {
   EXPECT_EQ(snapshot_tree(ck()), tree);
 }
 
+TEST_F(GraftTest, SymlinkedShardsLeaveTheirBlobsUntouched) {
+  write_base();
+  write_quantized();
+  // A Hugging Face cache: snapshots/<rev>/NAME links to blobs/<hash>.
+  const fs::path blobs = dir() / "blobs";
+  fs::create_directory(blobs);
+  std::map<std::string, std::string> blob_bytes;
+  for (const char* name :
+       {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
+    fs::rename(ck() / name, blobs / name);
+    fs::create_symlink(blobs / name, ck() / name);
+    blob_bytes[name] = read_bytes(blobs / name);
+  }
+  const auto tree = snapshot_tree(ck());
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  for (const auto& [name, bytes] : blob_bytes) {
+    EXPECT_EQ(read_bytes(blobs / name), bytes) << name;
+    EXPECT_TRUE(fs::is_symlink(ck() / (name + ".bak"))) << name;
+  }
+  EXPECT_FALSE(fs::is_symlink(ck() / "model-00001-of-00002-rewritten.safetensors"));
+  expect_index_exact();
+  ASSERT_EQ(run_args({"restore", ck().string()}).first, 0);
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
 // The real binary under strace, killed at its k-th rename: DIR must load as the old or the new
 // checkpoint (every file the index names exists and holds exactly the tensors it maps to it),
 // and the next run must converge on the same files as an uninterrupted graft.
