@@ -259,7 +259,9 @@ Status finish(commit::FileSystem& fs,
     error = "cannot remove " + std::string(k_journal_name) + ": " + errno_text();
   }
   if (!error.empty()) {
-    return failure(ErrorCode::write_failed, joined(display, std::string(k_journal_name)), error);
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   "the graft is committed, but " + error + "; run qpatch graft again to finish");
   }
   return ok_status();
 }

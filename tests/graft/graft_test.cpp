@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -403,6 +405,79 @@ TEST_F(GraftTest, SymlinkedShardsLeaveTheirBlobsUntouched) {
   expect_index_exact();
   ASSERT_EQ(run_args({"restore", ck().string()}).first, 0);
   EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, NoBackupRemovesTheReplacedShardsAndKeepsNoRecord) {
+  write_base();
+  write_quantized();
+  const auto [code, text] = graft({"--no-backup"});
+  ASSERT_EQ(code, 0) << text;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(ck())) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"config.json",
+                                      "model-00001-of-00002-rewritten.safetensors",
+                                      "model-mtp-grafted.safetensors",
+                                      "model.safetensors.index.json"}));
+  expect_index_exact();
+}
+
+// A rename that fails at each point of the commit: before the index switches, everything is put
+// back as it was; after, the graft is committed and recover() finishes it.
+class FailingRename : public commit::FileSystem {
+public:
+  explicit FailingRename(int fail_at) : m_fail_at(fail_at) {}
+  int rename(const char* from, const char* to) override {
+    if (++m_count == m_fail_at) {
+      errno = EIO;
+      return -1;
+    }
+    return commit::FileSystem::rename(from, to);
+  }
+
+private:
+  int m_fail_at;
+  int m_count = 0;
+};
+
+TEST_F(GraftTest, FailedRenameRollsBackBeforeTheIndexAndFinishesAfter) {
+  write_base();
+  write_quantized();
+  const fs::path pristine = dir() / "pristine";
+  fs::copy(ck(), pristine, fs::copy_options::recursive);
+  const auto original = snapshot_tree(ck());
+  ASSERT_EQ(graft({}).first, 0);
+  const auto done = snapshot_tree(ck());
+  // Renames: journal, 2 new shards, index, config.json, 2 old shards aside, journal committed.
+  for (int k = 1; k <= 8; ++k) {
+    fs::remove_all(ck());
+    fs::copy(pristine, ck(), fs::copy_options::recursive);
+    auto dir_side = graft::read_checkpoint(ck(), "DIR");
+    auto donor_side = graft::read_checkpoint(base(), "DONOR");
+    ASSERT_TRUE(dir_side.ok() && donor_side.ok());
+    auto plan = graft::plan_graft(*dir_side, *donor_side, {});
+    ASSERT_TRUE(plan.ok());
+    FailingRename failing(k);
+    graft::CommitOptions options;
+    options.fs = &failing;
+    auto result = graft::commit_graft(ck(), "DIR", *plan, options);
+    ASSERT_FALSE(result.ok()) << "rename " << k;
+    EXPECT_EQ(result.error().code, ErrorCode::write_failed) << result.error().to_string();
+    if (k <= 5) {
+      EXPECT_EQ(snapshot_tree(ck()), original)
+          << "rename " << k << ": " << result.error().to_string();
+      continue;
+    }
+    EXPECT_NE(result.error().message.find("the graft is committed"), std::string::npos)
+        << result.error().to_string();
+    auto recovered = graft::recover(ck(), "DIR");
+    ASSERT_TRUE(recovered.ok());
+    EXPECT_EQ(*recovered, graft::Recovery::finished);
+    EXPECT_EQ(snapshot_tree(ck()), done) << "rename " << k;
+  }
 }
 
 // The real binary under strace, killed at its k-th rename: DIR must load as the old or the new
