@@ -58,6 +58,10 @@ std::string_view to_string(ErrorCode code) {
     return "internal";
   case ErrorCode::unknown_module:
     return "unknown_module";
+  case ErrorCode::graft_refused:
+    return "graft_refused";
+  case ErrorCode::no_space:
+    return "no_space";
   }
   return "unknown";
 }

@@ -42,6 +42,8 @@ enum class ErrorCode {
   rollback_failed,  // a write failed and so did restoring: files may be half-changed
   internal,         // a planned edit failed its own verification: a bug, nothing written
   unknown_module,   // a module name (qpatch explain) that the checkpoint does not hold
+  graft_refused,    // qpatch graft cannot graft: a module missing or of another shape in DONOR
+  no_space,         // qpatch graft: the file system lacks the free space the new shards need
 };
 
 // Return the stable spelling of `code` ("invalid_offset").

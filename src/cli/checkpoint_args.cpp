@@ -25,7 +25,7 @@ bool takes_value(const std::string& word) {
 } // namespace
 
 const std::vector<std::string>& subcommand_names() {
-  static const std::vector<std::string> names{"inspect", "explain", "restore"};
+  static const std::vector<std::string> names{"inspect", "explain", "restore", "graft"};
   return names;
 }
 

@@ -7,6 +7,7 @@
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diff/unified_diff.hpp>
+#include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
 #include <qpatch/quant/config_files.hpp>
@@ -79,6 +80,17 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     }
     backups.push_back(found);
   }
+  // A graft also moved shards aside and created new ones: the shards go back before the index
+  // that names them, the new ones leave after it.
+  const auto graft_record = graft::read_record(dir);
+  if (options.dry_run && graft_record && !options.json) {
+    for (const auto& [file, backup] : graft_record->moved) {
+      io.out << options.dir << ": would restore " << file << " from " << backup << "\n";
+    }
+    for (const std::string& file : graft_record->created) {
+      io.out << options.dir << ": would remove " << file << "\n";
+    }
+  }
   if (options.dry_run || backups.empty()) {
     if (options.json) {
       io.out << restore_json(options, backups, false, diff).dump(2) << "\n";
@@ -88,6 +100,12 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
       io.out << diff;
     }
     return ExitCode::ok;
+  }
+  if (graft_record) {
+    if (auto restored = graft::restore_shards(dir, options.dir, *graft_record); !restored) {
+      report(io.err, restored.error(), options.dir);
+      return ExitCode::write_failed;
+    }
   }
   auto committed = commit::commit(dir, requests, commit::Backup::no);
   if (!committed) {
@@ -103,6 +121,22 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     if (!options.json) {
       io.out << options.dir << ": restored " << list.front().substr(0, list.front().size() - 4)
              << " from " << list.front() << "\n";
+    }
+  }
+  if (graft_record) {
+    if (auto removed = graft::remove_grafted(dir, options.dir, *graft_record); !removed) {
+      report(io.err, removed.error(), options.dir);
+      return ExitCode::write_failed;
+    }
+    for (const auto& [file, backup] : graft_record->moved) {
+      if (!options.json && !backup.empty()) {
+        io.out << options.dir << ": restored " << file << " from " << backup << "\n";
+      }
+    }
+    for (const std::string& file : graft_record->created) {
+      if (!options.json) {
+        io.out << options.dir << ": removed " << file << "\n";
+      }
     }
   }
   if (options.json) {

@@ -67,4 +67,17 @@ struct RestoreOptions {
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);
 ExitCode run_restore(const RestoreOptions& options, Io& io);
 
+struct GraftOptions {
+  std::string dir;
+  std::string donor;
+  std::string only;
+  bool dry_run = false;
+  bool check = false;
+  bool json = false;
+  bool no_backup = false;
+};
+
+CLI::App* setup_graft(CLI::App& app, GraftOptions& options);
+ExitCode run_graft(const GraftOptions& options, Io& io);
+
 } // namespace qpatch::cli

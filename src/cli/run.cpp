@@ -32,7 +32,8 @@ int run(const std::vector<std::string>& args,
                "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
                "  qpatch inspect DIR        show how every module is stored\n"
                "  qpatch explain DIR MODULE every rule that decides one module, and the verdict\n"
-               "  qpatch restore DIR        put the original files back from the backups",
+               "  qpatch restore DIR        put the original files back from the backups\n"
+               "  qpatch graft --from DONOR DIR  put dense MTP head weights from a base model in",
                "qpatch"};
   app.footer(k_exit_codes);
   app.set_version_flag("--version", "qpatch 0.1.0");
@@ -45,6 +46,8 @@ int run(const std::vector<std::string>& args,
   CLI::App* restore = setup_restore(app, restore_options);
   ExplainOptions explain_options;
   CLI::App* explain = setup_explain(app, explain_options);
+  GraftOptions graft_options;
+  CLI::App* graft = setup_graft(app, graft_options);
   Io io{out, err, terminal};
   try {
     // A misspelt subcommand would otherwise be taken for a DIR, and its neighbours patched.
@@ -67,7 +70,9 @@ int run(const std::vector<std::string>& args,
     const std::vector<std::string> dirs = inspect->parsed()   ? inspect_options.dirs
                                           : explain->parsed() ? std::vector{explain_options.dir}
                                           : restore->parsed() ? std::vector{restore_options.dir}
-                                                              : fix_options.dirs;
+                                          : graft->parsed()
+                                              ? std::vector{graft_options.dir, graft_options.donor}
+                                              : fix_options.dirs;
     if (dirs.empty()) {
       report(err, Level::error, "missing DIR; run 'qpatch --help' for usage");
       return to_int(ExitCode::usage);
@@ -83,6 +88,9 @@ int run(const std::vector<std::string>& args,
     }
     if (restore->parsed()) {
       return to_int(run_restore(restore_options, io));
+    }
+    if (graft->parsed()) {
+      return to_int(run_graft(graft_options, io));
     }
     return to_int(run_fix(fix_options, io));
   } catch (const std::exception& e) {

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/graft/graft_commit.hpp>
+#include <qpatch/json/strict_json.hpp>
+#include <qpatch/limits.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace qpatch::graft {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t k_max_journal_size = limits::k_max_config_size;
+
+std::string joined(const std::string& display, const std::string& file) {
+  if (display.empty()) {
+    return file;
+  }
+  return display.back() == '/' ? display + file : display + "/" + file;
+}
+
+Error failure(ErrorCode code, const std::string& path, const std::string& message) {
+  return make_error(code, path, std::nullopt, "", message);
+}
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+bool present(const fs::path& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0;
+}
+
+std::string hex_hash(const std::string& text) {
+  char out[17];
+  std::snprintf(out,
+                sizeof out,
+                "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
+  return out;
+}
+
+void fsync_directory(commit::FileSystem& fs, const fs::path& dir) {
+  const int fd = fs.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd >= 0) {
+    fs.fsync(fd);
+    fs.close(fd);
+  }
+}
+
+// A new shard's temp file beside its final name; removed unless renamed.
+class ShardTemp {
+public:
+  ShardTemp(commit::FileSystem& fs, const fs::path& dir, const std::string& name) : m_fs(fs) {
+    std::string path = (dir / ("." + name + ".qpatch-XXXXXX")).string();
+    m_fd = m_fs.mkstemp(path.data());
+    if (m_fd >= 0) {
+      m_path = path;
+    }
+  }
+  ~ShardTemp() {
+    close();
+    if (!m_path.empty() && !m_renamed) {
+      m_fs.unlink(m_path.c_str());
+    }
+  }
+  ShardTemp(const ShardTemp&) = delete;
+  ShardTemp& operator=(const ShardTemp&) = delete;
+  int fd() const { return m_fd; }
+  const std::string& path() const { return m_path; }
+  bool close() {
+    const int fd = m_fd;
+    m_fd = -1;
+    return fd < 0 || m_fs.close(fd) == 0;
+  }
+  void renamed() { m_renamed = true; }
+
+private:
+  commit::FileSystem& m_fs;
+  std::string m_path;
+  int m_fd = -1;
+  bool m_renamed = false;
+};
+
+// Write `text` to `name` in `dir` by temp, fsync and rename; return "" or an error text.
+std::string write_atomic(commit::FileSystem& fs,
+                         const fs::path& dir,
+                         const std::string& name,
+                         const std::string& text) {
+  std::string path = (dir / ("." + name + ".qpatch-XXXXXX")).string();
+  const int fd = fs.mkstemp(path.data());
+  if (fd < 0) {
+    return "cannot create a temporary file: " + errno_text();
+  }
+  size_t done = 0;
+  bool ok = fs.fchmod(fd, 0644) == 0;
+  while (ok && done < text.size()) {
+    const ssize_t n = fs.write(fd, text.data() + done, text.size() - done);
+    ok = n > 0 || (n < 0 && errno == EINTR);
+    done += n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  ok = ok && fs.fsync(fd) == 0;
+  ok = fs.close(fd) == 0 && ok;
+  if (!ok || fs.rename(path.c_str(), (dir / name).c_str()) != 0) {
+    const std::string error = "cannot write " + name + ": " + errno_text();
+    fs.unlink(path.c_str());
+    return error;
+  }
+  fsync_directory(fs, dir);
+  return "";
+}
+
+std::string free_backup_name(const fs::path& dir, const std::string& file) {
+  for (int n = 0;; ++n) {
+    const std::string name = n == 0 ? file + ".bak" : file + ".bak." + std::to_string(n);
+    if (!present(dir / name)) {
+      return name;
+    }
+  }
+}
+
+struct Journal {
+  std::string state; // "committing" or "committed"
+  std::vector<std::string> created;
+  std::vector<std::pair<std::string, std::string>> moved; // (file, backup or "" to remove)
+  std::string index_hash;
+  std::vector<std::pair<std::string, std::string>> configs; // (file, text after)
+  std::vector<std::string> backups_before; // JSON files' backups that predate this graft
+};
+
+std::string encode(const Journal& journal) {
+  json::Json doc;
+  doc["schema_version"] = 1;
+  doc["state"] = journal.state;
+  doc["created"] = journal.created;
+  doc["moved"] = json::Json::array();
+  for (const auto& [file, backup] : journal.moved) {
+    doc["moved"].push_back(
+        {{"file", file}, {"backup", backup.empty() ? json::Json() : json::Json(backup)}});
+  }
+  doc["index_xxh3"] = journal.index_hash;
+  doc["backups_before"] = journal.backups_before;
+  doc["configs"] = json::Json::array();
+  for (const auto& [file, text] : journal.configs) {
+    doc["configs"].push_back({{"file", file}, {"after", text}});
+  }
+  return doc.dump(2) + "\n";
+}
+
+// A plain file name (no '/', not "." or ".."): the journal is input too.
+bool plain_name(const json::Json& value) {
+  if (!value.is_string()) {
+    return false;
+  }
+  const std::string name = value.get<std::string>();
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+std::optional<Journal> read_journal(const fs::path& dir) {
+  if (!present(dir / std::string(k_journal_name))) {
+    return std::nullopt;
+  }
+  auto text =
+      json::read_file(dir / std::string(k_journal_name), k_journal_name, k_max_journal_size);
+  if (!text) {
+    return std::nullopt;
+  }
+  auto doc = json::parse_strict(*text, k_journal_name);
+  if (!doc || !doc->is_object()) {
+    return std::nullopt;
+  }
+  Journal journal;
+  journal.state = doc->value("state", "");
+  journal.index_hash = doc->value("index_xxh3", "");
+  for (const auto& created : doc->value("created", json::Json::array())) {
+    if (plain_name(created)) {
+      journal.created.push_back(created.get<std::string>());
+    }
+  }
+  for (const auto& moved : doc->value("moved", json::Json::array())) {
+    if (moved.is_object() && plain_name(moved.value("file", json::Json()))) {
+      const json::Json backup = moved.value("backup", json::Json());
+      journal.moved.emplace_back(moved["file"].get<std::string>(),
+                                 plain_name(backup) ? backup.get<std::string>() : "");
+    }
+  }
+  for (const auto& backup : doc->value("backups_before", json::Json::array())) {
+    if (plain_name(backup)) {
+      journal.backups_before.push_back(backup.get<std::string>());
+    }
+  }
+  for (const auto& config : doc->value("configs", json::Json::array())) {
+    if (config.is_object() && plain_name(config.value("file", json::Json())) &&
+        config.value("after", json::Json()).is_string()) {
+      journal.configs.emplace_back(config["file"].get<std::string>(),
+                                   config["after"].get<std::string>());
+    }
+  }
+  return journal;
+}
+
+// Steps 5 and 6: move the replaced shards aside (or remove them), then close the journal.
+Status finish(commit::FileSystem& fs,
+              const fs::path& dir,
+              const std::string& display,
+              Journal& journal,
+              GraftResult* result) {
+  for (auto& [file, backup] : journal.moved) {
+    if (!present(dir / file)) {
+      continue; // moved before an interruption
+    }
+    if (backup.empty()) {
+      if (fs.unlink((dir / file).c_str()) != 0) {
+        return failure(ErrorCode::write_failed,
+                       joined(display, file),
+                       "the graft is committed, but the replaced shard cannot be removed (" +
+                           errno_text() + "); run qpatch graft again to finish");
+      }
+      if (result != nullptr) {
+        result->removed.push_back(file);
+      }
+      continue;
+    }
+    if (present(dir / backup)) {
+      backup = free_backup_name(dir, file); // never overwrite a backup
+    }
+    if (fs.rename((dir / file).c_str(), (dir / backup).c_str()) != 0) {
+      return failure(ErrorCode::write_failed,
+                     joined(display, file),
+                     "the graft is committed, but the replaced shard cannot be moved to " + backup +
+                         " (" + errno_text() + "); run qpatch graft again to finish");
+    }
+    if (result != nullptr) {
+      result->backups.push_back(backup);
+    }
+  }
+  fsync_directory(fs, dir);
+  bool any_backup = false;
+  for (const auto& moved : journal.moved) {
+    any_backup = any_backup || !moved.second.empty();
+  }
+  std::string error;
+  if (any_backup) {
+    journal.state = "committed";
+    journal.configs.clear(); // the record needs the file names only
+    journal.backups_before.clear();
+    error = write_atomic(fs, dir, std::string(k_journal_name), encode(journal));
+  } else if (fs.unlink((dir / std::string(k_journal_name)).c_str()) != 0) {
+    error = "cannot remove " + std::string(k_journal_name) + ": " + errno_text();
+  }
+  if (!error.empty()) {
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   "the graft is committed, but " + error + "; run qpatch graft again to finish");
+  }
+  return ok_status();
+}
+
+void remove_created(commit::FileSystem& fs, const fs::path& dir, const Journal& journal) {
+  for (const std::string& file : journal.created) {
+    fs.unlink((dir / file).c_str());
+  }
+  fs.unlink((dir / std::string(k_journal_name)).c_str());
+  fsync_directory(fs, dir);
+}
+
+struct OpenFiles {
+  std::vector<int> fds;
+  OpenFiles() = default;
+  OpenFiles(const OpenFiles&) = delete;
+  OpenFiles& operator=(const OpenFiles&) = delete;
+  ~OpenFiles() {
+    for (const int fd : fds) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+    }
+  }
+};
+
+} // namespace
+
+std::string_view to_string(Recovery recovery) {
+  switch (recovery) {
+  case Recovery::finished:
+    return "finished";
+  case Recovery::rolled_back:
+    return "rolled-back";
+  case Recovery::none:
+    break;
+  }
+  return "none";
+}
+
+bool interrupted(const fs::path& dir) {
+  const auto journal = read_journal(dir);
+  return journal && journal->state == "committing";
+}
+
+Result<GraftResult> commit_graft(const fs::path& dir,
+                                 const std::string& display,
+                                 const GraftPlan& plan,
+                                 const CommitOptions& options) {
+  commit::FileSystem& fs = options.fs != nullptr ? *options.fs : commit::posix_file_system();
+  if (present(dir / std::string(k_journal_name))) {
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   "records an earlier graft; run 'qpatch restore " + display +
+                       "' first, or remove the file to keep that graft; nothing was changed");
+  }
+  OpenFiles sources;
+  std::vector<std::string> source_names;
+  for (const SourceFile& source : plan.sources) {
+    sources.fds.push_back(::open(source.path.c_str(), O_RDONLY | O_CLOEXEC));
+    source_names.push_back(source.display);
+    if (sources.fds.back() < 0) {
+      return failure(ErrorCode::io_error, source.display, "cannot open: " + errno_text());
+    }
+  }
+  // 1. Write and verify every new shard under a temp name.
+  GraftResult result;
+  std::vector<std::unique_ptr<ShardTemp>> temps;
+  uint64_t done_before = 0;
+  for (const ShardLayout& layout : plan.new_shards) {
+    const std::string shown = joined(display, layout.file);
+    temps.push_back(std::make_unique<ShardTemp>(fs, dir, layout.file));
+    ShardTemp& temp = *temps.back();
+    if (temp.fd() < 0 || fs.fchmod(temp.fd(), 0644) != 0) {
+      return failure(ErrorCode::write_failed,
+                     shown,
+                     "cannot create a temporary file: " + errno_text() + "; nothing was changed");
+    }
+    const Progress progress = [&](uint64_t done, uint64_t) {
+      if (options.progress) {
+        options.progress(done_before + done, plan.bytes_to_copy);
+      }
+    };
+    QP_TRY_ASSIGN(const CopyStats stats,
+                  write_shard(temp.fd(), layout, sources.fds, shown, progress));
+    done_before += stats.bytes;
+    result.copy.bytes += stats.bytes;
+    result.copy.kernel_bytes += stats.kernel_bytes;
+    result.copy.userspace_bytes += stats.userspace_bytes;
+    if (!temp.close()) {
+      return failure(ErrorCode::write_failed,
+                     shown,
+                     "cannot close the temporary file: " + errno_text() + "; nothing was changed");
+    }
+    if (auto verified = verify_shard(temp.path(), shown, layout, sources.fds, source_names);
+        !verified) {
+      return verified.take_error();
+    }
+  }
+  // 2. The journal, so an interruption from here on is finished or rolled back by the next run.
+  Journal journal;
+  journal.state = "committing";
+  for (const ShardLayout& layout : plan.new_shards) {
+    journal.created.push_back(layout.file);
+  }
+  for (const ShardChange& change : plan.shard_changes) {
+    journal.moved.emplace_back(
+        change.file,
+        options.backup == commit::Backup::yes ? free_backup_name(dir, change.file) : "");
+  }
+  journal.index_hash = hex_hash(plan.index.after);
+  for (const ConfigEdit& edit : plan.configs) {
+    journal.configs.emplace_back(edit.file, edit.after);
+  }
+  for (const commit::WriteRequest& request : plan.json_writes()) {
+    for (std::string& backup : commit::backups_of(dir, request.file)) {
+      journal.backups_before.push_back(std::move(backup));
+    }
+  }
+  if (std::string error = write_atomic(fs, dir, std::string(k_journal_name), encode(journal));
+      !error.empty()) {
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   error + "; nothing was changed");
+  }
+  // 3. The new shards under their names; the old index does not name them.
+  for (size_t k = 0; k < temps.size(); ++k) {
+    const std::string& name = plan.new_shards[k].file;
+    const bool taken = present(dir / name);
+    if (taken || fs.rename(temps[k]->path().c_str(), (dir / name).c_str()) != 0) {
+      const std::string why = taken ? "the name was taken meanwhile" : errno_text();
+      Journal renamed = journal;
+      renamed.created.resize(k); // the shards renamed so far
+      remove_created(fs, dir, renamed);
+      return failure(ErrorCode::write_failed,
+                     joined(display, name),
+                     "cannot rename the new shard into place (" + why + "); nothing was changed");
+    }
+    temps[k]->renamed();
+  }
+  fsync_directory(fs, dir);
+  // 4. The index (the commit point), then the configs.
+  auto committed = commit::commit(dir, plan.json_writes(), options.backup, fs);
+  if (!committed) {
+    Error error = committed.take_error();
+    if (error.code != ErrorCode::rollback_failed) {
+      remove_created(fs, dir, journal);
+    }
+    error.path = joined(display, error.path);
+    return error;
+  }
+  result.created = journal.created;
+  result.backups = committed->backups;
+  // 5 and 6.
+  if (auto finished = finish(fs, dir, display, journal, &result); !finished) {
+    return finished.take_error();
+  }
+  return result;
+}
+
+Result<Recovery> recover(const fs::path& dir, const std::string& display) {
+  commit::FileSystem& fs = commit::posix_file_system();
+  auto journal = read_journal(dir);
+  const bool committing = journal && journal->state == "committing";
+  std::vector<std::string> json_files{std::string(checkpoint::k_index_file_name)};
+  for (const auto& config : committing ? journal->configs : decltype(journal->configs){}) {
+    json_files.push_back(config.first);
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    bool temp = name.size() > 1 && name[0] == '.' &&
+                (name.find(".safetensors.qpatch-") != std::string::npos ||
+                 name.rfind("." + std::string(k_journal_name) + ".qpatch-", 0) == 0);
+    for (const std::string& file : committing ? json_files : std::vector<std::string>{}) {
+      temp = temp || name.rfind("." + file + ".qpatch-", 0) == 0;
+    }
+    if (temp) {
+      fs.unlink(entry.path().c_str()); // a temp of an interrupted graft
+    }
+  }
+  if (!committing) {
+    return Recovery::none;
+  }
+  const std::string index_name(checkpoint::k_index_file_name);
+  auto index = json::read_file(dir / index_name, index_name, limits::k_max_index_size);
+  if (!index || hex_hash(*index) != journal->index_hash) {
+    // The backups commit::commit made before the kill back up files that never changed.
+    for (const std::string& file : json_files) {
+      for (const std::string& backup : commit::backups_of(dir, file)) {
+        if (std::find(journal->backups_before.begin(), journal->backups_before.end(), backup) ==
+            journal->backups_before.end()) {
+          fs.unlink((dir / backup).c_str());
+        }
+      }
+    }
+    remove_created(fs, dir, *journal);
+    return Recovery::rolled_back;
+  }
+  std::vector<commit::WriteRequest> rest;
+  for (const auto& [file, after] : journal->configs) {
+    auto current = json::read_file(dir / file, file, limits::k_max_config_size);
+    if (current && *current != after) {
+      rest.push_back({file, *current, after});
+    }
+  }
+  if (!rest.empty()) {
+    auto committed = commit::commit(dir, rest, commit::Backup::no, fs);
+    if (!committed) {
+      Error error = committed.take_error();
+      error.path = joined(display, error.path);
+      return error;
+    }
+  }
+  if (auto finished = finish(fs, dir, display, *journal, nullptr); !finished) {
+    return finished.take_error();
+  }
+  return Recovery::finished;
+}
+
+std::optional<GraftRecord> read_record(const fs::path& dir) {
+  auto journal = read_journal(dir);
+  if (!journal || journal->state != "committed") {
+    return std::nullopt;
+  }
+  return GraftRecord{journal->created, journal->moved};
+}
+
+Status restore_shards(const fs::path& dir, const std::string& display, const GraftRecord& record) {
+  commit::FileSystem& fs = commit::posix_file_system();
+  for (const auto& [file, backup] : record.moved) {
+    if (backup.empty() || !present(dir / backup) || present(dir / file)) {
+      continue;
+    }
+    if (fs.rename((dir / backup).c_str(), (dir / file).c_str()) != 0) {
+      return failure(ErrorCode::write_failed,
+                     joined(display, backup),
+                     "cannot rename it back to " + file + ": " + errno_text());
+    }
+  }
+  fsync_directory(fs, dir);
+  return ok_status();
+}
+
+Status remove_grafted(const fs::path& dir, const std::string& display, const GraftRecord& record) {
+  commit::FileSystem& fs = commit::posix_file_system();
+  for (const std::string& file : record.created) {
+    if (present(dir / file) && fs.unlink((dir / file).c_str()) != 0) {
+      return failure(
+          ErrorCode::write_failed, joined(display, file), "cannot remove it: " + errno_text());
+    }
+  }
+  fs.unlink((dir / std::string(k_journal_name)).c_str());
+  fsync_directory(fs, dir);
+  return ok_status();
+}
+
+} // namespace qpatch::graft

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <qpatch/graft/shard_writer.hpp>
+#include <qpatch/json/strict_json.hpp>
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+namespace qpatch::graft {
+namespace {
+
+// 4 MiB: large enough that a syscall's cost vanishes against the bytes it moves, small enough
+// that peak memory stays a few MB whatever the shard size (the issue's budget is 64 MB).
+constexpr size_t k_chunk_size = size_t{4} << 20;
+
+Error io_failure(const std::string& display, const std::string& what) {
+  return make_error(ErrorCode::write_failed,
+                    display,
+                    std::nullopt,
+                    "",
+                    what + ": " + std::strerror(errno) + "; nothing was changed");
+}
+
+std::string json_string(const std::string& text) {
+  return json::Json(text).dump();
+}
+
+std::string header_json(const ShardLayout& layout) {
+  std::string out = "{";
+  bool first = true;
+  if (!layout.metadata.empty()) {
+    out += "\"__metadata__\":{";
+    for (size_t i = 0; i < layout.metadata.size(); ++i) {
+      out += (i == 0 ? "" : ",") + json_string(layout.metadata[i].first) + ":" +
+             json_string(layout.metadata[i].second);
+    }
+    out += "}";
+    first = false;
+  }
+  uint64_t offset = 0;
+  for (const TensorCopy& tensor : layout.tensors) {
+    out += (first ? "" : ",") + json_string(tensor.name) + ":{\"dtype\":\"" +
+           std::string(safetensors::to_string(tensor.dtype)) + "\",\"shape\":[";
+    for (size_t i = 0; i < tensor.shape.size(); ++i) {
+      out += (i == 0 ? "" : ",") + std::to_string(tensor.shape[i]);
+    }
+    out += "],\"data_offsets\":[" + std::to_string(offset) + "," +
+           std::to_string(offset + tensor.size) + "]}";
+    offset += tensor.size;
+    first = false;
+  }
+  out += "}";
+  // The reference writer pads the header with spaces so the data start 8-aligned.
+  out.append((8 - out.size() % 8) % 8, ' ');
+  return out;
+}
+
+bool write_all(int fd, const char* data, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Read exactly `size` bytes at `offset`; false on error or early end of file.
+bool read_all(int fd, char* data, size_t size, uint64_t offset) {
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, data, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      if (n == 0) {
+        errno = EIO;
+      }
+      return false;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+// Copy through the kernel while it accepts; return how many bytes it moved, or -1 on a hard
+// error. A file system or kernel that cannot (EXDEV, EINVAL, ENOSYS, EOPNOTSUPP) returns what it
+// moved so far, and the caller copies the rest itself.
+int64_t kernel_copy(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offset, uint64_t size) {
+  auto in = static_cast<loff_t>(in_offset);
+  auto out = static_cast<loff_t>(out_offset);
+  uint64_t done = 0;
+  while (done < size) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, uint64_t{1} << 30));
+    const ssize_t n = ::copy_file_range(in_fd, &in, out_fd, &out, want, 0);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+      break;
+    }
+    if (n < 0) {
+      return -1;
+    }
+    if (n == 0) {
+      break; // end of the source: the caller's read reports it
+    }
+    done += static_cast<uint64_t>(n);
+  }
+  return static_cast<int64_t>(done);
+}
+
+} // namespace
+
+std::string encode_header(const ShardLayout& layout) {
+  const std::string json = header_json(layout);
+  std::string out(8, '\0');
+  const uint64_t size = json.size();
+  for (size_t i = 0; i < 8; ++i) {
+    out[i] = static_cast<char>((size >> (8 * i)) & 0xFF);
+  }
+  return out + json;
+}
+
+uint64_t shard_size(const ShardLayout& layout) {
+  uint64_t size = encode_header(layout).size();
+  for (const TensorCopy& tensor : layout.tensors) {
+    size += tensor.size;
+  }
+  return size;
+}
+
+Result<CopyStats> write_shard(int out_fd,
+                              const ShardLayout& layout,
+                              const std::vector<int>& source_fds,
+                              const std::string& display,
+                              const Progress& progress) {
+  const std::string header = encode_header(layout);
+  if (!write_all(out_fd, header.data(), header.size(), 0)) {
+    return io_failure(display, "cannot write the header");
+  }
+  CopyStats stats;
+  uint64_t total = 0;
+  for (const TensorCopy& tensor : layout.tensors) {
+    total += tensor.size;
+  }
+  std::unique_ptr<char[]> buffer;
+  uint64_t out_offset = header.size();
+  for (const TensorCopy& tensor : layout.tensors) {
+    const int in_fd = source_fds.at(tensor.source);
+    const int64_t moved = kernel_copy(in_fd, tensor.source_offset, out_fd, out_offset, tensor.size);
+    if (moved < 0) {
+      return io_failure(display, "cannot copy tensor '" + tensor.name + "'");
+    }
+    stats.kernel_bytes += static_cast<uint64_t>(moved);
+    for (uint64_t done = static_cast<uint64_t>(moved); done < tensor.size;) {
+      if (!buffer) {
+        buffer = std::make_unique<char[]>(k_chunk_size);
+      }
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(tensor.size - done, k_chunk_size));
+      if (!read_all(in_fd, buffer.get(), n, tensor.source_offset + done) ||
+          !write_all(out_fd, buffer.get(), n, out_offset + done)) {
+        return io_failure(display, "cannot copy tensor '" + tensor.name + "'");
+      }
+      done += n;
+      stats.userspace_bytes += n;
+    }
+    out_offset += tensor.size;
+    stats.bytes += tensor.size;
+    if (progress) {
+      progress(stats.bytes, total);
+    }
+  }
+  if (::ftruncate(out_fd, static_cast<off_t>(out_offset)) != 0 || ::fsync(out_fd) != 0) {
+    return io_failure(display, "cannot fsync the new shard");
+  }
+  return stats;
+}
+
+Result<uint64_t> hash_range(int fd, uint64_t offset, uint64_t size, const std::string& display) {
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                 &XXH3_freeState);
+  if (!state || XXH3_64bits_reset(state.get()) != XXH_OK) {
+    return make_error(ErrorCode::internal, display, std::nullopt, "", "cannot start a hash");
+  }
+  const size_t buffer_size = static_cast<size_t>(std::min<uint64_t>(size, k_chunk_size));
+  std::unique_ptr<char[]> buffer(new char[buffer_size == 0 ? 1 : buffer_size]);
+  for (uint64_t done = 0; done < size;) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(size - done, buffer_size));
+    if (!read_all(fd, buffer.get(), n, offset + done)) {
+      return make_error(ErrorCode::io_error,
+                        display,
+                        offset + done,
+                        "",
+                        std::string("cannot read: ") + std::strerror(errno));
+    }
+    XXH3_64bits_update(state.get(), buffer.get(), n);
+    done += n;
+  }
+  return static_cast<uint64_t>(XXH3_64bits_digest(state.get()));
+}
+
+Status verify_shard(const std::filesystem::path& file,
+                    const std::string& display,
+                    const ShardLayout& layout,
+                    const std::vector<int>& source_fds,
+                    const std::vector<std::string>& source_names) {
+  const auto failed = [&](const std::string& subject, const std::string& message) {
+    return make_error(ErrorCode::internal, display, std::nullopt, subject, message);
+  };
+  safetensors::HeaderParser parser;
+  QP_TRY_ASSIGN(const safetensors::Header header, parser.read(file, display));
+  if (header.tensors.size() != layout.tensors.size()) {
+    return failed("",
+                  "the written header lists " + std::to_string(header.tensors.size()) +
+                      " tensors, not " + std::to_string(layout.tensors.size()));
+  }
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return make_error(ErrorCode::io_error, display, std::nullopt, "", std::strerror(errno));
+  }
+  const std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  uint64_t offset = 0;
+  for (size_t i = 0; i < layout.tensors.size(); ++i) {
+    const TensorCopy& want = layout.tensors[i];
+    const safetensors::TensorEntry& got = header.tensors[i];
+    if (got.name != want.name || got.dtype != want.dtype || !(got.shape == want.shape) ||
+        got.begin != offset || got.end != offset + want.size) {
+      return failed(want.name, "the written header does not hold it as planned");
+    }
+    QP_TRY_ASSIGN(const uint64_t written,
+                  hash_range(fd, header.data_start() + got.begin, want.size, display));
+    QP_TRY_ASSIGN(const uint64_t source,
+                  hash_range(source_fds.at(want.source),
+                             want.source_offset,
+                             want.size,
+                             source_names.at(want.source)));
+    if (written != source) {
+      return failed(want.name,
+                    "the written bytes differ from the bytes in " + source_names.at(want.source));
+    }
+    offset += want.size;
+  }
+  return ok_status();
+}
+
+} // namespace qpatch::graft

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: Apache-2.0
+// qpatch graft on small checkpoints with real tensor bytes: a W4A16 checkpoint whose MTP head was
+// quantized (part of it in a shard shared with the main model, mtp.fc alone in a shard of its
+// own) and one whose exporter dropped the head, grafted from a BF16 base.
+#include "run.hpp"
+#include "support/fixtures.hpp"
+#include "support/real_data.hpp"
+#include "support/temp_dir.hpp"
+#include "synth/synthetic_checkpoint.hpp"
+
+#include <qpatch/graft/graft_commit.hpp>
+#include <qpatch/graft/graft_plan.hpp>
+#include <qpatch/json/strict_json.hpp>
+#include <qpatch/safetensors/dtype.hpp>
+#include <qpatch/util/names.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace qpatch::test {
+namespace {
+
+namespace fs = std::filesystem;
+using synth::ShardSpec;
+using synth::TensorSpec;
+
+void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<uint64_t> shape) {
+  out.push_back({name, "BF16", std::move(shape)});
+}
+
+void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
+  out.push_back({module + ".weight_packed", "I32", {rows, cols / 8}});
+  out.push_back({module + ".weight_scale", "BF16", {rows, cols / 32}});
+  out.push_back({module + ".weight_shape", "I64", {2}});
+}
+
+void linear(std::vector<TensorSpec>& out,
+            const std::string& module,
+            uint64_t rows,
+            uint64_t cols,
+            bool quantized) {
+  if (quantized) {
+    packed(out, module, rows, cols);
+  } else {
+    dense(out, module + ".weight", {rows, cols});
+  }
+}
+
+void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
+  dense(out, p + ".input_layernorm.weight", {64});
+  linear(out, p + ".self_attn.q_proj", 128, 64, quantized);
+  linear(out, p + ".self_attn.k_proj", 32, 64, quantized);
+  linear(out, p + ".self_attn.v_proj", 32, 64, quantized);
+  linear(out, p + ".self_attn.o_proj", 64, 64, quantized);
+  linear(out, p + ".mlp.gate_proj", 128, 64, quantized);
+  linear(out, p + ".mlp.up_proj", 128, 64, quantized);
+  linear(out, p + ".mlp.down_proj", 64, 128, quantized);
+  dense(out, p + ".post_attention_layernorm.weight", {64});
+}
+
+void main_model(std::vector<TensorSpec>& out, bool quantized) {
+  dense(out, "model.language_model.embed_tokens.weight", {256, 64});
+  layer(out, "model.language_model.layers.0", quantized);
+  dense(out, "model.language_model.norm.weight", {64});
+  dense(out, "lm_head.weight", {256, 64});
+}
+
+std::string quantized_config() {
+  return ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"Linear\"\n        ]");
+}
+
+std::string without_head_declaration(std::string config) {
+  return util::replace_all(config, "  \"mtp_num_hidden_layers\": 1,\n", "");
+}
+
+std::string base_config(uint64_t hidden_size = 64) {
+  return "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n  \"hidden_size\": " +
+         std::to_string(hidden_size) +
+         ",\n  \"model_type\": \"qwen3_5_text\",\n  \"mtp_num_hidden_layers\": 1,\n"
+         "  \"tie_word_embeddings\": false\n}\n";
+}
+
+enum class DonorHead { full, no_fc, wide_fc };
+
+class GraftTest : public TempDirTest {
+protected:
+  fs::path ck() const { return dir() / "ck"; }
+  fs::path base() const { return dir() / "base"; }
+
+  void write_base(DonorHead head = DonorHead::full) const {
+    synth::CheckpointSpec spec;
+    spec.config_json = base_config();
+    ShardSpec main{"model-00001-of-00002.safetensors", {}, true};
+    main_model(main.tensors, false);
+    ShardSpec mtp{"model-00002-of-00002.safetensors", {}, true};
+    if (head != DonorHead::no_fc) {
+      dense(mtp.tensors, "mtp.fc.weight", {64, head == DonorHead::wide_fc ? 256U : 128U});
+    }
+    dense(mtp.tensors, "mtp.norm.weight", {64});
+    layer(mtp.tensors, "mtp.layers.0", false);
+    spec.shards = {main, mtp};
+    ASSERT_TRUE(synth::write_checkpoint(base(), spec).ok());
+    fill_real_data(base(), "base");
+  }
+
+  // The head quantized with everything else: mtp.layers.0 and mtp.norm share the first shard
+  // with the main model; mtp.fc is alone in the second.
+  void write_quantized() const {
+    synth::CheckpointSpec spec;
+    spec.config_json = quantized_config();
+    ShardSpec main{"model-00001-of-00002.safetensors", {}, true};
+    main_model(main.tensors, true);
+    dense(main.tensors, "mtp.norm.weight", {64});
+    layer(main.tensors, "mtp.layers.0", true);
+    ShardSpec fc{"model-00002-of-00002.safetensors", {}, true};
+    packed(fc.tensors, "mtp.fc", 64, 128);
+    spec.shards = {main, fc};
+    ASSERT_TRUE(synth::write_checkpoint(ck(), spec).ok());
+    fill_real_data(ck(), "quantized");
+  }
+
+  // An export that lost the head and its declaration.
+  void write_dropped() const {
+    synth::CheckpointSpec spec;
+    spec.config_json = without_head_declaration(quantized_config());
+    ShardSpec main{"model-00001-of-00001.safetensors", {}, true};
+    main_model(main.tensors, true);
+    spec.shards = {main};
+    ASSERT_TRUE(synth::write_checkpoint(ck(), spec).ok());
+    fill_real_data(ck(), "dropped");
+  }
+
+  std::pair<int, std::string> graft(std::vector<std::string> args) const {
+    std::vector<std::string> full{"graft", "--from", base().string()};
+    full.insert(full.end(), args.begin(), args.end());
+    full.push_back(ck().string());
+    return run_args(full);
+  }
+
+  std::pair<int, std::string> run_args(std::vector<std::string> args) const {
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = cli::run(args, out, err, cli::Terminal{});
+    std::string text = out.str() + err.str();
+    text = util::replace_all(text, ck().string(), "DIR");
+    return {code, util::replace_all(text, base().string(), "DONOR")};
+  }
+
+  // The index as the headers make it: every tensor -> its file, and the sum of their bytes.
+  void expect_index_exact() const {
+    auto doc = json::parse_strict(read_bytes(ck() / "model.safetensors.index.json"), "index");
+    ASSERT_TRUE(doc.ok());
+    std::map<std::string, std::string> expected;
+    uint64_t total = 0;
+    for (const auto& [name, where] : all_tensors(ck())) {
+      expected[name] = where.first;
+      total += where.second.size();
+    }
+    std::map<std::string, std::string> listed;
+    for (const auto& [name, file] : (*doc)["weight_map"].items()) {
+      listed[name] = file.get<std::string>();
+    }
+    EXPECT_EQ(listed, expected);
+    EXPECT_EQ((*doc)["metadata"]["total_size"].get<uint64_t>(), total);
+  }
+};
+
+bool is_packed_part(const std::string& name) {
+  for (const char* tail : {".weight_packed", ".weight_scale", ".weight_shape"}) {
+    const std::string t(tail);
+    if (name.size() > t.size() && name.substr(name.size() - t.size()) == t) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(GraftTest, ReplacesAQuantizedHeadWithTheDonorsBytes) {
+  write_base();
+  write_quantized();
+  const auto before = all_tensors(ck());
+  const auto donor = all_tensors(base());
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
+            "DIR: graft 8 modules from DONOR: mtp.fc, mtp.layers.0.mlp.down_proj, "
+            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.v_proj\n"
+            "  new shard   model-mtp-grafted.safetensors: 8 tensors, 98304 bytes from "
+            "DONOR/model-00002-of-00002.safetensors\n"
+            "  rewrite     model-00001-of-00002.safetensors -> "
+            "model-00001-of-00002-rewritten.safetensors: 21 tensors out, 29 kept\n"
+            "  drop        model-00002-of-00002.safetensors: 3 tensors out\n"
+            "  index       model.safetensors.index.json: 24 entries out, 8 in; total_size 117232 "
+            "-> 187760\n"
+            "  config      config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj\n"
+            "  disk        196551 bytes to write (187760 of tensor data), N free\n"
+            "  status      grafted\n"
+            "  backups     model.safetensors.index.json.bak, config.json.bak, "
+            "model-00001-of-00002.safetensors.bak, model-00002-of-00002.safetensors.bak\n"
+            "  undo        qpatch restore DIR\n");
+  const auto after = all_tensors(ck());
+  for (const auto& [name, where] : after) {
+    EXPECT_FALSE(name.rfind("mtp.", 0) == 0 && is_packed_part(name))
+        << name << " in " << where.first;
+    if (name.rfind("mtp.", 0) == 0 && where.first == "model-mtp-grafted.safetensors") {
+      EXPECT_EQ(where.second, donor.at(name).second) << name; // the donor's bytes
+    } else {
+      ASSERT_EQ(before.count(name), 1U) << name;
+      EXPECT_EQ(where.second, before.at(name).second) << name; // kept byte for byte
+    }
+  }
+  EXPECT_EQ(after.size(), before.size() - 24 + 8);
+  expect_index_exact();
+  EXPECT_FALSE(fs::exists(ck() / "model-00001-of-00002.safetensors"));
+  EXPECT_FALSE(fs::exists(ck() / "model-00002-of-00002.safetensors"));
+  // Clean for every engine, as `qpatch --check` judges it.
+  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+  EXPECT_EQ(check_code, 0) << check_text;
+  EXPECT_EQ(check_text, "");
+}
+
+TEST_F(GraftTest, SecondGraftIsANoOp) {
+  write_base();
+  write_quantized();
+  ASSERT_EQ(graft({}).first, 0);
+  const auto tree = snapshot_tree(ck());
+  const auto [code, text] = graft({});
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(
+      text,
+      "DIR: nothing to graft from DONOR: no selected module is stored quantized or missing\n");
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, RestoreGivesBackEveryOriginalByte) {
+  write_base();
+  write_quantized();
+  const auto tree = snapshot_tree(ck());
+  ASSERT_EQ(graft({}).first, 0);
+  const auto [code, text] = run_args({"restore", ck().string()});
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, RestoresADroppedHeadAndItsDeclaration) {
+  write_base();
+  write_dropped();
+  const auto donor = all_tensors(base());
+  const auto before = all_tensors(ck());
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  const auto after = all_tensors(ck());
+  size_t grafted = 0;
+  for (const auto& [name, where] : donor) {
+    if (name.rfind("mtp.", 0) == 0) {
+      ASSERT_EQ(after.count(name), 1U) << name;
+      EXPECT_EQ(after.at(name).first, "model-mtp-grafted.safetensors");
+      EXPECT_EQ(after.at(name).second, where.second) << name;
+      ++grafted;
+    }
+  }
+  EXPECT_EQ(grafted, 11U); // mtp.fc, mtp.norm, and the layer's 7 linears and 2 norms
+  EXPECT_EQ(after.size(), before.size() + grafted);
+  // The untouched shard stays as it was, under its own name.
+  for (const auto& [name, where] : before) {
+    EXPECT_EQ(after.at(name), where) << name;
+  }
+  expect_index_exact();
+  const std::string config = read_bytes(ck() / "config.json");
+  EXPECT_NE(config.find("\"mtp_num_hidden_layers\": 1"), std::string::npos) << config;
+  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+  EXPECT_EQ(check_code, 0) << check_text;
+}
+
+TEST_F(GraftTest, DryRunAndCheckWriteNothingAndExitOne) {
+  write_base();
+  write_quantized();
+  const auto tree = snapshot_tree(ck());
+  const auto [check_code, check_text] = graft({"--check"});
+  EXPECT_EQ(check_code, 1) << check_text;
+  const auto [code, text] = graft({"--dry-run"});
+  EXPECT_EQ(code, 1) << text;
+  EXPECT_NE(text.find("  status      would-graft\n  apply       qpatch graft --from DONOR DIR\n"
+                      "--- a/config.json\n+++ b/config.json\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, OnlyNarrowsTheSelection) {
+  write_base();
+  write_quantized();
+  const auto [code, text] = graft({"--only", "^mtp\\.fc$", "--json"});
+  ASSERT_EQ(code, 0) << text;
+  auto doc = json::parse_strict(text, "stdout");
+  ASSERT_TRUE(doc.ok()) << text;
+  const auto& checkpoint = (*doc)["checkpoints"][0];
+  EXPECT_EQ(checkpoint["status"], "grafted");
+  EXPECT_EQ(checkpoint["modules"].size(), 1U);
+  EXPECT_EQ(checkpoint["modules"][0]["name"], "mtp.fc");
+  EXPECT_EQ(checkpoint["shards"][0]["action"], "drop");
+  EXPECT_TRUE(fs::exists(ck() / "model-00001-of-00002.safetensors")); // untouched
+  expect_index_exact();
+}
+
+class GraftRefusalTest : public GraftTest {
+protected:
+  // Run the graft, expect `code` and exactly `message`, and DIR untouched.
+  void expect_refused(const std::vector<std::string>& args, int code, const std::string& message) {
+    const auto tree = snapshot_tree(ck());
+    const auto [got_code, text] = graft(args);
+    EXPECT_EQ(got_code, code);
+    EXPECT_EQ(text, message);
+    EXPECT_EQ(snapshot_tree(ck()), tree);
+  }
+};
+
+TEST_F(GraftRefusalTest, ShapeMismatchNamesModuleShapesAndFiles) {
+  write_base(DonorHead::wide_fc);
+  write_quantized();
+  expect_refused({},
+                 3,
+                 "qpatch: error: DONOR/model-00002-of-00002.safetensors: module 'mtp.fc': stored "
+                 "[64, 256] here, but DIR/model-00002-of-00002.safetensors declares [64, 128]\n");
+}
+
+TEST_F(GraftRefusalTest, MissingDonorModule) {
+  write_base(DonorHead::no_fc);
+  write_quantized();
+  expect_refused({},
+                 3,
+                 "qpatch: error: DONOR: module 'mtp.fc': not in this checkpoint, but "
+                 "DIR/model-00002-of-00002.safetensors stores it ct-pack-quantized; graft from the "
+                 "base model the checkpoint was quantized from\n");
+}
+
+TEST_F(GraftRefusalTest, DonorIsDir) {
+  write_quantized();
+  const auto tree = snapshot_tree(ck());
+  const auto [code, text] = run_args({"graft", "--from", ck().string(), ck().string()});
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(text,
+            "qpatch: error: DIR: is the checkpoint being grafted (DIR); graft from the base "
+            "model's directory\n");
+  fs::create_directory_symlink(ck(), dir() / "link");
+  const auto [link_code, link_text] =
+      run_args({"graft", "--from", (dir() / "link").string(), ck().string()});
+  EXPECT_EQ(link_code, 3);
+  EXPECT_EQ(util::replace_all(link_text, dir().string(), "TMP"),
+            "qpatch: error: TMP/link: is the checkpoint being grafted (DIR); graft from the base "
+            "model's directory\n");
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftRefusalTest, LowDiskSaysHowMuchIsNeeded) {
+  write_base();
+  write_quantized();
+  const auto tree = snapshot_tree(ck());
+  auto dir_side = graft::read_checkpoint(ck(), "DIR");
+  auto donor_side = graft::read_checkpoint(base(), "DONOR");
+  ASSERT_TRUE(dir_side.ok() && donor_side.ok());
+  graft::PlanOptions options;
+  options.free_space = [](const fs::path&) { return std::optional<uint64_t>(1000); };
+  auto plan = graft::plan_graft(*dir_side, *donor_side, options);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.error().code, ErrorCode::no_space);
+  EXPECT_EQ(plan.error().to_string(),
+            "DIR: not enough free space: the graft writes 196551 bytes, the file system has "
+            "1000 free; nothing was written");
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, SymlinkedShardsLeaveTheirBlobsUntouched) {
+  write_base();
+  write_quantized();
+  // A Hugging Face cache: snapshots/<rev>/NAME links to blobs/<hash>.
+  const fs::path blobs = dir() / "blobs";
+  fs::create_directory(blobs);
+  std::map<std::string, std::string> blob_bytes;
+  for (const char* name :
+       {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
+    fs::rename(ck() / name, blobs / name);
+    fs::create_symlink(blobs / name, ck() / name);
+    blob_bytes[name] = read_bytes(blobs / name);
+  }
+  const auto tree = snapshot_tree(ck());
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  for (const auto& [name, bytes] : blob_bytes) {
+    EXPECT_EQ(read_bytes(blobs / name), bytes) << name;
+    EXPECT_TRUE(fs::is_symlink(ck() / (name + ".bak"))) << name;
+  }
+  EXPECT_FALSE(fs::is_symlink(ck() / "model-00001-of-00002-rewritten.safetensors"));
+  expect_index_exact();
+  ASSERT_EQ(run_args({"restore", ck().string()}).first, 0);
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
+TEST_F(GraftTest, NoBackupRemovesTheReplacedShardsAndKeepsNoRecord) {
+  write_base();
+  write_quantized();
+  const auto [code, text] = graft({"--no-backup"});
+  ASSERT_EQ(code, 0) << text;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(ck())) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"config.json",
+                                      "model-00001-of-00002-rewritten.safetensors",
+                                      "model-mtp-grafted.safetensors",
+                                      "model.safetensors.index.json"}));
+  expect_index_exact();
+}
+
+// A rename that fails at each point of the commit: before the index switches, everything is put
+// back as it was; after, the graft is committed and recover() finishes it.
+class FailingRename : public commit::FileSystem {
+public:
+  explicit FailingRename(int fail_at) : m_fail_at(fail_at) {}
+  int rename(const char* from, const char* to) override {
+    if (++m_count == m_fail_at) {
+      errno = EIO;
+      return -1;
+    }
+    return commit::FileSystem::rename(from, to);
+  }
+
+private:
+  int m_fail_at;
+  int m_count = 0;
+};
+
+TEST_F(GraftTest, FailedRenameRollsBackBeforeTheIndexAndFinishesAfter) {
+  write_base();
+  write_quantized();
+  const fs::path pristine = dir() / "pristine";
+  fs::copy(ck(), pristine, fs::copy_options::recursive);
+  const auto original = snapshot_tree(ck());
+  ASSERT_EQ(graft({}).first, 0);
+  const auto done = snapshot_tree(ck());
+  // Renames: journal, 2 new shards, index, config.json, 2 old shards aside, journal committed.
+  for (int k = 1; k <= 8; ++k) {
+    fs::remove_all(ck());
+    fs::copy(pristine, ck(), fs::copy_options::recursive);
+    auto dir_side = graft::read_checkpoint(ck(), "DIR");
+    auto donor_side = graft::read_checkpoint(base(), "DONOR");
+    ASSERT_TRUE(dir_side.ok() && donor_side.ok());
+    auto plan = graft::plan_graft(*dir_side, *donor_side, {});
+    ASSERT_TRUE(plan.ok());
+    FailingRename failing(k);
+    graft::CommitOptions options;
+    options.fs = &failing;
+    auto result = graft::commit_graft(ck(), "DIR", *plan, options);
+    ASSERT_FALSE(result.ok()) << "rename " << k;
+    EXPECT_EQ(result.error().code, ErrorCode::write_failed) << result.error().to_string();
+    if (k <= 5) {
+      EXPECT_EQ(snapshot_tree(ck()), original)
+          << "rename " << k << ": " << result.error().to_string();
+      continue;
+    }
+    EXPECT_NE(result.error().message.find("the graft is committed"), std::string::npos)
+        << result.error().to_string();
+    auto recovered = graft::recover(ck(), "DIR");
+    ASSERT_TRUE(recovered.ok());
+    EXPECT_EQ(*recovered, graft::Recovery::finished);
+    EXPECT_EQ(snapshot_tree(ck()), done) << "rename " << k;
+  }
+}
+
+// The real binary under strace, killed at its k-th rename: DIR must load as the old or the new
+// checkpoint (every file the index names exists and holds exactly the tensors it maps to it),
+// and the next run must converge on the same files as an uninterrupted graft.
+struct Loaded {
+  bool ok = false;
+  std::set<std::string> tensors;
+};
+
+Loaded loaded_state(const fs::path& dir) {
+  Loaded out;
+  auto doc = json::parse_strict(read_bytes(dir / "model.safetensors.index.json"), "index");
+  if (!doc.ok()) {
+    return out;
+  }
+  std::map<std::string, std::set<std::string>> by_file;
+  for (const auto& [name, file] : (*doc)["weight_map"].items()) {
+    by_file[file.get<std::string>()].insert(name);
+  }
+  for (const auto& [file, names] : by_file) {
+    if (!fs::exists(dir / file)) {
+      return out;
+    }
+    std::set<std::string> held;
+    for (const auto& [name, bytes] : tensor_bytes(dir / file)) {
+      held.insert(name);
+    }
+    if (held != names) {
+      return out;
+    }
+    out.tensors.insert(names.begin(), names.end());
+  }
+  out.ok = true;
+  return out;
+}
+
+TEST_F(GraftTest, KilledAtEveryRenameLoadsAndConverges) {
+  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace is not installed";
+  }
+  write_base();
+  write_quantized();
+  const fs::path pristine = dir() / "pristine";
+  fs::copy(ck(), pristine, fs::copy_options::recursive);
+  ASSERT_EQ(graft({}).first, 0);
+  const auto done = snapshot_tree(ck());
+  const Loaded grafted = loaded_state(ck());
+  fs::remove_all(ck());
+  fs::copy(pristine, ck(), fs::copy_options::recursive);
+  const Loaded original = loaded_state(ck());
+  ASSERT_TRUE(grafted.ok && original.ok);
+  for (int k = 1;; ++k) {
+    fs::remove_all(ck());
+    fs::copy(pristine, ck(), fs::copy_options::recursive);
+    const std::string command =
+        "strace -f -o /dev/null -e trace=rename -e inject=rename:signal=SIGKILL:when=" +
+        std::to_string(k) + " " QPATCH_EXE " graft --from '" + base().string() + "' '" +
+        ck().string() + "' >/dev/null 2>&1";
+    const int status = std::system(command.c_str());
+    if (status == 0) {
+      EXPECT_GT(k, 5); // ran past its last rename: every point was tried
+      break;
+    }
+    const Loaded state = loaded_state(ck());
+    EXPECT_TRUE(state.ok) << "killed at rename " << k;
+    EXPECT_TRUE(state.tensors == original.tensors || state.tensors == grafted.tensors)
+        << "killed at rename " << k;
+    const auto [code, text] = graft({});
+    EXPECT_EQ(code, 0) << "after rename " << k << ": " << text;
+    EXPECT_EQ(snapshot_tree(ck()), done) << "after rename " << k;
+    ASSERT_LT(k, 20);
+  }
+}
+
+} // namespace
+} // namespace qpatch::test
