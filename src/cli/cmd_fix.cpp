@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch [options] DIR...`: read -> inventory -> judge -> plan -> render or apply, per checkpoint.
+#include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
@@ -12,6 +13,7 @@
 #include <qpatch/plan/patch_plan.hpp>
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
+#include <qpatch/report/scan_report.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -39,6 +41,10 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                  "vllm|sglang|transformers|all: whose loading rules to judge by; with all, a "
                  "patch satisfies every engine at once (default: all)")
       ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
+  app.add_flag("-r,--recursive",
+               options.recursive,
+               "Each DIR is a root: judge every checkpoint below it (a folder of models, a whole "
+               "Hugging Face cache), one line each");
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(one_of("--color value", {"auto", "always", "never"}));
@@ -70,20 +76,6 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
   default:
     return ExitCode::findings;
   }
-}
-
-// The path of `dir` as the labels of one diff for several checkpoints: relative to the current
-// directory, so `qpatch --dry-run ck1 ck2 | git apply` patches both from here.
-std::string diff_prefix(const std::string& dir, bool several) {
-  if (!several) {
-    return ""; // one checkpoint: paths relative to DIR, as `patch -p1 -d DIR` wants
-  }
-  std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec);
-  const std::filesystem::path relative =
-      absolute.lexically_normal().lexically_relative(std::filesystem::current_path(ec));
-  const std::string text = relative.generic_string();
-  return text.empty() || text == "." ? "" : text + "/";
 }
 
 // A checkpoint judged and planned, with what it would write; nothing is written yet.
@@ -269,8 +261,11 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   text_options.verbosity = options.quiet     ? report::Verbosity::quiet
                            : options.verbose ? report::Verbosity::verbose
                                              : report::Verbosity::normal;
-  std::string text = report::render_fix_text(outcomes, text_options);
-  if (several && !options.quiet) {
+  // A scan of a whole cache is read as a list: one line per checkpoint unless -v.
+  std::string text = options.recursive && !options.verbose
+                         ? report::render_scan_lines(outcomes, options.quiet)
+                         : report::render_fix_text(outcomes, text_options);
+  if ((several || options.recursive) && !options.quiet) {
     text += report::render_total(outcomes, text_options.mode);
   }
   if (options.json) {
