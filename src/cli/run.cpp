@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
+#include "qpatch_version.hpp"
 
 #include <qpatch/checkpoint/discover.hpp>
 
@@ -46,7 +47,7 @@ int run(const std::vector<std::string>& args,
                "  qpatch restore DIR...     put the original files back from the backups",
                "qpatch"};
   app.footer(k_exit_codes);
-  app.set_version_flag("--version", "qpatch 0.1.0");
+  app.set_version_flag("--version", "qpatch " QPATCH_VERSION " (git " QPATCH_GIT_COMMIT ")");
   app.require_subcommand(0, 1);
   FixOptions fix_options;
   setup_fix(app, fix_options);
