@@ -16,8 +16,12 @@
 #include <qpatch/report/scan_report.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 namespace qpatch::cli {
 
@@ -199,13 +203,42 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
   // write, so exit 3 keeps its promise that nothing was written anywhere.
   const bool several = options.dirs.size() > 1;
-  std::vector<Judged> judged;
+  std::vector<Judged> judged(options.dirs.size());
+  // Several checkpoints (a scan of a whole cache) are judged on a few threads at once: each is an
+  // independent read, and the header reads of one small checkpoint do not fill the cores. Each
+  // thread takes the next checkpoint; results keep the order of the arguments.
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto work = [&] {
+    try {
+      for (size_t i = next++; i < options.dirs.size(); i = next++) {
+        judged[i] = judge(options.dirs[i], diagnose_options, diff_prefix(options.dirs[i], several));
+      }
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      failure = std::current_exception();
+      next = options.dirs.size();
+    }
+  };
+  const size_t workers =
+      std::min<size_t>(options.dirs.size(), std::max(2u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) {
+    threads.emplace_back(work);
+  }
+  work();
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  if (failure) {
+    std::rethrow_exception(failure); // run() reports it as an internal error
+  }
   bool any_unreadable = false;
   bool only_matched = false;
-  for (const std::string& dir : options.dirs) {
-    judged.push_back(judge(dir, diagnose_options, diff_prefix(dir, several)));
-    any_unreadable = any_unreadable || judged.back().outcome.error.has_value();
-    only_matched = only_matched || judged.back().only_matched;
+  for (const Judged& one : judged) {
+    any_unreadable = any_unreadable || one.outcome.error.has_value();
+    only_matched = only_matched || one.only_matched;
   }
   if (diagnose_options.only && !only_matched && !any_unreadable) {
     report(io.err,

@@ -83,7 +83,7 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
       one.shown.push_back(m);
     }
     shown += one.shown.size();
-    if (!options.json) {
+    if (!options.json && !options.summary_only) { // --summary stays a header read only
       // A config that cannot be judged costs the column, not the table: inspect is about the
       // disk, and `qpatch --check` reports the config's own error.
       auto configs = quant::load_config_files(dir);
