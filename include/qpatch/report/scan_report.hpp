@@ -12,7 +12,6 @@ namespace qpatch::report {
 
 // "PATH: needs-patch (2 findings: dense_quantized_by_config, quantized_made_dense)", one line
 // each; with `quiet`, only the checkpoints that are not clean.
-std::string
-render_scan_lines(const std::vector<CheckpointOutcome>& outcomes, bool quiet);
+std::string render_scan_lines(const std::vector<CheckpointOutcome>& outcomes, bool quiet);
 
 } // namespace qpatch::report
