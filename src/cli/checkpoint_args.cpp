@@ -4,6 +4,8 @@
 #include "diagnostics.hpp"
 #include "did_you_mean.hpp"
 
+#include <qpatch/hub/hub_cache.hpp>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -19,7 +21,7 @@ bool is_subcommand(const std::string& word) {
 
 // Options of the everyday action that take a value: the word after them is not a DIR.
 bool takes_value(const std::string& word) {
-  return word == "--only" || word == "--engine" || word == "--color";
+  return word == "--only" || word == "--engine" || word == "--color" || word == "--revision";
 }
 
 } // namespace
@@ -45,11 +47,81 @@ bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& e
       problem = dir + ": not a directory";
     } else if (!fs::exists(fs::path(dir) / "config.json", ec)) {
       problem = display_path(dir, "config.json") + ": no such file (not a checkpoint directory)";
+      // A repo's folder in the cache holds its checkpoints one level down, per revision.
+      const std::string folder = fs::path(dir).lexically_normal().filename().string();
+      if (folder.rfind("models--", 0) == 0 && fs::is_directory(fs::path(dir) / "snapshots", ec)) {
+        std::string id = folder.substr(8);
+        if (const size_t separator = id.find("--"); separator != std::string::npos) {
+          id.replace(separator, 2, "/");
+        }
+        problem += "; this is a Hugging Face cache folder: name the repo ('qpatch " + id + "', '" +
+                   id + "@REV') or one of its snapshots (" +
+                   display_path(dir, "snapshots/<commit>") + ")";
+      }
     }
     if (!problem.empty()) {
       report(err, Level::error, problem);
       all_good = false;
     }
+  }
+  return all_good;
+}
+
+void add_revision_option(CLI::App& cmd, std::string& revision) {
+  cmd.add_option("--revision",
+                 revision,
+                 "Branch, tag or commit (or a unique commit prefix) that ORG/NAME arguments "
+                 "resolve to in the Hugging Face cache (default: main)");
+}
+
+bool resolve_repo_ids(std::vector<std::string>& dirs,
+                      const std::string& revision,
+                      bool quiet,
+                      std::ostream& err) {
+  bool all_good = true;
+  std::optional<hub::CacheDir> cache; // looked up once, at the first repo id
+  for (std::string& dir : dirs) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(dir, ec)) || is_subcommand(dir)) {
+      continue; // a path on disk always wins, as huggingface_hub's own from_pretrained does
+    }
+    auto ref = hub::parse_repo_ref(dir);
+    if (!ref) {
+      continue;
+    }
+    if (!revision.empty() && !ref->revision.empty() && ref->revision != revision) {
+      report(err,
+             Level::error,
+             dir + ": --revision " + revision + " names another revision; give one of them");
+      all_good = false;
+      continue;
+    }
+    if (ref->revision.empty()) {
+      ref->revision = revision;
+    }
+    if (!cache) {
+      cache = hub::hub_cache_dir(hub::process_environment());
+    }
+    auto snapshot = hub::resolve_snapshot(*cache, *ref);
+    if (!snapshot) {
+      const std::string where = cache->decided_by == "the default"
+                                    ? "the default cache"
+                                    : "the cache from $" + cache->decided_by;
+      report(err,
+             Level::error,
+             snapshot.error().to_string() + " (" + where + "); fetch it with: hf download " +
+                 ref->repo_id + (ref->revision.empty() ? "" : " --revision " + ref->revision));
+      all_good = false;
+      continue;
+    }
+    if (!quiet) {
+      report(err,
+             Level::note,
+             ref->repo_id + ": Hugging Face cache snapshot " + snapshot->commit +
+                 (snapshot->commit == snapshot->revision ? "" : " (" + snapshot->revision + ")") +
+                 " in " + snapshot->dir.string());
+    }
+    dir = snapshot->dir.string();
   }
   return all_good;
 }
@@ -86,6 +158,17 @@ bool check_command_word(const std::vector<std::string>& args, std::ostream& err)
     seen_positional = true;
   }
   return true;
+}
+
+std::string diff_prefix(const std::string& dir, bool several) {
+  if (!several) {
+    return "";
+  }
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(dir, ec);
+  const fs::path relative = absolute.lexically_normal().lexically_relative(fs::current_path(ec));
+  const std::string text = relative.generic_string();
+  return text.empty() || text == "." ? "" : text + "/";
 }
 
 } // namespace qpatch::cli

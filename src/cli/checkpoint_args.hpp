@@ -4,6 +4,8 @@
 // usage error, so a slip of the keyboard never patches the checkpoints named beside it.
 #pragma once
 
+#include <CLI/CLI.hpp>
+
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,6 +15,21 @@ namespace qpatch::cli {
 // The subcommands, for "did you mean" and for spotting one written after its arguments.
 const std::vector<std::string>& subcommand_names();
 
+// `--revision REF` on `cmd`: the branch, tag or commit (full or a unique prefix) that repo-id
+// arguments resolve to in the Hugging Face cache.
+void add_revision_option(CLI::App& cmd, std::string& revision);
+
+// Replace every argument of `dirs` that names nothing on disk but reads as a Hub repo id
+// ("Org/Name", "Org/Name@REV") by its snapshot in the local Hugging Face cache (hub/hub_cache.hpp:
+// huggingface_hub's own rules), so each subcommand gets repo ids for free. A repo id the cache
+// does not hold is reported on `err`, with where qpatch looked and the `hf download` command
+// that fetches it; return whether all resolved. Unless `quiet`, note each resolution (repo id,
+// revision, snapshot) on `err`.
+bool resolve_repo_ids(std::vector<std::string>& dirs,
+                      const std::string& revision,
+                      bool quiet,
+                      std::ostream& err);
+
 // Report on `err` every argument of `dirs` that is not a checkpoint directory (a directory that
 // holds config.json); return whether all are.
 bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& err);
@@ -21,5 +38,10 @@ bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& e
 // nothing on disk ("inpsect"), or a subcommand written after a DIR ("qpatch DIR inspect").
 // Report it on `err` and return false; true when the words look right.
 bool check_command_word(const std::vector<std::string>& args, std::ostream& err);
+
+// The path of `dir` as the labels of one diff for several checkpoints: relative to the current
+// directory, so `qpatch --dry-run ck1 ck2 | git apply` patches both from here; "" for one
+// checkpoint (paths relative to DIR, as `patch -p1 -d DIR` wants).
+std::string diff_prefix(const std::string& dir, bool several);
 
 } // namespace qpatch::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch [options] DIR...`: read -> inventory -> judge -> plan -> render or apply, per checkpoint.
+#include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
@@ -12,10 +13,15 @@
 #include <qpatch/plan/patch_plan.hpp>
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
+#include <qpatch/report/scan_report.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 namespace qpatch::cli {
 
@@ -39,6 +45,10 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                  "vllm|sglang|transformers|all: whose loading rules to judge by; with all, a "
                  "patch satisfies every engine at once (default: all)")
       ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
+  app.add_flag("-r,--recursive",
+               options.recursive,
+               "Each DIR is a root: judge every checkpoint below it (a folder of models, a whole "
+               "Hugging Face cache), one line each");
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(one_of("--color value", {"auto", "always", "never"}));
@@ -70,20 +80,6 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
   default:
     return ExitCode::findings;
   }
-}
-
-// The path of `dir` as the labels of one diff for several checkpoints: relative to the current
-// directory, so `qpatch --dry-run ck1 ck2 | git apply` patches both from here.
-std::string diff_prefix(const std::string& dir, bool several) {
-  if (!several) {
-    return ""; // one checkpoint: paths relative to DIR, as `patch -p1 -d DIR` wants
-  }
-  std::error_code ec;
-  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec);
-  const std::filesystem::path relative =
-      absolute.lexically_normal().lexically_relative(std::filesystem::current_path(ec));
-  const std::string text = relative.generic_string();
-  return text.empty() || text == "." ? "" : text + "/";
 }
 
 // A checkpoint judged and planned, with what it would write; nothing is written yet.
@@ -207,13 +203,42 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
   // write, so exit 3 keeps its promise that nothing was written anywhere.
   const bool several = options.dirs.size() > 1;
-  std::vector<Judged> judged;
+  std::vector<Judged> judged(options.dirs.size());
+  // Several checkpoints (a scan of a whole cache) are judged on a few threads at once: each is an
+  // independent read, and the header reads of one small checkpoint do not fill the cores. Each
+  // thread takes the next checkpoint; results keep the order of the arguments.
+  std::atomic<size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  const auto work = [&] {
+    try {
+      for (size_t i = next++; i < options.dirs.size(); i = next++) {
+        judged[i] = judge(options.dirs[i], diagnose_options, diff_prefix(options.dirs[i], several));
+      }
+    } catch (...) {
+      const std::lock_guard lock(failure_mutex);
+      failure = std::current_exception();
+      next = options.dirs.size();
+    }
+  };
+  const size_t workers =
+      std::min<size_t>(options.dirs.size(), std::max(2u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) {
+    threads.emplace_back(work);
+  }
+  work();
+  for (std::thread& thread : threads) {
+    thread.join();
+  }
+  if (failure) {
+    std::rethrow_exception(failure); // run() reports it as an internal error
+  }
   bool any_unreadable = false;
   bool only_matched = false;
-  for (const std::string& dir : options.dirs) {
-    judged.push_back(judge(dir, diagnose_options, diff_prefix(dir, several)));
-    any_unreadable = any_unreadable || judged.back().outcome.error.has_value();
-    only_matched = only_matched || judged.back().only_matched;
+  for (const Judged& one : judged) {
+    any_unreadable = any_unreadable || one.outcome.error.has_value();
+    only_matched = only_matched || one.only_matched;
   }
   if (diagnose_options.only && !only_matched && !any_unreadable) {
     report(io.err,
@@ -269,8 +294,11 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   text_options.verbosity = options.quiet     ? report::Verbosity::quiet
                            : options.verbose ? report::Verbosity::verbose
                                              : report::Verbosity::normal;
-  std::string text = report::render_fix_text(outcomes, text_options);
-  if (several && !options.quiet) {
+  // A scan of a whole cache is read as a list: one line per checkpoint unless -v.
+  std::string text = options.recursive && !options.verbose
+                         ? report::render_scan_lines(outcomes, options.quiet)
+                         : report::render_fix_text(outcomes, text_options);
+  if ((several || options.recursive) && !options.quiet) {
     text += report::render_total(outcomes, text_options.mode);
   }
   if (options.json) {

@@ -6,7 +6,9 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/diagnose/module_verdicts.hpp>
 #include <qpatch/engine/pattern.hpp>
+#include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/inspect_report.hpp>
 
 namespace qpatch::cli {
@@ -20,6 +22,9 @@ CLI::App* setup_inspect(CLI::App& app, InspectOptions& options) {
   cmd->add_flag("--summary", options.summary_only, "Print the summary only, no module rows");
   cmd->add_option(
       "--only", options.only, "Show only modules whose name matches REGEX (Python re.search)");
+  cmd->add_flag("-v,--verbose",
+                options.verbose,
+                "Every column, lines whole even on a terminal (pipes always get them whole)");
   cmd->add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(one_of("--color value", {"auto", "always", "never"}));
   return cmd;
@@ -31,6 +36,7 @@ struct Inspected {
   std::optional<checkpoint::Inventory> inventory;
   checkpoint::ModuleList modules;
   std::vector<size_t> shown;
+  std::optional<diagnose::ModuleVerdicts> verdicts; // text only: what the config makes of each
 };
 
 } // namespace
@@ -77,6 +83,17 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
       one.shown.push_back(m);
     }
     shown += one.shown.size();
+    if (!options.json && !options.summary_only) { // --summary stays a header read only
+      // A config that cannot be judged costs the column, not the table: inspect is about the
+      // disk, and `qpatch --check` reports the config's own error.
+      auto configs = quant::load_config_files(dir);
+      if (configs) {
+        auto verdicts = diagnose::module_verdicts(*one.inventory, one.modules, *configs);
+        if (verdicts) {
+          one.verdicts = verdicts.take_value();
+        }
+      }
+    }
   }
   if (only && shown == 0) {
     report(io.err,
@@ -92,7 +109,9 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     report::InspectView view{*one.inventory,
                              one.modules,
                              one.shown,
-                             options.summary_only ? report::Rows::none : report::Rows::all};
+                             options.summary_only ? report::Rows::none : report::Rows::all,
+                             one.verdicts ? &*one.verdicts : nullptr,
+                             options.verbose ? 0 : io.terminal.stdout_columns};
     if (options.json) {
       checkpoints.push_back(report::render_inspect_json(view));
     } else {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch restore DIR`: put back the files qpatch changed, from their oldest backup (the
 // original), then remove the backups.
+#include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options) {
   CLI::App* cmd =
       app.add_subcommand("restore", "Put back the original files from qpatch's backups");
-  cmd->add_option("DIR", options.dir, "Checkpoint directory")->required();
+  cmd->add_option("DIR", options.dirs, "Checkpoint directories")->required();
   cmd->add_flag("-n,--dry-run", options.dry_run, "Print a unified diff of what would be put back");
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   return cmd;
@@ -28,7 +29,7 @@ CLI::App* setup_restore(CLI::App& app, RestoreOptions& options) {
 
 namespace {
 
-// The restore as one document (schema_version 2): what was (or would be) put back.
+// One checkpoint's entry of the restore document: what was (or would be) put back.
 json::Json restore_json(const RestoreOptions& options,
                         const std::vector<std::vector<std::string>>& backups,
                         bool written,
@@ -39,22 +40,20 @@ json::Json restore_json(const RestoreOptions& options,
                         {"from", list.front()},
                         {"backups_removed", written ? json::Json(list) : json::Json::array()}});
   }
-  json::Json doc;
-  doc["schema_version"] = 2;
-  doc["checkpoints"] =
-      json::Json::array({{{"path", options.dir},
-                          {"status",
-                           backups.empty() ? "nothing-to-restore"
-                           : written       ? "restored"
-                                           : "would-restore"},
-                          {"restored", std::move(restored)},
-                          {"diff", diff.empty() ? json::Json() : json::Json(diff)}}});
-  return doc;
+  return {{"path", options.dir},
+          {"status",
+           backups.empty() ? "nothing-to-restore"
+           : written       ? "restored"
+                           : "would-restore"},
+          {"restored", std::move(restored)},
+          {"diff", diff.empty() ? json::Json() : json::Json(diff)}};
 }
 
-} // namespace
-
-ExitCode run_restore(const RestoreOptions& options, Io& io) {
+// Restore `options.dir`; with --json its entry goes to `entries` instead of text to stdout.
+ExitCode restore_one(const RestoreOptions& options,
+                     const std::string& label_prefix,
+                     Io& io,
+                     json::Json& entries) {
   const fs::path dir = options.dir;
   std::vector<std::string> files{"config.json", std::string(checkpoint::k_index_file_name)};
   for (const std::string& sidecar : quant::sidecar_names()) {
@@ -76,7 +75,7 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     }
     if (*original != *current) {
       requests.push_back({file, *current, *original});
-      diff += diff::unified_diff(*current, *original, file);
+      diff += diff::unified_diff(*current, *original, label_prefix + file);
     }
     backups.push_back(found);
   }
@@ -93,7 +92,7 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
   }
   if (options.dry_run || backups.empty()) {
     if (options.json) {
-      io.out << restore_json(options, backups, false, diff).dump(2) << "\n";
+      entries.push_back(restore_json(options, backups, false, diff));
     } else if (backups.empty()) {
       io.out << options.dir << ": no qpatch backups; nothing to restore\n";
     } else {
@@ -140,9 +139,31 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     }
   }
   if (options.json) {
-    io.out << restore_json(options, backups, true, diff).dump(2) << "\n";
+    entries.push_back(restore_json(options, backups, true, diff));
   }
   return ExitCode::ok;
+}
+
+} // namespace
+
+ExitCode run_restore(const RestoreOptions& options, Io& io) {
+  // Each DIR in turn, as `qpatch DIR...` does; the worst exit code wins, and one document
+  // (schema_version 2) holds every checkpoint's entry.
+  ExitCode code = ExitCode::ok;
+  json::Json entries = json::Json::array();
+  for (const std::string& dir : options.dirs) {
+    RestoreOptions one = options;
+    one.dir = dir;
+    const ExitCode done = restore_one(one, diff_prefix(dir, options.dirs.size() > 1), io, entries);
+    code = to_int(done) > to_int(code) ? done : code;
+  }
+  if (options.json) {
+    json::Json doc;
+    doc["schema_version"] = 2;
+    doc["checkpoints"] = std::move(entries);
+    io.out << doc.dump(2) << "\n";
+  }
+  return code;
 }
 
 } // namespace qpatch::cli

@@ -24,6 +24,7 @@ struct InspectOptions {
   std::vector<std::string> dirs;
   bool json = false;
   bool summary_only = false;
+  bool verbose = false;
   std::string only;
   std::string color = "auto";
 };
@@ -38,6 +39,7 @@ struct FixOptions {
   bool check = false;
   bool json = false;
   bool no_backup = false;
+  bool recursive = false; // DIRs are roots to search for checkpoints
   bool quiet = false;
   bool verbose = false;
   std::string only;
@@ -59,7 +61,8 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options);
 ExitCode run_explain(const ExplainOptions& options, Io& io);
 
 struct RestoreOptions {
-  std::string dir;
+  std::vector<std::string> dirs;
+  std::string dir; // the one being restored
   bool dry_run = false;
   bool json = false;
 };

@@ -6,8 +6,12 @@
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
+#include "qpatch_version.hpp"
+
+#include <qpatch/checkpoint/discover.hpp>
 
 #include <exception>
+#include <filesystem>
 
 namespace qpatch::cli {
 namespace {
@@ -19,7 +23,13 @@ constexpr const char* k_exit_codes = R"(Exit status:
   3  a checkpoint could not be read or is invalid (nothing written)
   4  a write failed (the originals are intact)
   5  a write failed and restoring failed too (the report lists every file and backup)
-  70 internal error (a bug: please report it))";
+  70 internal error (a bug: please report it)
+
+Environment:
+  HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
+     where ORG/NAME arguments are looked up, as huggingface_hub does: $HF_HUB_CACHE, else
+     $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+  NO_COLOR  no colour, even on a terminal)";
 
 } // namespace
 
@@ -30,13 +40,15 @@ int run(const std::vector<std::string>& args,
   CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the "
                "tensors it stores.\n\n"
                "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
+               "                            (DIR: a directory, or a Hub repo id ORG/NAME[@REV] in\n"
+               "                            the local Hugging Face cache)\n"
                "  qpatch inspect DIR        show how every module is stored\n"
                "  qpatch explain DIR MODULE every rule that decides one module, and the verdict\n"
-               "  qpatch restore DIR        put the original files back from the backups\n"
+               "  qpatch restore DIR...     put the original files back from the backups\n"
                "  qpatch graft --from DONOR DIR  put dense MTP head weights from a base model in",
                "qpatch"};
   app.footer(k_exit_codes);
-  app.set_version_flag("--version", "qpatch 0.1.0");
+  app.set_version_flag("--version", "qpatch " QPATCH_VERSION " (git " QPATCH_GIT_COMMIT ")");
   app.require_subcommand(0, 1);
   FixOptions fix_options;
   setup_fix(app, fix_options);
@@ -48,6 +60,12 @@ int run(const std::vector<std::string>& args,
   CLI::App* explain = setup_explain(app, explain_options);
   GraftOptions graft_options;
   CLI::App* graft = setup_graft(app, graft_options);
+  // One --revision for every subcommand, read by the one place repo ids are resolved.
+  std::string revision;
+  add_revision_option(app, revision);
+  for (CLI::App* sub : {inspect, restore, explain, graft}) {
+    add_revision_option(*sub, revision);
+  }
   Io io{out, err, terminal};
   try {
     // A misspelt subcommand would otherwise be taken for a DIR, and its neighbours patched.
@@ -67,18 +85,55 @@ int run(const std::vector<std::string>& args,
       return to_int(ExitCode::usage);
     }
     // Every DIR is checked before any is judged, so one slip writes nothing anywhere.
-    const std::vector<std::string> dirs = inspect->parsed()   ? inspect_options.dirs
-                                          : explain->parsed() ? std::vector{explain_options.dir}
-                                          : restore->parsed() ? std::vector{restore_options.dir}
-                                          : graft->parsed()
-                                              ? std::vector{graft_options.dir, graft_options.donor}
-                                              : fix_options.dirs;
+    std::vector<std::string> dirs = inspect->parsed()   ? inspect_options.dirs
+                                    : explain->parsed() ? std::vector{explain_options.dir}
+                                    : restore->parsed() ? restore_options.dirs
+                                    : graft->parsed()
+                                        ? std::vector{graft_options.dir, graft_options.donor}
+                                        : fix_options.dirs;
     if (dirs.empty()) {
       report(err, Level::error, "missing DIR; run 'qpatch --help' for usage");
       return to_int(ExitCode::usage);
     }
+    const bool recursive = fix_options.recursive && !inspect->parsed() && !explain->parsed() &&
+                           !restore->parsed() && !graft->parsed();
+    if (recursive) {
+      // Each DIR is a root to search; what is judged is every checkpoint found below them.
+      std::vector<std::string> found;
+      for (const std::string& root : dirs) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(root, ec)) {
+          report(err, Level::error, root + ": no such directory");
+          return to_int(ExitCode::usage);
+        }
+        const auto below = checkpoint::find_checkpoints(root);
+        if (below.empty()) {
+          report(err,
+                 Level::error,
+                 root + ": no checkpoint below it (a directory with config.json and "
+                        ".safetensors files)");
+          return to_int(ExitCode::usage);
+        }
+        found.insert(found.end(), below.begin(), below.end());
+      }
+      dirs = std::move(found);
+    } else if (!resolve_repo_ids(dirs, revision, fix_options.quiet, err)) {
+      return to_int(ExitCode::usage);
+    }
     if (!check_checkpoint_dirs(dirs, err)) {
       return to_int(ExitCode::usage);
+    }
+    if (inspect->parsed()) {
+      inspect_options.dirs = dirs;
+    } else if (explain->parsed()) {
+      explain_options.dir = dirs.front();
+    } else if (restore->parsed()) {
+      restore_options.dirs = dirs;
+    } else if (graft->parsed()) {
+      graft_options.dir = dirs[0];
+      graft_options.donor = dirs[1];
+    } else {
+      fix_options.dirs = dirs;
     }
     if (inspect->parsed()) {
       return to_int(run_inspect(inspect_options, io));

@@ -172,7 +172,8 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
       out += line("note",
                   Role::dim,
                   link + " was a symlink (Hugging Face cache); it is now a regular file and the "
-                         "blob it pointed to is unchanged");
+                         "blob it pointed to is unchanged, so this cache copy now differs from "
+                         "the Hub (qpatch restore puts the original back)");
     }
     std::string status =
         style.paint(std::string(to_string(outcome.status)), status_role(outcome.status));

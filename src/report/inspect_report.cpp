@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/report/fit_width.hpp>
 #include <qpatch/report/inspect_report.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -146,41 +148,140 @@ std::string describe_storage(const Inventory& inventory, const Module& module) {
   return out;
 }
 
+namespace {
+
+// "dense", "quant!" (the engine builds it otherwise than it is stored), "—".
+std::string built_cell(const diagnose::BuiltAs& as) {
+  return std::string(diagnose::to_string(as.built)) + (as.matches_disk ? "" : "!");
+}
+
+// Keep the end of a name, the part that tells modules apart ("…layers.63.mlp.gate_proj").
+std::string elide_left(const std::string& text, size_t width) {
+  if (display_width(text) <= width || width < 2) {
+    return text;
+  }
+  return "…" + text.substr(text.size() - (width - 1));
+}
+
+std::string pad_display(std::string text, size_t width) {
+  const size_t shown = display_width(text);
+  if (shown < width) {
+    text.append(width - shown, ' ');
+  }
+  return text;
+}
+
+} // namespace
+
 std::string render_inspect_text(const InspectView& view, const TextStyle& style) {
   const Inventory& inventory = view.inventory;
+  const diagnose::ModuleVerdicts* verdicts = view.verdicts;
+  const size_t engines = verdicts != nullptr ? verdicts->engines.size() : 0;
+  const bool fit = view.width != 0;
   std::string out;
   if (view.rows == Rows::all && !view.shown.empty()) {
-    std::vector<std::array<std::string, 5>> rows;
+    // Whole: MODULE KIND GROUP STORED-AS <engine...> FILE. Fitted to a terminal: MODULE
+    // STORED-AS <engine...>, the storage without its shape, the name cut from the left.
+    std::vector<std::string> titles;
+    std::vector<size_t> role_of; // 0 module, 1 kind, 2 group, 3 stored, 4 file, 5+e engine e
+    titles.push_back("MODULE");
+    role_of.push_back(0);
+    if (!fit) {
+      titles.insert(titles.end(), {"KIND", "GROUP"});
+      role_of.insert(role_of.end(), {1, 2});
+    }
+    titles.push_back("STORED AS");
+    role_of.push_back(3);
+    for (size_t e = 0; e < engines; ++e) {
+      const engine::Engine engine = verdicts->engines[e];
+      std::string title(engine::to_string(engine));
+      if (fit) {
+        title = engine == engine::Engine::vllm     ? "vllm"
+                : engine == engine::Engine::sglang ? "sgl"
+                                                   : "tf";
+      }
+      for (char& c : title) {
+        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      }
+      titles.push_back(title);
+      role_of.push_back(5 + e);
+    }
+    if (!fit) {
+      titles.push_back("FILE");
+      role_of.push_back(4);
+    }
+    const size_t columns = titles.size();
+    std::vector<std::vector<std::string>> rows;
     rows.reserve(view.shown.size());
-    std::array<size_t, 5> width{6, 4, 5, 9, 4};
+    std::vector<size_t> width(columns);
+    for (size_t c = 0; c < columns; ++c) {
+      width[c] = display_width(titles[c]);
+    }
     for (const size_t m : view.shown) {
       const Module& module = view.modules[m];
-      rows.push_back({std::string(module.name),
-                      std::string(to_string(module.kind)),
-                      group_of(module),
-                      describe_storage(inventory, module),
-                      files_of(inventory, module)});
-      for (size_t c = 0; c < 5; ++c) {
-        width[c] = std::max(width[c], rows.back()[c].size());
+      std::vector<std::string> row;
+      for (const size_t role : role_of) {
+        switch (role) {
+        case 0:
+          row.emplace_back(module.name);
+          break;
+        case 1:
+          row.emplace_back(to_string(module.kind));
+          break;
+        case 2:
+          row.push_back(group_of(module));
+          break;
+        case 3:
+          row.push_back(fit && module.format != StorageFormat::inconsistent
+                            ? std::string(to_string(module.format)) + " " +
+                                  std::string(to_string(inventory.tensors[module.primary].dtype))
+                            : describe_storage(inventory, module));
+          break;
+        case 4:
+          row.push_back(files_of(inventory, module));
+          break;
+        default:
+          row.push_back(built_cell(verdicts->of[m][role - 5]));
+          break;
+        }
+      }
+      for (size_t c = 0; c < columns; ++c) {
+        width[c] = std::max(width[c], display_width(row[c]));
+      }
+      rows.push_back(std::move(row));
+    }
+    if (fit) {
+      // Every column but the name keeps its width; the name gets what is left, at least 16.
+      size_t rest = 0;
+      for (size_t c = 1; c < columns; ++c) {
+        rest += 2 + width[c];
+      }
+      const size_t room = view.width > rest + 16 ? view.width - rest : 16;
+      width[0] = std::min(width[0], room);
+      for (auto& row : rows) {
+        row[0] = elide_left(row[0], width[0]);
       }
     }
-    const std::array<std::string, 5> titles{"MODULE", "KIND", "GROUP", "STORED AS", "FILE"};
     std::string heading;
-    for (size_t c = 0; c < 5; ++c) {
-      heading += c + 1 < 5 ? pad(titles[c], width[c] + 2) : titles[c];
+    for (size_t c = 0; c < columns; ++c) {
+      heading += c + 1 < columns ? pad_display(titles[c], width[c] + 2) : titles[c];
     }
     out += style.paint(heading, Role::heading) + "\n";
     for (size_t r = 0; r < rows.size(); ++r) {
-      const Module& module = view.modules[view.shown[r]];
+      const size_t m = view.shown[r];
+      const Module& module = view.modules[m];
       std::string line;
-      for (size_t c = 0; c < 5; ++c) {
-        std::string cell = c + 1 < 5 ? pad(rows[r][c], width[c] + 2) : rows[r][c];
-        if (c == 3 && module.format == StorageFormat::inconsistent) {
+      for (size_t c = 0; c < columns; ++c) {
+        std::string cell = c + 1 < columns ? pad_display(rows[r][c], width[c] + 2) : rows[r][c];
+        const size_t role = role_of[c];
+        if (role == 3 && module.format == StorageFormat::inconsistent) {
           cell = style.paint(cell, Role::error);
-        } else if (c == 3 && is_quantized(module.format)) {
+        } else if (role == 3 && is_quantized(module.format)) {
           cell = style.paint(cell, Role::emphasis);
-        } else if (c == 4 && !module.loaded) {
+        } else if (role == 4 && !module.loaded) {
           cell = style.paint(cell, Role::warning);
+        } else if (role >= 5 && !verdicts->of[m][role - 5].matches_disk) {
+          cell = style.paint(cell, Role::error);
         }
         line += cell;
       }
@@ -195,7 +296,11 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
   const auto label = [&](std::string_view text) {
     return style.paint(pad(std::string(text), 12), Role::heading);
   };
-  out += label("checkpoint") + inventory.display_dir + "\n";
+  // A summary value wrapped under its own column on a terminal.
+  const auto value = [&](const std::string& text) {
+    return wrap(std::string(12, ' ') + text, view.width, 12).substr(12);
+  };
+  out += label("checkpoint") + value(inventory.display_dir) + "\n";
   std::string files = with_commas(inventory.files.size()) + " .safetensors";
   if (inventory.has_index) {
     files += " (" + with_commas(summary.indexed_files) + " in the index, " +
@@ -205,11 +310,31 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
   }
   files += ", " + human_bytes(summary.data_bytes) + ", " + human_bytes(summary.header_bytes) +
            " of headers";
-  out += label("files") + files + "\n";
+  out += label("files") + value(files) + "\n";
   out += label("tensors") + with_commas(summary.tensors) + "\n";
-  out += label("modules") + with_commas(view.shown.size()) + ": " +
-         join_counts(ranked(summary.formats)) + "\n";
-  out += label("kinds") + join_counts(ranked(summary.kinds)) + "\n";
+  out += label("modules") +
+         value(with_commas(view.shown.size()) + ": " + join_counts(ranked(summary.formats))) + "\n";
+  out += label("kinds") + value(join_counts(ranked(summary.kinds))) + "\n";
+  if (engines > 0) {
+    // How many of the shown modules each engine builds otherwise than they are stored.
+    std::string built;
+    size_t total = 0;
+    for (size_t e = 0; e < engines; ++e) {
+      size_t wrong = 0;
+      for (const size_t m : view.shown) {
+        wrong += verdicts->of[m][e].matches_disk ? size_t{0} : size_t{1};
+      }
+      total += wrong;
+      built += (built.empty() ? "" : ", ") + std::string(engine::to_string(verdicts->engines[e])) +
+               " " + with_commas(wrong);
+    }
+    out += label("config") +
+           value(total == 0 ? std::string("every engine builds what is stored")
+                            : "modules built otherwise than stored (marked !): " + built +
+                                  "; run `qpatch --dry-run " + inventory.display_dir +
+                                  "` to see the fix") +
+           "\n";
+  }
   for (const auto& file : inventory.files) {
     if (inventory.has_index && !file.indexed && file.readable) {
       out += label("unindexed") + style.paint(file.name, Role::warning) + " (" +

@@ -267,7 +267,8 @@ TEST_F(FixTest, SymlinkedConfigBecomesAFileAndTheBlobIsUntouched) {
   EXPECT_EQ(read("blobs/abc123"), config);
   EXPECT_EQ(read("snapshots/rev/config.json.bak"), config);
   EXPECT_NE(out.str().find("config.json was a symlink (Hugging Face cache); it is now a regular "
-                           "file and the blob it pointed to is unchanged"),
+                           "file and the blob it pointed to is unchanged, so this cache copy "
+                           "now differs from the Hub (qpatch restore puts the original back)"),
             std::string::npos);
   EXPECT_NE(read("snapshots/rev/config.json").find("\"mtp.fc\""), std::string::npos);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch inspect` behaviour that golden files do not pin: colour decisions and usage errors.
+#include "qpatch_version.hpp"
 #include "run.hpp"
 #include "support/golden.hpp"
 #include "support/temp_dir.hpp"
@@ -92,7 +93,8 @@ TEST(InspectUsage, BadRegexIsExitTwo) {
 TEST(InspectUsage, VersionIsExitZero) {
   const Outcome outcome = run_args({"--version"});
   EXPECT_EQ(outcome.code, 0);
-  EXPECT_EQ(outcome.out, "qpatch 0.1.0\n");
+  // The git commit the binary was built from, for bug reports.
+  EXPECT_EQ(outcome.out, "qpatch " QPATCH_VERSION " (git " QPATCH_GIT_COMMIT ")\n");
 }
 
 } // namespace

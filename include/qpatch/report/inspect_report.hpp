@@ -5,6 +5,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/diagnose/module_verdicts.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/report/text_style.hpp>
 
@@ -23,6 +24,11 @@ struct InspectView {
   const checkpoint::ModuleList& modules;
   std::vector<size_t> shown; // indices into `modules` that pass --only
   Rows rows = Rows::all;
+  // What the config makes each engine build, one column per engine; nullptr: no such columns.
+  const diagnose::ModuleVerdicts* verdicts = nullptr;
+  // Terminal columns to fit (module names elided from the left, the kind, group and file
+  // columns dropped); 0: every column whole, for pipes and -v.
+  size_t width = 0;
 };
 
 // The module table (when rows are wanted) followed by the summary, for stdout.
