@@ -131,9 +131,24 @@ std::vector<std::string> exclusion_names(const LayerView& view,
                                          const engine::ModelInfo& model,
                                          engine::Engine engine) {
   const Layer& layer = *view.layer;
-  if (engine == engine::Engine::sglang &&
-      model.shards_of(std::string(util::last_component(layer.prefix))) != nullptr) {
-    return {layer.name}; // SGLang tests a fused layer by its fused name only
+  if (engine == engine::Engine::sglang) {
+    // SGLang tests the name it builds the layer under (its own naming, sglang_model_info.cpp),
+    // a fused layer by its fused name only: the checkpoint's names where one of them is part of
+    // that name, else that name itself.
+    if (model.shards_of(std::string(util::last_component(layer.prefix))) != nullptr) {
+      return {layer.prefix};
+    }
+    std::vector<std::string> names;
+    for (const uint32_t m : layer.modules) {
+      names.emplace_back(modules[m].name);
+    }
+    const bool reached = std::any_of(names.begin(), names.end(), [&](const std::string& name) {
+      return layer.prefix.find(name) != std::string::npos;
+    });
+    if (!reached) {
+      names.push_back(layer.prefix);
+    }
+    return names;
   }
   if (layer.kind == LayerKind::experts && method == SkipListMethod::awq) {
     return {layer.name}; // the substring test must hit "...mlp.experts"
@@ -255,8 +270,17 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const SkipListMethod method = skip_list.method;
   SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
   const VllmSetting setting = vllm_setting(inventory, modules, configs, in.options);
-  const engine::ModelInfo& model = setting.model;
-  const std::vector<LayerView>& views = setting.views;
+  // SGLang builds layers of its own names (sglang_model_info.cpp), and tests them.
+  const VllmSetting sglang_setting =
+      in.engines.has(engine::Engine::sglang)
+          ? vllm_setting(inventory, modules, configs, in.options, engine::Engine::sglang)
+          : VllmSetting{};
+  const auto model_of = [&](engine::Engine engine) -> const engine::ModelInfo& {
+    return engine == engine::Engine::sglang ? sglang_setting.model : setting.model;
+  };
+  const auto views_of = [&](engine::Engine engine) -> const std::vector<LayerView>& {
+    return engine == engine::Engine::sglang ? sglang_setting.views : setting.views;
+  };
   // Each judged engine with the list it reads today: SGLang derives nothing from the headers,
   // so an absent AWQ list is empty for it (the patched list is the same for both).
   std::vector<std::pair<engine::Engine, std::vector<std::string>>> engines;
@@ -282,6 +306,20 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     }
     return std::pair(entries, origin);
   };
+  // An entry in SGLang's names is a substring test in every engine: it must not reach a layer
+  // stored quantized under any engine's names (vLLM's Qwen3-Next target
+  // model.language_model.layers.0.self_attn.qkv_proj contains the draft's model.layers.0...).
+  const auto reaches_quantized = [&](const std::string& name) {
+    for (const auto* judged : {&setting.views, &sglang_setting.views}) {
+      for (const LayerView& other : *judged) {
+        if (other.disk == Disk::quantized && (other.layer->prefix.find(name) != std::string::npos ||
+                                              other.layer->name.find(name) != std::string::npos)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
   const auto step = [&] {
     const auto [entries, origin] = current();
     bool changed = false;
@@ -294,11 +332,16 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       }
     };
     for (const auto& [engine, unused] : engines) {
-      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model);
-      each_decided(views, judge, [&](const LayerView& view, const Decision& decision) {
+      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model_of(engine));
+      each_decided(views_of(engine), judge, [&](const LayerView& view, const Decision& decision) {
         const bool error = decision.verdict == Verdict::load_error;
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-          for (const std::string& name : exclusion_names(view, modules, method, model, engine)) {
+          for (const std::string& name :
+               exclusion_names(view, modules, method, model_of(engine), engine)) {
+            if (engine == engine::Engine::sglang && name != view.layer->name &&
+                reaches_quantized(name)) {
+              continue; // a substring of a quantized layer's name: no list can name it alone
+            }
             append(name, view.order);
           }
         } else if (view.disk == Disk::quantized && decision.ignore_index) {
@@ -386,12 +429,12 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   };
   LayerProblems problems;
   for (const auto& [engine, entries] : engines) {
-    const engine::VllmSkipList before = skip_list.judge(engine, entries, model);
-    const engine::VllmSkipList after = skip_list.judge(engine, current().first, model);
-    problems.add(views, modules, before, after, word_for(engine), engine);
+    const engine::VllmSkipList before = skip_list.judge(engine, entries, model_of(engine));
+    const engine::VllmSkipList after = skip_list.judge(engine, current().first, model_of(engine));
+    problems.add(views_of(engine), modules, before, after, word_for(engine), engine);
     // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
     // layer as one, with one quant method, so its shards must be stored alike.
-    problems.add_storage(views, modules, engine);
+    problems.add_storage(views_of(engine), modules, engine);
   }
   problems.report(diagnosis.findings);
   const bool edit = !removed.empty() || !appended.empty() || !replaced.empty();

@@ -23,7 +23,7 @@ using test::Packing;
 using test::required_fields;
 
 std::string config_json(const std::string& method, const std::string& fields) {
-  return "{\n  \"architectures\": [\n    \"Qwen3NextForCausalLM\"\n  ],\n"
+  return "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"
          "  \"quantization_config\": {\n" +
          required_fields(method, fields) + fields + "    \"quant_method\": \"" + method +
          "\"\n  }\n}\n";
@@ -103,7 +103,8 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized by awq (not in "
+            // SGLang's draft builds fc as a plain nn.Linear: dense whatever the list says.
+            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by awq (not in "
             "modules_to_not_convert) [sglang]\n"
             "  breaks      SGLang: loads, and drops the stored weights silently\n"
             "  would patch config.json +20: model.language_model.embed_tokens, "
@@ -209,6 +210,28 @@ TEST_P(SkipListHeadTest, FixLeavesEveryEngineClean) {
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+// A packed mtp.fc cannot load in SGLang, whose draft builds fc as a plain nn.Linear: no list
+// changes that (graft dense weights), and vLLM loads it as it is.
+TEST_F(SkipListTest, AwqPackedFcIsNotFixableForSglang) {
+  test::write_mini(
+      dir(),
+      {Head::packed,
+       HeadFile::indexed_shard,
+       config_json("awq", "    \"modules_to_not_convert\": [\n      \"lm_head\"\n    ],\n"),
+       Packing::awq});
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+            "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
+            "  not fixable mtp.fc: 1 module stored awq but SGLang builds this layer dense: not "
+            "fixable by a config patch [sglang]\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR mtp.fc\n");
+}
+
 std::string head_case_name(const ::testing::TestParamInfo<HeadCase>& param) {
   static const char* const k_heads[] = {"dense", "packed", "packed_fc_dense", "absent"};
   return std::string(param.param.method) + "_" + k_heads[static_cast<int>(param.param.head)];
@@ -235,7 +258,6 @@ INSTANTIATE_TEST_SUITE_P(
                  Head::packed_fc_dense,
                  1,
                  R"(["lm_head","mtp.fc"])"},
-        HeadCase{"awq", "modules_to_not_convert", Packing::awq, Head::packed, 0, R"(["lm_head"])"},
         HeadCase{"bitsandbytes",
                  "llm_int8_skip_modules",
                  Packing::bnb_4bit,
@@ -482,7 +504,7 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
 // bitsandbytes: an entry skips a layer when it equals one dot-component or a dotted prefix of
 // the layer's (fused) name, so "mtp" covers the whole head and a short "fc" would too.
 TEST(BitsandbytesMatcher, ComponentsAndDottedPrefixes) {
-  const engine::ModelInfo model = engine::model_info_for("Qwen3NextForCausalLM");
+  const engine::ModelInfo model = engine::model_info_for("Qwen3_5ForCausalLM");
   const engine::VllmSkipList list(
       engine::SkipListMethod::bitsandbytes, {"mtp", "model.layers.1", "out_proj"}, model);
   EXPECT_EQ(list.skipping_entry("mtp.layers.0.self_attn.qkv_proj"), std::optional<size_t>(0));
