@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+// SGLang's names for checkpoint modules, per architecture row of sglang_model_info.cpp: where
+// each layer is built (the prefix its quant config is asked about) and how a fused layer is
+// judged (through its shards, or by its own name when the class declares no mapping). Module
+// names come from real index files in testdata/real-configs where there is one.
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/model_info.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace qpatch::engine {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string shards_text(const ModelInfo& model, const std::string& prefix) {
+  const auto* shards = model.shards_of_layer(prefix);
+  if (shards == nullptr) {
+    return "(fused name)";
+  }
+  std::string out;
+  for (const std::string& shard : *shards) {
+    out += (out.empty() ? "" : ",") + shard;
+  }
+  return out;
+}
+
+bool in_real_index(const std::string& file, const std::string& tensor) {
+  std::ifstream in(fs::path(QPATCH_TESTDATA_DIR) / "real-configs" / file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str())["weight_map"].contains(tensor);
+}
+
+bool in_real_ignore(const std::string& file, const std::string& entry) {
+  std::ifstream in(fs::path(QPATCH_TESTDATA_DIR) / "real-configs" / file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto ignore = nlohmann::json::parse(text.str())["quantization_config"]["ignore"];
+  return std::find(ignore.begin(), ignore.end(), entry) != ignore.end();
+}
+
+TEST(SglangNaming, Qwen35VlmTextVisionAndDraft) {
+  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 64);
+  // Checkpoint names as the real Qwen3.6-27B config lists them in ignore.
+  ASSERT_TRUE(in_real_ignore("qwen3.6-27b-w4a16-awq-ct-packed-mtp.config.json",
+                             "model.language_model.layers.4.linear_attn.in_proj_b"));
+  ASSERT_TRUE(in_real_ignore("qwen3.6-27b-w4a16-awq-ct-packed-mtp.config.json",
+                             "model.visual.blocks.0.attn.qkv"));
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.4.linear_attn.in_proj_ba"),
+            "model.layers.4.linear_attn.in_proj_ba");
+  EXPECT_EQ(shards_text(model, "model.layers.4.linear_attn.in_proj_ba"), "in_proj_b,in_proj_a");
+  EXPECT_EQ(model.layer_prefix("model.visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
+  EXPECT_EQ(shards_text(model, "visual.blocks.0.attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_EQ(model.layer_prefix("lm_head"), "lm_head");
+  EXPECT_EQ(model.to_vllm("model.language_model.layers.0.mlp.gate_proj"),
+            "model.language_model.layers.0.mlp.gate_proj"); // hf_to_sglang_mapper = None
+  EXPECT_EQ(model.layer_prefix("mtp.layers.0.self_attn.qkv_proj"),
+            "mtp.layers.0.self_attn.qkv_proj");
+  EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
+  // Without #35887 the draft's quant config has no mapping; with it, the text model's.
+  EXPECT_EQ(shards_text(model, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
+  const ModelInfo later = sglang_model_info("Qwen3_5ForConditionalGeneration", 64, true);
+  EXPECT_EQ(shards_text(later, "mtp.layers.0.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_EQ(model.version, "main");
+  EXPECT_EQ(later.version, "with #35887");
+  EXPECT_TRUE(sglang_versions_differ("Qwen3_5MoeForConditionalGeneration"));
+  EXPECT_FALSE(model.assumed_naming);
+}
+
+TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
+  const ModelInfo model = sglang_model_info("Qwen3NextForCausalLM", 48);
+  EXPECT_EQ(model.layer_prefix("mtp.layers.0.self_attn.qkv_proj"),
+            "model.layers.0.self_attn.qkv_proj");
+  EXPECT_EQ(model.layer_prefix("mtp.layers.0.mlp.experts"), "model.layers.0.mlp.experts");
+  EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
+  EXPECT_EQ(model.layer_prefix("model.layers.5.linear_attn.in_proj_qkvz"),
+            "model.layers.5.linear_attn.in_proj_qkvz");
+  EXPECT_EQ(shards_text(model, "model.layers.5.linear_attn.in_proj_qkvz"), "(fused name)");
+  EXPECT_EQ(shards_text(model, "model.layers.3.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_FALSE(sglang_versions_differ("Qwen3NextForCausalLM"));
+}
+
+TEST(SglangNaming, DeepSeekAndGlmNextnLayerIsModelDecoder) {
+  const ModelInfo deepseek = sglang_model_info("DeepseekV3ForCausalLM", 61);
+  EXPECT_EQ(deepseek.layer_prefix("model.layers.61.self_attn.fused_qkv_a_proj_with_mqa"),
+            "model.decoder.self_attn.fused_qkv_a_proj_with_mqa");
+  EXPECT_EQ(deepseek.layer_prefix("model.layers.61.shared_head.head"), "model.shared_head.head");
+  EXPECT_EQ(deepseek.layer_prefix("model.layers.60.mlp.experts"), "model.layers.60.mlp.experts");
+  EXPECT_TRUE(deepseek.is_plain_linear("model.layers.61.eh_proj"));
+  EXPECT_EQ(deepseek.fused_for("q_a_proj"), "fused_qkv_a_proj_with_mqa");
+  EXPECT_EQ(shards_text(deepseek, "model.layers.3.self_attn.fused_qkv_a_proj_with_mqa"),
+            "q_a_proj,kv_a_proj_with_mqa");
+  EXPECT_EQ(shards_text(deepseek, "model.layers.0.mlp.gate_up_proj"), "(fused name)");
+  const ModelInfo glm = sglang_model_info("Glm4MoeForCausalLM", 46);
+  EXPECT_EQ(glm.layer_prefix("model.layers.46.self_attn.qkv_proj"),
+            "model.decoder.self_attn.qkv_proj");
+  EXPECT_EQ(shards_text(glm, "model.layers.1.self_attn.qkv_proj"), "(fused name)");
+  EXPECT_TRUE(glm.is_plain_linear("model.layers.46.eh_proj"));
+}
+
+TEST(SglangNaming, MimoDraftBlockHasNoPrefix) {
+  ASSERT_TRUE(in_real_index("mimo-7b-bf16.model.safetensors.index.json",
+                            "model.mtp_layers.0.self_attn.q_proj.weight"));
+  const ModelInfo model = sglang_model_info("MiMoForCausalLM", 36);
+  EXPECT_EQ(model.layer_prefix("model.mtp_layers.0.self_attn.qkv_proj"), "self_attn.qkv_proj");
+  EXPECT_EQ(model.layer_prefix("model.layers.3.mlp.gate_up_proj"),
+            "model.layers.3.mlp.gate_up_proj");
+  EXPECT_TRUE(model.is_plain_linear("model.mtp_layers.0.input_proj"));
+  EXPECT_EQ(shards_text(model, "self_attn.qkv_proj"), "(fused name)");
+}
+
+TEST(SglangNaming, LlamaQwenJudgeFusedLayersByTheirNames) {
+  for (const char* architecture : {"LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM"}) {
+    const ModelInfo model = sglang_model_info(architecture, 32);
+    EXPECT_EQ(model.layer_prefix("model.layers.0.self_attn.qkv_proj"),
+              "model.layers.0.self_attn.qkv_proj")
+        << architecture;
+    EXPECT_EQ(shards_text(model, "model.layers.0.self_attn.qkv_proj"), "(fused name)")
+        << architecture;
+    EXPECT_FALSE(model.assumed_naming) << architecture;
+  }
+}
+
+TEST(SglangNaming, UnknownArchitectureIsAssumed) {
+  const ModelInfo model = sglang_model_info("PhiForCausalLM", 32);
+  EXPECT_TRUE(model.assumed_naming);
+  EXPECT_EQ(shards_text(model, "model.layers.0.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_TRUE(sglang_model_info("Qwen3_5ForCausalLM", 64).assumed_naming); // no entry class
+}
+
+// Qwen3.5-MoE (the REAP checkpoint's model.language_model.* per-expert layout): experts are
+// judged as one FusedMoE at model.layers.N.mlp.experts.
+TEST(SglangNaming, Qwen35MoeExpertsAndLinearAttention) {
+  const ModelInfo model = sglang_model_info("Qwen3_5MoeForConditionalGeneration", 40);
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.mlp.experts"),
+            "model.layers.0.mlp.experts");
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.linear_attn.in_proj_qkvz"),
+            "model.layers.0.linear_attn.in_proj_qkvz");
+  EXPECT_EQ(shards_text(model, "model.layers.0.linear_attn.in_proj_qkvz"), "in_proj_qkv,in_proj_z");
+}
+
+} // namespace
+} // namespace qpatch::engine
