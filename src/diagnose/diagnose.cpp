@@ -6,6 +6,7 @@
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/model_info.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/engine/vllm_config_checks.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
@@ -362,6 +363,16 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       inventory, modules, configs, *active, head.modules, options, modelled};
   if (auto status = method->judge(in, diagnosis); !status) {
     return status.take_error();
+  }
+  // An assumption that can change a verdict is said: SGLang's layer names for an architecture
+  // qpatch has no naming row for (sglang_model_info.cpp).
+  if (modelled.has(engine::Engine::sglang) &&
+      engine::sglang_model_info(configs.architecture, configs.num_hidden_layers).assumed_naming) {
+    diagnosis.notes.push_back(
+        "SGLang: no naming table for " +
+        (configs.architecture.empty() ? std::string("this architecture") : configs.architecture) +
+        "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
+        "through their shards)");
   }
   diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
   return finish(std::move(diagnosis));

@@ -27,16 +27,19 @@ TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "transformers"}).first, 0);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
-            "(mtp_num_hidden_layers: 1)\n"
-            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
-            "without a quant config: it cannot load these tensors; graft dense weights from the "
-            "base model [sglang]\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR mtp.fc\n");
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+      "(mtp_num_hidden_layers: 1)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+      "without a quant config: it cannot load these tensors; graft dense weights from the "
+      "base model [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR mtp.fc\n");
 }
 
 TEST_F(EnginesTest, TransformersNeverLoadsTheHead) {
@@ -58,21 +61,24 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
   const auto [code, out] = run_qpatch({"--check", "--engine", "sglang"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for SGLang\n"
-            "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
-            "(mtp_num_hidden_layers: 1)\n"
-            "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
-            "without a quant config: it cannot load these tensors; graft dense weights from the "
-            "base model\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-            "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
-            "entries as case-insensitive substrings)\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  would patch config.json -1: mtp\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR mtp.fc\n");
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for SGLang\n"
+      "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+      "(mtp_num_hidden_layers: 1)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+      "without a quant config: it cannot load these tensors; graft dense weights from the "
+      "base model\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
+      "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
+      "entries as case-insensitive substrings)\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json -1: mtp\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR mtp.fc\n");
   // explain shows the rule each engine applies to the same module.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.mlp.down_proj"}, dir());

@@ -66,6 +66,8 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
       "(mtp_num_hidden_layers: 1)\n"
       // SGLang's draft builds mtp.fc as a plain nn.Linear: only vLLM gets it wrong.
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     mtp.fc: 1 module stored BF16 but quantized by targets [\"Linear\"] "
       "(group_0, class name); not in ignore [vllm]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
@@ -103,19 +105,22 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config});
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
-  EXPECT_EQ(checked.out,
-            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
-            "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
-            "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-            "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
-            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-            "\"ValueError: There is no module or parameter named "
-            "'layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
-            "stored weights silently\n"
-            "  would patch config.json +1: mtp.fc; -1: re:^mtp.*\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      checked.out,
+      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
+      "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
+      "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named "
+      "'layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
+      "stored weights silently\n"
+      "  would patch config.json +1: mtp.fc; -1: re:^mtp.*\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head","mtp.fc"])");
   expect_idempotent();
@@ -133,6 +138,8 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
       "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
       "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the config; "
       "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', 'v_proj'] "
@@ -164,6 +171,8 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
       "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  not fixable model.language_model.layers.0.self_attn: 4 modules stored ct-pack-quantized "
       "but no target matches them, so vLLM builds them dense: not fixable by a config patch "
       "(qpatch does not invent targets)\n"
@@ -191,6 +200,8 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
       "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     quantization_config.json: ignore differs from config.json's (vLLM reads "
       "config.json): 0 entries only in config.json, 1 only in quantization_config.json\n"
       "  would patch quantization_config.json -1: model.language_model.embed_tokens\n"

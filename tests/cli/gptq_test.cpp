@@ -42,17 +42,20 @@ TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1) << out; // attention is packed on disk but "-:.*attn.*" makes it dense
-  EXPECT_EQ(out,
-            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
-            "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"; SGLang: "
-            "loads, and drops the stored weights silently\n"
-            "  would patch config.json -1: -:.*attn.*\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  fixable     model.language_model.layers.0.self_attn: 4 modules stored gptq but made "
+      "dense by dynamic rule \"-:.*attn.*\" (dynamic[1])\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+      "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"; SGLang: "
+      "loads, and drops the stored weights silently\n"
+      "  would patch config.json -1: -:.*attn.*\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
 }
 
 TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {

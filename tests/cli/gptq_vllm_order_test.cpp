@@ -124,6 +124,8 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       "  note        dynamic rule \".*mtp.*\" (dynamic[0]) matches 5 layers before \"-:^mtp\\.\" "
       "(dynamic[1]) is tried: the first match wins, so that exclusion never applies to them\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds them "
       "dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): not fixable "
       "by a config patch [vllm]\n"
@@ -145,16 +147,19 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
                         "    \"dynamic\": {\n      \"-:^mtp\\\\.\": {},\n      \".*mtp.*\": {}\n"
                         "    },\n    \"modules_in_block_to_quantize\": [\n      [\n"
                         "        \"mtp\"\n      ]\n    ],\n"));
-  EXPECT_EQ(run_qpatch({"--check"}).second,
-            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds "
-            "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): "
-            "not fixable by a config patch [vllm]\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
+  EXPECT_EQ(
+      run_qpatch({"--check"}).second,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds "
+      "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): "
+      "not fixable by a config patch [vllm]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+      "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 // Issue #11 item 7: maybe_update_config derives the list when it is falsy, so [] means "what the

@@ -100,25 +100,28 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   // derivation off, so the list written is the derived one, plus the fused names SGLang tests.
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            // SGLang's draft builds fc as a plain nn.Linear: dense whatever the list says.
-            "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by awq (not in "
-            "modules_to_not_convert) [sglang]\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  would patch config.json +20: model.language_model.embed_tokens, "
-            "model.language_model.layers.0.input_layernorm, "
-            "model.language_model.layers.0.self_attn.q_norm, "
-            "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
-            "lm_head, mtp.fc, mtp.norm, mtp.layers.0.input_layernorm, "
-            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.self_attn.q_norm, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj, mtp.layers.0.post_attention_layernorm, "
-            "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.mlp.gate_up_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      // SGLang's draft builds fc as a plain nn.Linear: dense whatever the list says.
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by awq (not in "
+      "modules_to_not_convert) [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +20: model.language_model.embed_tokens, "
+      "model.language_model.layers.0.input_layernorm, "
+      "model.language_model.layers.0.self_attn.q_norm, "
+      "model.language_model.layers.0.post_attention_layernorm, model.language_model.norm, "
+      "lm_head, mtp.fc, mtp.norm, mtp.layers.0.input_layernorm, "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+      "mtp.layers.0.self_attn.q_norm, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+      "mtp.layers.0.mlp.down_proj, mtp.layers.0.post_attention_layernorm, "
+      "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.mlp.gate_up_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
   // Why SGLang quantizes the head's fused attention, and why vLLM does not.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
@@ -222,14 +225,17 @@ TEST_F(SkipListTest, AwqPackedFcIsNotFixableForSglang) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-            "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
-            "  not fixable mtp.fc: 1 module stored awq but SGLang builds this layer dense: not "
-            "fixable by a config patch [sglang]\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR mtp.fc\n");
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+      "  not fixable mtp.fc: 1 module stored awq but SGLang builds this layer dense: not "
+      "fixable by a config patch [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR mtp.fc\n");
 }
 
 std::string head_case_name(const ::testing::TestParamInfo<HeadCase>& param) {
@@ -328,6 +334,8 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
       out,
       "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     mtp.layers.0: 7 modules stored awq but made dense by modules_to_not_convert "
       "entry \"mtp\"\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
