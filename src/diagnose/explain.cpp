@@ -46,8 +46,40 @@ void close_trace(detail::ExplainContext& context, const std::vector<std::string>
                                context.inventory.display_dir + "` to see the fix");
 }
 
-// Every judged engine's rules in turn, then the verdict: `trace_of(engine)` returns that
-// engine's (trace lines, decision) for the layer.
+// The layer SGLang builds over the modules of `context.layer`, under SGLang's names.
+struct SglangLayer {
+  engine::ModelInfo model;
+  std::vector<Layer> layers;
+  std::vector<detail::LayerView> views;
+  const Layer* layer = nullptr;
+  const detail::LayerView* view = nullptr;
+};
+
+std::unique_ptr<SglangLayer> sglang_layer(const detail::ExplainContext& context) {
+  auto out = std::make_unique<SglangLayer>();
+  out->model =
+      engine::sglang_model_info(context.configs.architecture, context.configs.num_hidden_layers);
+  out->layers = engine::build_layers(context.modules, out->model);
+  out->views = detail::layer_views(out->layers, context.modules, context.inventory, {});
+  for (const detail::LayerView& candidate : out->views) {
+    const auto& mine = context.layer.modules;
+    const bool ours = std::any_of(
+        candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
+          return context.module != nullptr ? &context.modules[m] == context.module
+                                           : std::find(mine.begin(), mine.end(), m) != mine.end();
+        });
+    if (ours && !candidate.layer->draft) {
+      out->layer = candidate.layer;
+      out->view = &candidate;
+      break;
+    }
+  }
+  return out;
+}
+
+// Every judged engine's rules in turn, then the verdict: `trace_of(engine, model, layer)`
+// returns that engine's (trace lines, decision) for the layer, judged under that engine's
+// names (SGLang builds layers of its own).
 template <class TraceOf>
 void trace_each_engine(detail::ExplainContext& context, const TraceOf& trace_of) {
   auto& lines = context.out.lines;
@@ -57,9 +89,24 @@ void trace_each_engine(detail::ExplainContext& context, const TraceOf& trace_of)
     if (list.size() > 1) {
       lines.emplace_back("engine", std::string(engine::rules_of(engine, context.method)));
     }
-    const auto [trace, decision] = trace_of(engine);
+    const engine::ModelInfo* model = &context.model;
+    const Layer* layer = &context.layer;
+    const detail::LayerView* view = context.view;
+    std::unique_ptr<SglangLayer> sglang;
+    if (engine == engine::Engine::sglang) {
+      sglang = sglang_layer(context);
+      if (sglang->layer != nullptr) {
+        model = &sglang->model;
+        layer = sglang->layer;
+        view = sglang->view;
+        if (layer->prefix != context.layer.prefix) {
+          lines.emplace_back("layer", layer->prefix + " (SGLang's name)");
+        }
+      }
+    }
+    const auto [trace, decision] = trace_of(engine, *model, *layer);
     lines.insert(lines.end(), trace.begin(), trace.end());
-    if (context.view == nullptr || !detail::consistent(*context.view, decision)) {
+    if (view == nullptr || !detail::consistent(*view, decision)) {
       wrong.emplace_back(engine::to_string(engine));
     }
   }
@@ -284,20 +331,21 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
             std::to_string(setting.list.entries.size()) +
             " entries from the headers (every all-float module); SGLang derives none");
   }
-  trace_each_engine(context, [&](engine::Engine engine) {
-    const engine::VllmSkipList judge =
-        setting.judge(engine, setting.read_by(engine), context.model);
-    return std::pair(judge.trace(context.layer, setting.list.key), judge.decide(context.layer));
-  });
+  trace_each_engine(
+      context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
+        const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
+        return std::pair(judge.trace(layer, setting.list.key), judge.decide(layer));
+      });
   return ok_status();
 }
 
 Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
   const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
-  trace_each_engine(context, [&](engine::Engine engine) {
-    const engine::VllmGptq judge(config, context.model, derived, engine);
-    return std::pair(judge.trace(context.layer), judge.decide(context.layer));
-  });
+  trace_each_engine(context,
+                    [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
+                      const engine::VllmGptq judge(config, model, derived, engine);
+                      return std::pair(judge.trace(layer), judge.decide(layer));
+                    });
   return ok_status();
 }
 

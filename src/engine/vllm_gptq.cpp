@@ -194,8 +194,8 @@ std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& la
     return lines;
   };
   const bool sglang = m_engine == Engine::sglang;
-  if (sglang && decision.by == DecidedBy::built_dense && layer.prefix == "mtp.fc") {
-    lines.emplace_back("built", "as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
+  if (decision.by == DecidedBy::built_dense && m_model.is_plain_linear(layer.name)) {
+    lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
     return verdict();
   }
   if (sglang && layer.kind == LayerKind::experts) {
