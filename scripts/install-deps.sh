@@ -4,7 +4,7 @@
 # (and needs no network) when everything is already there. Run as root, or through sudo.
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsimdjson-dev
-          libpcre2-dev libgtest-dev)
+          libpcre2-dev libgtest-dev libxxhash-dev)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hyperfine libbenchmark-dev time python3)
 fi

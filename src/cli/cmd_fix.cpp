@@ -6,6 +6,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diff/unified_diff.hpp>
@@ -54,7 +55,7 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
     switch (outcome.error->code) {
     case ErrorCode::write_failed:
     case ErrorCode::changed_on_disk:
-      return ExitCode::write_failed;
+      return ExitCode::write_failed; // busy and interrupted too: run() maps a signal to 128+N
     case ErrorCode::rollback_failed:
       return ExitCode::rollback_failed;
     case ErrorCode::internal:
@@ -188,6 +189,24 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
   }
 }
 
+// Take the lock of `dir` and complete or undo what an interrupted run left there.
+std::optional<Error>
+lock_and_recover(const std::string& dir, std::vector<commit::CheckpointLock>& locks, Io& io) {
+  auto lock = commit::CheckpointLock::acquire(dir, commit::lock_wait());
+  if (!lock) {
+    return lock.take_error();
+  }
+  locks.push_back(lock.take_value());
+  auto recovered = commit::recover(dir);
+  if (!recovered) {
+    return recovered.take_error();
+  }
+  for (const std::string& note : recovered->notes) {
+    report(io.err, Level::note, dir + ": " + note);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 ExitCode run_fix(const FixOptions& options, Io& io) {
@@ -207,10 +226,23 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
   // write, so exit 3 keeps its promise that nothing was written anywhere.
   const bool several = options.dirs.size() > 1;
+  const bool writing = !options.dry_run && !options.check;
   std::vector<Judged> judged;
+  // A writing run holds each checkpoint's lock from before it reads it until its commit is over,
+  // and first finishes what an interrupted run left (commit/lock.hpp, commit::recover).
+  std::vector<commit::CheckpointLock> locks;
   bool any_unreadable = false;
   bool only_matched = false;
   for (const std::string& dir : options.dirs) {
+    if (writing) {
+      if (auto error = lock_and_recover(dir, locks, io); error) {
+        judged.push_back({});
+        judged.back().outcome.path = dir;
+        judged.back().outcome.status = Status::error;
+        judged.back().outcome.error = std::move(*error);
+        continue;
+      }
+    }
     judged.push_back(judge(dir, diagnose_options, diff_prefix(dir, several)));
     any_unreadable = any_unreadable || judged.back().outcome.error.has_value();
     only_matched = only_matched || judged.back().only_matched;
@@ -223,7 +255,6 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
                "; see the names with 'qpatch inspect DIR'");
     return ExitCode::usage;
   }
-  const bool writing = !options.dry_run && !options.check;
   for (size_t i = 0; i < judged.size(); ++i) {
     if (!writing) {
       continue;

@@ -62,6 +62,7 @@ struct RestoreOptions {
   std::string dir;
   bool dry_run = false;
   bool json = false;
+  bool force = false;
 };
 
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);
