@@ -8,7 +8,7 @@ _qpatch() {
   command=""
   for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
     case $word in
-    inspect | explain | restore) command=$word && break ;;
+    inspect | explain | restore | graft) command=$word && break ;;
     esac
   done
   case $prev in
@@ -20,6 +20,10 @@ _qpatch() {
     mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur")
     return
     ;;
+  --from)
+    mapfile -t COMPREPLY < <(compgen -d -- "$cur")
+    return
+    ;;
   --only | --revision)
     return
     ;;
@@ -28,7 +32,8 @@ _qpatch() {
   case $command in
   inspect) flags="--help --json --summary --only --verbose --color --revision" ;;
   explain) flags="--help --engine --json --revision" ;;
-  restore) flags="--help --dry-run --json --revision" ;;
+  restore) flags="--help --dry-run --json --force --revision" ;;
+  graft) flags="--help --from --only --dry-run --check --json --no-backup --revision" ;;
   *) flags="--help --version --dry-run --check --json --only --engine --recursive --no-backup
             --color --quiet --verbose --revision" ;;
   esac
@@ -38,7 +43,7 @@ _qpatch() {
   fi
   mapfile -t COMPREPLY < <(compgen -d -- "$cur")
   if [[ -z $command && $COMP_CWORD -eq 1 ]]; then
-    mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "inspect explain restore" -- "$cur")
+    mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -W "inspect explain restore graft" -- "$cur")
   fi
 }
 complete -o filenames -F _qpatch qpatch

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 # fish completion for qpatch: subcommands, flags, --engine and --color values, directories.
-set -l commands inspect explain restore
+set -l commands inspect explain restore graft
 complete -c qpatch -f -a '(__fish_complete_directories)'
 complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -a "$commands"
 complete -c qpatch -s h -l help -d 'Print help and exit'
@@ -18,3 +18,8 @@ complete -c qpatch -n "not __fish_seen_subcommand_from explain restore" -l color
 complete -c qpatch -l json -d 'One JSON document on stdout'
 complete -c qpatch -n "__fish_seen_subcommand_from inspect" -l summary -d 'Summary only'
 complete -c qpatch -n "__fish_seen_subcommand_from restore" -s n -l dry-run -d 'Print the diff of what would be put back'
+complete -c qpatch -n "__fish_seen_subcommand_from restore" -l force -d 'Restore edited files, keeping their bytes first'
+complete -c qpatch -n "__fish_seen_subcommand_from graft" -l from -r -a '(__fish_complete_directories)' -d 'DONOR checkpoint'
+complete -c qpatch -n "__fish_seen_subcommand_from graft" -s n -l dry-run -d 'Print the plan and the config diff'
+complete -c qpatch -n "__fish_seen_subcommand_from graft" -l check -d 'Write nothing; exit 1 if a graft would change something'
+complete -c qpatch -n "__fish_seen_subcommand_from graft" -l no-backup -d 'Remove the replaced files'

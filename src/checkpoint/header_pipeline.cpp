@@ -70,10 +70,6 @@ void read_headers_in_order(const std::filesystem::path& dir,
     }
   };
   std::vector<std::thread> pool;
-  pool.reserve(workers);
-  for (unsigned w = 0; w < workers; ++w) {
-    pool.emplace_back(work);
-  }
   // Threads are joined however this ends; an exception from a worker or from `consume` is
   // rethrown here, on the caller's thread, once every worker has stopped.
   const auto finish = [&] {
@@ -86,6 +82,17 @@ void read_headers_in_order(const std::filesystem::path& dir,
       thread.join();
     }
   };
+  // A thread that cannot be started (EAGAIN under ulimit -v or -u) must not leave the started
+  // ones joinable: std::thread's destructor would call std::terminate.
+  try {
+    pool.reserve(workers);
+    for (unsigned w = 0; w < workers; ++w) {
+      pool.emplace_back(work);
+    }
+  } catch (...) {
+    finish();
+    throw;
+  }
   try {
     for (size_t i = 0; i < names.size(); ++i) {
       std::optional<Result<safetensors::Header>> result;

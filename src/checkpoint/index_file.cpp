@@ -466,8 +466,14 @@ Result<IndexFile> read_index(const std::filesystem::path& file, std::string_view
     return result;
   }
   auto text = std::make_shared<simdjson::padded_string>();
+  errno = 0; // simdjson reads with fopen/fread, which set errno on failure
   if (simdjson::padded_string::load(file.string()).get(*text)) {
-    return index_error(ErrorCode::io_error, path, std::nullopt, "", "cannot read the file");
+    return index_error(ErrorCode::io_error,
+                       path,
+                       std::nullopt,
+                       "",
+                       std::string("cannot read the file: ") +
+                           (errno != 0 ? std::strerror(errno) : "it ended early"));
   }
   return parse_padded(*text, path, std::shared_ptr<const char>(text, text->data()));
 }

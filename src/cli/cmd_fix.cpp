@@ -7,6 +7,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diff/unified_diff.hpp>
@@ -64,7 +65,7 @@ ExitCode exit_code_of(const CheckpointOutcome& outcome) {
     switch (outcome.error->code) {
     case ErrorCode::write_failed:
     case ErrorCode::changed_on_disk:
-      return ExitCode::write_failed;
+      return ExitCode::write_failed; // busy and interrupted too: run() maps a signal to 128+N
     case ErrorCode::rollback_failed:
       return ExitCode::rollback_failed;
     case ErrorCode::internal:
@@ -184,6 +185,24 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
   }
 }
 
+// Take the lock of `dir` and complete or undo what an interrupted run left there.
+std::optional<Error>
+lock_and_recover(const std::string& dir, std::vector<commit::CheckpointLock>& locks, Io& io) {
+  auto lock = commit::CheckpointLock::acquire(dir, commit::lock_wait());
+  if (!lock) {
+    return lock.take_error();
+  }
+  locks.push_back(lock.take_value());
+  auto recovered = commit::recover(dir);
+  if (!recovered) {
+    return recovered.take_error();
+  }
+  for (const std::string& note : recovered->notes) {
+    report(io.err, Level::note, dir + ": " + note);
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 ExitCode run_fix(const FixOptions& options, Io& io) {
@@ -203,7 +222,20 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
   // write, so exit 3 keeps its promise that nothing was written anywhere.
   const bool several = options.dirs.size() > 1;
+  const bool writing = !options.dry_run && !options.check;
   std::vector<Judged> judged(options.dirs.size());
+  // A writing run holds each checkpoint's lock from before it reads it until its commit is over,
+  // and first finishes what an interrupted run left (commit/lock.hpp, commit::recover).
+  std::vector<commit::CheckpointLock> locks;
+  std::vector<bool> locked_out(options.dirs.size(), false);
+  for (size_t i = 0; writing && i < options.dirs.size(); ++i) {
+    if (auto error = lock_and_recover(options.dirs[i], locks, io); error) {
+      judged[i].outcome.path = options.dirs[i];
+      judged[i].outcome.status = Status::error;
+      judged[i].outcome.error = std::move(*error);
+      locked_out[i] = true;
+    }
+  }
   // Several checkpoints (a scan of a whole cache) are judged on a few threads at once: each is an
   // independent read, and the header reads of one small checkpoint do not fill the cores. Each
   // thread takes the next checkpoint; results keep the order of the arguments.
@@ -213,7 +245,10 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto work = [&] {
     try {
       for (size_t i = next++; i < options.dirs.size(); i = next++) {
-        judged[i] = judge(options.dirs[i], diagnose_options, diff_prefix(options.dirs[i], several));
+        if (!locked_out[i]) {
+          judged[i] =
+              judge(options.dirs[i], diagnose_options, diff_prefix(options.dirs[i], several));
+        }
       }
     } catch (...) {
       const std::lock_guard lock(failure_mutex);
@@ -236,9 +271,10 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   }
   bool any_unreadable = false;
   bool only_matched = false;
-  for (const Judged& one : judged) {
-    any_unreadable = any_unreadable || one.outcome.error.has_value();
-    only_matched = only_matched || one.only_matched;
+  for (size_t i = 0; i < judged.size(); ++i) {
+    // A checkpoint another qpatch is writing is reported, and holds back no other.
+    any_unreadable = any_unreadable || (!locked_out[i] && judged[i].outcome.error.has_value());
+    only_matched = only_matched || judged[i].only_matched;
   }
   if (diagnose_options.only && !only_matched && !any_unreadable) {
     report(io.err,
@@ -248,7 +284,6 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
                "; see the names with 'qpatch inspect DIR'");
     return ExitCode::usage;
   }
-  const bool writing = !options.dry_run && !options.check;
   for (size_t i = 0; i < judged.size(); ++i) {
     if (!writing) {
       continue;

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "diagnostics.hpp"
 
+#include <qpatch/commit/lock.hpp>
 #include <qpatch/diff/unified_diff.hpp>
 #include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/report/graft_report.hpp>
@@ -81,6 +82,25 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
   report::GraftOutcome outcome;
   outcome.path = options.dir;
   outcome.donor = options.donor;
+  // As `qpatch DIR` does: hold the checkpoint's lock through the commit, and first complete or
+  // undo a config/index transaction an interrupted run left (commit/lock.hpp).
+  std::optional<commit::CheckpointLock> lock;
+  if (writing) {
+    auto taken = commit::CheckpointLock::acquire(options.dir, commit::lock_wait());
+    if (!taken) {
+      report(io.err, taken.error(), options.dir);
+      return ExitCode::write_failed;
+    }
+    lock.emplace(taken.take_value());
+    auto transaction = commit::recover(options.dir);
+    if (!transaction) {
+      report(io.err, transaction.error(), options.dir);
+      return ExitCode::write_failed;
+    }
+    for (const std::string& note : transaction->notes) {
+      report(io.err, Level::note, options.dir + ": " + note);
+    }
+  }
   if (writing) {
     auto recovered = graft::recover(options.dir, options.dir);
     if (!recovered) {

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// `qpatch restore DIR`: put back the files qpatch changed, from their oldest backup (the
-// original), then remove the backups.
+// `qpatch restore DIR`: put back the files qpatch changed, from the backups its manifest records
+// (commit/restore.hpp), then remove those backups. A `.bak` qpatch did not record is named and
+// left alone.
 #include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
+#include <qpatch/commit/lock.hpp>
+#include <qpatch/commit/restore.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diff/unified_diff.hpp>
 #include <qpatch/graft/graft_commit.hpp>
-#include <qpatch/json/strict_json.hpp>
-#include <qpatch/limits.hpp>
 #include <qpatch/quant/config_files.hpp>
 
 #include <filesystem>
@@ -24,6 +25,10 @@ CLI::App* setup_restore(CLI::App& app, RestoreOptions& options) {
   cmd->add_option("DIR", options.dirs, "Checkpoint directories")->required();
   cmd->add_flag("-n,--dry-run", options.dry_run, "Print a unified diff of what would be put back");
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
+  cmd->add_flag("--force",
+                options.force,
+                "Restore files edited since qpatch wrote them, keeping their current bytes as a "
+                "backup first");
   return cmd;
 }
 
@@ -31,22 +36,40 @@ namespace {
 
 // One checkpoint's entry of the restore document: what was (or would be) put back.
 json::Json restore_json(const RestoreOptions& options,
-                        const std::vector<std::vector<std::string>>& backups,
+                        const commit::RestorePlan& plan,
                         bool written,
                         const std::string& diff) {
   json::Json restored = json::Json::array();
-  for (const auto& list : backups) {
-    restored.push_back({{"file", list.front().substr(0, list.front().size() - 4)},
-                        {"from", list.front()},
-                        {"backups_removed", written ? json::Json(list) : json::Json::array()}});
+  for (const commit::RestoreStep& step : plan.steps) {
+    restored.push_back(
+        {{"file", step.file},
+         {"from", step.from},
+         {"edited_since_patch", step.edited},
+         {"backups_removed", written ? json::Json(step.remove) : json::Json::array()}});
   }
   return {{"path", options.dir},
           {"status",
-           backups.empty() ? "nothing-to-restore"
-           : written       ? "restored"
-                           : "would-restore"},
+           plan.steps.empty() ? "nothing-to-restore"
+           : written          ? "restored"
+                              : "would-restore"},
           {"restored", std::move(restored)},
+          {"unrecorded_backups", plan.unrecorded},
           {"diff", diff.empty() ? json::Json() : json::Json(diff)}};
+}
+
+std::vector<std::string> patched_files() {
+  std::vector<std::string> files{"config.json", std::string(checkpoint::k_index_file_name)};
+  for (const std::string& sidecar : quant::sidecar_names()) {
+    files.push_back(sidecar);
+  }
+  return files;
+}
+
+ExitCode write_failure(Io& io, const Error& error, const std::string& dir) {
+  report(io.err, error, dir);
+  // A busy lock, a refusal or a signal (run() makes that 128+N) all leave every file intact.
+  return error.code == ErrorCode::rollback_failed ? ExitCode::rollback_failed
+                                                  : ExitCode::write_failed;
 }
 
 // Restore `options.dir`; with --json its entry goes to `entries` instead of text to stdout.
@@ -55,32 +78,41 @@ ExitCode restore_one(const RestoreOptions& options,
                      Io& io,
                      json::Json& entries) {
   const fs::path dir = options.dir;
-  std::vector<std::string> files{"config.json", std::string(checkpoint::k_index_file_name)};
-  for (const std::string& sidecar : quant::sidecar_names()) {
-    files.push_back(sidecar);
+  std::optional<commit::CheckpointLock> lock;
+  if (!options.dry_run) {
+    auto taken = commit::CheckpointLock::acquire(dir, commit::lock_wait());
+    if (!taken) {
+      return write_failure(io, taken.error(), options.dir);
+    }
+    lock.emplace(taken.take_value());
+    auto recovered = commit::recover(dir);
+    if (!recovered) {
+      return write_failure(io, recovered.error(), options.dir);
+    }
+    for (const std::string& note : recovered->notes) {
+      report(io.err, Level::note, display_path(options.dir, "") + ": " + note);
+    }
   }
-  std::vector<commit::WriteRequest> requests;
-  std::vector<std::vector<std::string>> backups;
+  auto planned = commit::plan_restore(dir, patched_files());
+  if (!planned) {
+    return write_failure(io, planned.error(), options.dir);
+  }
+  const commit::RestorePlan& plan = *planned;
+  for (const std::string& name : plan.unrecorded) {
+    report(io.err,
+           Level::note,
+           display_path(options.dir, name) +
+               " is not a backup qpatch recorded (yours, or from a qpatch without a manifest); "
+               "restore leaves it alone");
+  }
   std::string diff;
-  for (const std::string& file : files) {
-    const auto found = commit::backups_of(dir, file);
-    if (found.empty()) {
-      continue;
-    }
-    auto original = json::read_file(dir / found.front(), found.front(), limits::k_max_index_size);
-    auto current = json::read_file(dir / file, file, limits::k_max_index_size);
-    if (!original || !current) {
-      report(io.err, !original ? original.error() : current.error(), options.dir);
-      return ExitCode::invalid_input;
-    }
-    if (*original != *current) {
-      requests.push_back({file, *current, *original});
-      diff += diff::unified_diff(*current, *original, label_prefix + file);
-    }
-    backups.push_back(found);
+  bool edited = false;
+  for (const commit::RestoreStep& step : plan.steps) {
+    diff += diff::unified_diff(step.current, step.original, label_prefix + step.file);
+    edited = edited || step.edited;
   }
-  // A graft also moved shards aside and created new ones: the shards go back before the index
-  // that names them, the new ones leave after it.
+  // A graft also moved shards aside and created new ones (its record): the shards go back
+  // before the index that names them, the new ones leave after it.
   const auto graft_record = graft::read_record(dir);
   if (options.dry_run && graft_record && !options.json) {
     for (const auto& [file, backup] : graft_record->moved) {
@@ -90,42 +122,45 @@ ExitCode restore_one(const RestoreOptions& options,
       io.out << options.dir << ": would remove " << file << "\n";
     }
   }
-  if (options.dry_run || backups.empty()) {
+  if (options.dry_run || plan.steps.empty()) {
     if (options.json) {
-      entries.push_back(restore_json(options, backups, false, diff));
-    } else if (backups.empty()) {
-      io.out << options.dir << ": no qpatch backups; nothing to restore\n";
-    } else {
-      io.out << diff;
+      entries.push_back(restore_json(options, plan, false, diff));
+      return ExitCode::ok;
     }
+    if (plan.steps.empty()) {
+      io.out << options.dir << ": no qpatch backups; nothing to restore\n";
+      return ExitCode::ok;
+    }
+    for (const commit::RestoreStep& step : plan.steps) {
+      io.out << options.dir << ": would restore " << step.file << " from " << step.from
+             << (step.edited ? " (edited since qpatch wrote it: needs --force)" : "") << "\n";
+    }
+    io.out << diff;
     return ExitCode::ok;
   }
-  if (graft_record) {
-    if (auto restored = graft::restore_shards(dir, options.dir, *graft_record); !restored) {
-      report(io.err, restored.error(), options.dir);
-      return ExitCode::write_failed;
+  if (edited && !options.force) {
+    io.out << diff; // what restoring would undo
+  }
+  if (graft_record && (!edited || options.force)) {
+    if (auto shards = graft::restore_shards(dir, options.dir, *graft_record); !shards) {
+      return write_failure(io, shards.error(), options.dir);
     }
   }
-  auto committed = commit::commit(dir, requests, commit::Backup::no);
-  if (!committed) {
-    report(io.err, committed.error(), options.dir);
-    return committed.error().code == ErrorCode::rollback_failed ? ExitCode::rollback_failed
-                                                                : ExitCode::write_failed;
+  auto restored = commit::apply_restore(dir, plan, options.force);
+  if (!restored) {
+    return write_failure(io, restored.error(), options.dir);
   }
-  std::error_code ec;
-  for (const auto& list : backups) {
-    for (const std::string& backup : list) {
-      fs::remove(dir / backup, ec);
-    }
+  for (const commit::RestoreStep& step : plan.steps) {
     if (!options.json) {
-      io.out << options.dir << ": restored " << list.front().substr(0, list.front().size() - 4)
-             << " from " << list.front() << "\n";
+      io.out << options.dir << ": restored " << step.file << " from " << step.from << "\n";
     }
+  }
+  for (const std::string& kept : restored->kept) {
+    report(io.err, Level::note, "the edited bytes are kept in " + display_path(options.dir, kept));
   }
   if (graft_record) {
     if (auto removed = graft::remove_grafted(dir, options.dir, *graft_record); !removed) {
-      report(io.err, removed.error(), options.dir);
-      return ExitCode::write_failed;
+      return write_failure(io, removed.error(), options.dir);
     }
     for (const auto& [file, backup] : graft_record->moved) {
       if (!options.json && !backup.empty()) {
@@ -139,7 +174,7 @@ ExitCode restore_one(const RestoreOptions& options,
     }
   }
   if (options.json) {
-    entries.push_back(restore_json(options, backups, true, diff));
+    entries.push_back(restore_json(options, plan, true, diff));
   }
   return ExitCode::ok;
 }

@@ -65,6 +65,7 @@ struct RestoreOptions {
   std::string dir; // the one being restored
   bool dry_run = false;
   bool json = false;
+  bool force = false;
 };
 
 CLI::App* setup_restore(CLI::App& app, RestoreOptions& options);

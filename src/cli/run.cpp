@@ -7,11 +7,17 @@
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
 #include "qpatch_version.hpp"
+#include "terminal_safe.hpp"
 
 #include <qpatch/checkpoint/discover.hpp>
+#include <qpatch/commit/interrupt.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <filesystem>
+#include <new>
+#include <system_error>
 
 namespace qpatch::cli {
 namespace {
@@ -23,6 +29,9 @@ constexpr const char* k_exit_codes = R"(Exit status:
   3  a checkpoint could not be read or is invalid (nothing written)
   4  a write failed (the originals are intact)
   5  a write failed and restoring failed too (the report lists every file and backup)
+  6  out of memory or a resource limit (ulimit -v, -n): nothing written
+  128+N  stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129): a commit in progress was
+         completed, or undone if no file had changed yet
   70 internal error (a bug: please report it)
 
 Environment:
@@ -31,12 +40,33 @@ Environment:
      $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
   NO_COLOR  no colour, even on a terminal)";
 
+// The exit code of a run a signal stopped during a commit, or `code`.
+int with_interrupt(int code, std::ostream& err) {
+  const int sig = commit::interrupt_seen();
+  if (sig == 0) {
+    return code;
+  }
+  report(err,
+         Level::note,
+         std::string("stopped by ") +
+             (sig == 2    ? "SIGINT"
+              : sig == 15 ? "SIGTERM"
+                          : "SIGHUP") +
+             (code == 0 ? " during the commit, after every file was written"
+                        : ", with every file as it was before the commit"));
+  return 128 + sig;
+}
+
 } // namespace
 
-int run(const std::vector<std::string>& args,
-        std::ostream& out,
-        std::ostream& err,
-        const Terminal& terminal) {
+namespace {
+
+// run() on streams it makes terminal-safe; `raw_out` is set when stdout carries JSON or a diff.
+int run_command(const std::vector<std::string>& args,
+                std::ostream& out,
+                std::ostream& err,
+                const Terminal& terminal,
+                bool& raw_out) {
   CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the "
                "tensors it stores.\n\n"
                "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
@@ -123,6 +153,10 @@ int run(const std::vector<std::string>& args,
     if (!check_checkpoint_dirs(dirs, err)) {
       return to_int(ExitCode::usage);
     }
+    raw_out = inspect->parsed()   ? inspect_options.json
+              : explain->parsed() ? explain_options.json
+              : restore->parsed() ? restore_options.json || restore_options.dry_run
+                                  : fix_options.json || fix_options.dry_run;
     if (inspect->parsed()) {
       inspect_options.dirs = dirs;
     } else if (explain->parsed()) {
@@ -142,16 +176,48 @@ int run(const std::vector<std::string>& args,
       return to_int(run_explain(explain_options, io));
     }
     if (restore->parsed()) {
-      return to_int(run_restore(restore_options, io));
+      return with_interrupt(to_int(run_restore(restore_options, io)), err);
     }
     if (graft->parsed()) {
-      return to_int(run_graft(graft_options, io));
+      return with_interrupt(to_int(run_graft(graft_options, io)), err);
     }
-    return to_int(run_fix(fix_options, io));
+    return with_interrupt(to_int(run_fix(fix_options, io)), err);
+  } catch (const std::bad_alloc&) {
+    report(err,
+           Level::error,
+           "out of memory (a memory limit such as ulimit -v, or the machine's); nothing was "
+           "written");
+    return to_int(ExitCode::out_of_resources);
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::not_enough_memory ||
+        e.code() == std::errc::resource_unavailable_try_again ||
+        e.code() == std::errc::too_many_files_open) {
+      report(err,
+             Level::error,
+             std::string("out of a resource: ") + e.code().message() +
+                 " (a limit such as ulimit -v, -u or -n); nothing was written");
+      return to_int(ExitCode::out_of_resources);
+    }
+    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
+    return to_int(ExitCode::internal);
   } catch (const std::exception& e) {
     report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
     return to_int(ExitCode::internal);
   }
+}
+
+} // namespace
+
+int run(const std::vector<std::string>& args,
+        std::ostream& out,
+        std::ostream& err,
+        const Terminal& terminal) {
+  SafeStream safe_out(out);
+  SafeStream safe_err(err);
+  bool raw_out = false;
+  const int code = run_command(args, safe_out.stream(), safe_err.stream(), terminal, raw_out);
+  safe_out.set_raw(raw_out);
+  return code;
 }
 
 } // namespace qpatch::cli

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/commit/file_system.hpp>
+#include <qpatch/commit/interrupt.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -21,6 +22,9 @@ ssize_t FileSystem::write(int fd, const void* data, size_t size) {
 int FileSystem::fchmod(int fd, mode_t mode) {
   return ::fchmod(fd, mode);
 }
+int FileSystem::fchown(int fd, uid_t owner, gid_t group) {
+  return ::fchown(fd, owner, group);
+}
 int FileSystem::fsync(int fd) {
   return ::fsync(fd);
 }
@@ -28,7 +32,12 @@ int FileSystem::close(int fd) {
   return ::close(fd);
 }
 int FileSystem::rename(const char* from, const char* to) {
+  before_rename_fault();
   return std::rename(from, to);
+}
+int FileSystem::exchange(const char* a, const char* b) {
+  before_rename_fault();
+  return ::renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE);
 }
 int FileSystem::unlink(const char* path) {
   return ::unlink(path);

@@ -2,6 +2,11 @@
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <vector>
@@ -229,14 +234,31 @@ read_file(const std::filesystem::path& file, std::string_view display_path, uint
                       "file is " + std::to_string(size) + " bytes, over the " +
                           std::to_string(max_size) + "-byte limit");
   }
-  std::ifstream in(file, std::ios::binary);
   std::string text(static_cast<size_t>(size), '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(size))) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  size_t done = 0;
+  int error = fd < 0 ? errno : 0;
+  while (fd >= 0 && error == 0 && done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      error = n < 0 ? errno : -1;
+    } else {
+      done += static_cast<size_t>(n);
+    }
+  }
+  if (fd >= 0) {
+    ::close(fd);
+  }
+  if (error != 0) {
     return make_error(ErrorCode::io_error,
                       std::string(display_path),
                       std::nullopt,
                       "",
-                      "cannot read the whole file");
+                      std::string("cannot read the whole file: ") +
+                          (error > 0 ? std::strerror(error) : "it ended early"));
   }
   return text;
 }

@@ -450,9 +450,12 @@ TEST_F(GraftTest, FailedRenameRollsBackBeforeTheIndexAndFinishesAfter) {
   fs::copy(ck(), pristine, fs::copy_options::recursive);
   const auto original = snapshot_tree(ck());
   ASSERT_EQ(graft({}).first, 0);
-  const auto done = snapshot_tree(ck());
-  // Renames: journal, 2 new shards, index, config.json, 2 old shards aside, journal committed.
-  for (int k = 1; k <= 8; ++k) {
+  auto done = snapshot_tree(ck());
+  done.erase(".qpatch/lock"); // the CLI's lock (it names its PID); the library takes none
+  // Renames: journal, 2 new shards, 2 old shards aside, journal committed. The index and
+  // config.json go in between through the transaction's exchanges (commit/transaction.cpp),
+  // whose faults the transaction's own tests cover.
+  for (int k = 1; k <= 6; ++k) {
     fs::remove_all(ck());
     fs::copy(pristine, ck(), fs::copy_options::recursive);
     auto dir_side = graft::read_checkpoint(ck(), "DIR");
@@ -466,7 +469,7 @@ TEST_F(GraftTest, FailedRenameRollsBackBeforeTheIndexAndFinishesAfter) {
     auto result = graft::commit_graft(ck(), "DIR", *plan, options);
     ASSERT_FALSE(result.ok()) << "rename " << k;
     EXPECT_EQ(result.error().code, ErrorCode::write_failed) << result.error().to_string();
-    if (k <= 5) {
+    if (k <= 3) {
       EXPECT_EQ(snapshot_tree(ck()), original)
           << "rename " << k << ": " << result.error().to_string();
       continue;

@@ -17,9 +17,12 @@ public:
   virtual int mkstemp(char* path_template);
   virtual ssize_t write(int fd, const void* data, size_t size);
   virtual int fchmod(int fd, mode_t mode);
+  virtual int fchown(int fd, uid_t owner, gid_t group);
   virtual int fsync(int fd);
   virtual int close(int fd);
   virtual int rename(const char* from, const char* to);
+  // Swap two names atomically (renameat2 RENAME_EXCHANGE); EINVAL where the file system cannot.
+  virtual int exchange(const char* a, const char* b);
   virtual int unlink(const char* path);
 };
 

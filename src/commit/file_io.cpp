@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "commit/file_io.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace qpatch::commit {
+namespace fs = std::filesystem;
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+ReadStatus read_no_follow(const fs::path& path, uint64_t max_size, std::string& out) {
+  ReadStatus status;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    status.error = errno;
+    return status;
+  }
+  if (::fstat(fd, &status.info) != 0) {
+    status.error = errno;
+  } else if (!S_ISREG(status.info.st_mode)) {
+    status.error = EINVAL;
+  } else if (static_cast<uint64_t>(status.info.st_size) > max_size) {
+    status.error = EFBIG;
+  }
+  if (status.error != 0) {
+    ::close(fd);
+    return status;
+  }
+  out.assign(static_cast<size_t>(status.info.st_size), '\0');
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::read(fd, out.data() + done, out.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      status.error = n < 0 ? errno : EIO; // shorter than fstat said: it changed while read
+      ::close(fd);
+      return status;
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  return status;
+}
+
+bool write_all(FileSystem& fs, int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = fs.write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n == 0) {
+      errno = ENOSPC;
+    }
+    if (n <= 0) {
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void fsync_directory(FileSystem& fs, const fs::path& dir) {
+  const int fd = fs.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+  if (fd >= 0) {
+    fs.fsync(fd);
+    fs.close(fd);
+  }
+}
+
+std::string replace_file(FileSystem& fs,
+                         const fs::path& dir,
+                         const std::string& name,
+                         const std::string& data,
+                         mode_t mode) {
+  std::string temp = (dir / ("." + name + ".qpatch-XXXXXX")).string();
+  const int fd = fs.mkstemp(temp.data());
+  if (fd < 0) {
+    return "cannot create a temporary file for " + name + ": " + errno_text();
+  }
+  std::string error;
+  if (fs.fchmod(fd, mode) != 0 || !write_all(fs, fd, data) || fs.fsync(fd) != 0) {
+    error = "cannot write " + name + ": " + errno_text();
+  }
+  if (fs.close(fd) != 0 && error.empty()) {
+    error = "cannot close " + name + ": " + errno_text();
+  }
+  if (error.empty() && fs.rename(temp.c_str(), (dir / name).c_str()) != 0) {
+    error = "cannot rename the temporary file over " + name + ": " + errno_text();
+  }
+  if (!error.empty()) {
+    fs.unlink(temp.c_str());
+    return error;
+  }
+  fsync_directory(fs, dir);
+  return "";
+}
+
+} // namespace qpatch::commit

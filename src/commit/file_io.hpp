@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// The file operations commit/ shares: reads that never follow a symlink, whole writes, and
+// replacing a small file by temp + fsync + rename + directory fsync.
+#pragma once
+
+#include <qpatch/commit/file_system.hpp>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+namespace qpatch::commit {
+
+struct ReadStatus {
+  int error = 0; // an errno value, 0 on success (ELOOP: a symlink; EINVAL: not a regular file)
+  struct stat info {};
+};
+
+// Read the regular file `path` (not through a symlink) into `out`, at most `max_size` bytes.
+ReadStatus read_no_follow(const std::filesystem::path& path, uint64_t max_size, std::string& out);
+
+// Write all of `data` to `fd`, retrying short writes; false with errno set on failure.
+bool write_all(FileSystem& fs, int fd, const std::string& data);
+
+void fsync_directory(FileSystem& fs, const std::filesystem::path& dir);
+
+// The text of errno, as every I/O error carries it.
+std::string errno_text();
+
+// Replace `dir/name` with `data` through a temp file beside it; return "" or an error text.
+std::string replace_file(FileSystem& fs,
+                         const std::filesystem::path& dir,
+                         const std::string& name,
+                         const std::string& data,
+                         mode_t mode);
+
+} // namespace qpatch::commit

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: Apache-2.0
+// Nothing lost, ever: restore uses only the backups qpatch recorded; one qpatch per checkpoint;
+// signals and SIGKILL at every rename of a 3-file transaction leave every file whole, and the
+// next run and restore converge. The fault and concurrency cases run the real binary.
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+#include "terminal_safe.hpp"
+
+#include <qpatch/commit/lock.hpp>
+#include <qpatch/commit/manifest.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+extern char** environ;
+
+namespace qpatch::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Head;
+using test::HeadFile;
+
+// Enough address space to start, too little to read a checkpoint on several threads.
+constexpr rlim_t k_oom_limit = 20U << 20;
+
+constexpr const char* k_linear = "[\n          \"Linear\"\n        ]";
+
+// A checkpoint whose fix changes three files: config.json, quantization_config.json (a sidecar
+// in step with it) and the index (an unindexed MTP shard).
+void write_three_file_checkpoint(const fs::path& dir) {
+  const std::string config = test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear);
+  test::write_mini(dir, {Head::dense, HeadFile::unindexed_sidecar, config});
+  std::ofstream(dir / "quantization_config.json", std::ios::binary)
+      << "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "
+         "\"Linear\"\n      ]\n    }\n  },\n  \"ignore\": [\n    \"lm_head\"\n  ],\n  "
+         "\"quant_method\": \"compressed-tensors\"\n}\n";
+}
+
+struct Spawned {
+  pid_t pid = -1;
+  fs::path out;
+};
+
+// Start the qpatch binary with `args` and extra environment `env` ("NAME=value"); its stdout and
+// stderr go to `log`.
+Spawned spawn_qpatch(const std::vector<std::string>& args,
+                     const std::vector<std::string>& env,
+                     const fs::path& log) {
+  std::vector<std::string> all{QPATCH_EXE};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& arg : all) {
+    argv.push_back(arg.data());
+  }
+  argv.push_back(nullptr);
+  std::vector<std::string> environment(env);
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).starts_with("QPATCH_")) {
+      continue;
+    }
+    environment.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (std::string& entry : environment) {
+    envp.push_back(entry.data());
+  }
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  Spawned spawned{-1, log};
+  EXPECT_EQ(posix_spawn(&spawned.pid, QPATCH_EXE, &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned;
+}
+
+// Wait for it: its exit code, or 1000 + the signal that killed it.
+int wait_for(const Spawned& spawned) {
+  int status = 0;
+  EXPECT_EQ(::waitpid(spawned.pid, &status, 0), spawned.pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
+}
+
+int run_binary(const std::vector<std::string>& args,
+               const std::vector<std::string>& env,
+               const fs::path& log) {
+  return wait_for(spawn_qpatch(args, env, log));
+}
+
+class NothingLostTest : public test::TempDirTest {
+protected:
+  test::CliOutcome run_qpatch(std::vector<std::string> args) {
+    return test::run_cli(std::move(args), dir());
+  }
+  void write_patchable() {
+    test::write_mini(dir(),
+                     {Head::dense,
+                      HeadFile::indexed_shard,
+                      test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
+  }
+};
+
+TEST_F(NothingLostTest, AForeignBakSurvivesPatchAndRestore) {
+  write_patchable();
+  const std::string original = read("config.json");
+  write("config.json.bak", "my own copy\n"); // `cp config.json config.json.bak`, then an edit
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  EXPECT_EQ(read("config.json.bak.1"), original);
+  const auto restored = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(restored.code, 0) << restored.err;
+  EXPECT_EQ(restored.out, "DIR: restored config.json from config.json.bak.1\n");
+  EXPECT_EQ(restored.err,
+            "qpatch: note: DIR/config.json.bak is not a backup qpatch recorded (yours, or from a "
+            "qpatch without a manifest); restore leaves it alone\n");
+  EXPECT_EQ(read("config.json"), original);
+  EXPECT_EQ(read("config.json.bak"), "my own copy\n");
+  EXPECT_FALSE(fs::exists(dir() / "config.json.bak.1"));
+  EXPECT_FALSE(fs::exists(dir() / ".qpatch"));
+}
+
+TEST_F(NothingLostTest, ABakWithoutAManifestIsNeverRestored) {
+  // What an older qpatch (or a user) left: restore cannot prove it is qpatch's, so it stays.
+  write_patchable();
+  const std::string current = read("config.json");
+  write("config.json.bak", "{}\n");
+  const auto restored = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(restored.code, 0);
+  EXPECT_EQ(restored.out, "DIR: no qpatch backups; nothing to restore\n");
+  EXPECT_EQ(read("config.json"), current);
+  EXPECT_EQ(read("config.json.bak"), "{}\n");
+}
+
+TEST_F(NothingLostTest, ABackupSymlinkIsRefused) {
+  write_patchable();
+  write("secret", "{\"password\": 1}\n");
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  const std::string patched = read("config.json");
+  fs::remove(dir() / "config.json.bak");
+  fs::create_symlink(dir() / "secret", dir() / "config.json.bak");
+  const auto restored = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(restored.code, 4);
+  EXPECT_EQ(restored.err,
+            "qpatch: error: DIR/config.json.bak: is a symlink, and qpatch never makes one nor "
+            "follows one; nothing was restored\n");
+  EXPECT_EQ(read("config.json"), patched);
+}
+
+TEST_F(NothingLostTest, AChangedBackupIsRefused) {
+  write_patchable();
+  const std::string original = read("config.json");
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  const std::string patched = read("config.json");
+  write("config.json.bak", "{}\n");
+  const auto restored = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(restored.code, 4);
+  EXPECT_EQ(restored.err,
+            "qpatch: error: DIR/config.json.bak: does not hold what qpatch backed up (xxh3 " +
+                commit::content_hash("{}\n") + ", recorded " + commit::content_hash(original) +
+                "); nothing was restored\n");
+  EXPECT_EQ(read("config.json"), patched);
+}
+
+TEST_F(NothingLostTest, AnEditAfterThePatchIsRefusedWithTheDiffUnlessForced) {
+  write_patchable();
+  const std::string original = read("config.json");
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  std::string edited = read("config.json");
+  edited.insert(edited.find('{') + 1, "\n  \"my_edit\": true,");
+  write("config.json", edited);
+  const auto refused = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(refused.code, 4);
+  EXPECT_NE(refused.out.find("-  \"my_edit\": true,\n"), std::string::npos) << refused.out;
+  EXPECT_EQ(refused.err,
+            "qpatch: error: DIR/config.json: changed since qpatch wrote it; nothing was restored "
+            "(the diff shows what restoring would undo; --force keeps the current bytes as a "
+            "backup first)\n");
+  EXPECT_EQ(read("config.json"), edited);
+  const auto dry = run_qpatch({"restore", "--dry-run", "DIR"});
+  EXPECT_EQ(dry.code, 0);
+  EXPECT_EQ(dry.out.substr(0, dry.out.find('\n') + 1),
+            "DIR: would restore config.json from config.json.bak (edited since qpatch wrote it: "
+            "needs --force)\n");
+  EXPECT_EQ(read("config.json"), edited);
+  const auto forced = run_qpatch({"restore", "--force", "DIR"});
+  EXPECT_EQ(forced.code, 0) << forced.err;
+  EXPECT_EQ(forced.out, "DIR: restored config.json from config.json.bak\n");
+  EXPECT_EQ(forced.err, "qpatch: note: the edited bytes are kept in DIR/config.json.bak.1\n");
+  EXPECT_EQ(read("config.json"), original);
+  EXPECT_EQ(read("config.json.bak.1"), edited);
+}
+
+TEST_F(NothingLostTest, ASecondRunWaitsThenExitsFourNamingTheHolder) {
+  write_patchable();
+  const auto before = test::snapshot_tree(dir());
+  auto held = commit::CheckpointLock::acquire(dir(), std::chrono::milliseconds(0));
+  ASSERT_TRUE(held.ok());
+  ::setenv("QPATCH_LOCK_WAIT_MS", "100", 1);
+  const auto second = run_qpatch({"DIR"});
+  ::unsetenv("QPATCH_LOCK_WAIT_MS");
+  EXPECT_EQ(second.code, 4);
+  EXPECT_EQ(second.err,
+            "qpatch: error: DIR/.qpatch/lock: another qpatch (PID " + std::to_string(::getpid()) +
+                ") is writing this checkpoint; nothing was written (run qpatch again when it "
+                "has finished)\n");
+}
+
+TEST_F(NothingLostTest, TwentyConcurrentPairsNeverExit70NorLoseAnEdit) {
+  std::vector<Spawned> runs;
+  for (int pair = 0; pair < 20; ++pair) {
+    const fs::path checkpoint = dir() / ("ck" + std::to_string(pair));
+    write_three_file_checkpoint(checkpoint);
+    for (int side = 0; side < 2; ++side) {
+      runs.push_back(spawn_qpatch({checkpoint.string()},
+                                  {"QPATCH_LOCK_WAIT_MS=20000"},
+                                  dir() / ("log" + std::to_string(pair * 2 + side))));
+    }
+  }
+  for (const Spawned& run : runs) {
+    EXPECT_EQ(wait_for(run), 0) << test::read_bytes(run.out);
+  }
+  for (int pair = 0; pair < 20; ++pair) {
+    const fs::path checkpoint = dir() / ("ck" + std::to_string(pair));
+    // One run patched, the other found it clean: one backup each, and a clean check.
+    EXPECT_TRUE(fs::exists(checkpoint / "config.json.bak"));
+    EXPECT_FALSE(fs::exists(checkpoint / "config.json.bak.1"));
+    EXPECT_EQ(run_binary({"--check", checkpoint.string()}, {}, dir() / "check"), 0);
+  }
+}
+
+TEST_F(NothingLostTest, ControlCharactersInNamesAreEscaped) {
+  write_patchable();
+  std::string index = read("model.safetensors.index.json");
+  index.insert(index.find("\"weight_map\": {") + 15,
+               "\n    \"evil\\u001b]0;pwned\\u0007.weight\": \"x\\u001b[2J.safetensors\",");
+  write("model.safetensors.index.json", index);
+  const auto outcome = run_qpatch({"--check", "DIR"});
+  EXPECT_EQ(outcome.code, 3);
+  EXPECT_EQ(outcome.err.find('\x1b'), std::string::npos) << outcome.err;
+  EXPECT_EQ(outcome.out.find('\x1b'), std::string::npos) << outcome.out;
+  EXPECT_NE((outcome.out + outcome.err).find("x\\x1b[2J.safetensors"), std::string::npos)
+      << outcome.out << outcome.err;
+}
+
+TEST(TerminalSafe, ControlsAreEscapedAndOnlyOurColoursPass) {
+  EXPECT_EQ(terminal_safe("a\x1b]0;t\x07"
+                          "b\x1b[2Jc\x7f\n\td"),
+            "a\\x1b]0;t\\x07b\\x1b[2Jc\\x7f\n\td");
+  EXPECT_EQ(terminal_safe("\x1b[1mok\x1b[0m \x1b[31mred\x1b[0m"),
+            "\x1b[1mok\x1b[0m \x1b[31mred\x1b[0m");
+  EXPECT_EQ(terminal_safe("csi\xc2\x9b"
+                          "2J caf\xc3\xa9"),
+            "csi\\u009b2J caf\xc3\xa9");
+  EXPECT_EQ(terminal_safe("\r\x1b[8mhidden"), "\\x0d\\x1b[8mhidden");
+}
+
+TEST_F(NothingLostTest, OutOfMemoryHasItsOwnExitCode) {
+  write_patchable();
+  const fs::path log = dir() / "log";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    const rlimit limit{k_oom_limit, k_oom_limit};
+    ::setrlimit(RLIMIT_AS, &limit);
+    ::execl(QPATCH_EXE, QPATCH_EXE, "--check", dir().c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const int code = wait_for({pid, log});
+  const std::string text = test::read_bytes(log);
+  EXPECT_EQ(code, 6) << text;
+  EXPECT_TRUE(text.ends_with("nothing was written\n")) << text;
+  EXPECT_TRUE(text.starts_with("qpatch: error: out of ")) << text;
+}
+
+// The fault-injection seam at every rename of a 3-file transaction.
+class SignalAtRenameTest : public NothingLostTest,
+                           public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SignalAtRenameTest, EveryFileWholeNextRunConvergesRestoreGivesTheOriginal) {
+  const std::string signal = GetParam();
+  int renames_seen = 0;
+  for (int at = 1; at <= 12; ++at) {
+    const fs::path ck = dir() / ("ck" + std::to_string(at));
+    write_three_file_checkpoint(ck);
+    const auto original = test::snapshot_tree(ck);
+    const std::map<std::string, std::string> before_files{
+        {"config.json", test::read_bytes(ck / "config.json")},
+        {"quantization_config.json", test::read_bytes(ck / "quantization_config.json")},
+        {"model.safetensors.index.json", test::read_bytes(ck / "model.safetensors.index.json")}};
+    const int code = run_binary(
+        {ck.string()},
+        {"QPATCH_FAULT_AT_RENAME=" + std::to_string(at), "QPATCH_FAULT_SIGNAL=" + signal},
+        dir() / "log");
+    if (code == 0) {
+      break; // fewer renames than `at`: every one has been cut
+    }
+    ++renames_seen;
+    EXPECT_EQ(code, signal == "KILL" ? 1009 : 130) << at << test::read_bytes(dir() / "log");
+    // Every file whole: what it held or what the run meant to write, and valid JSON.
+    for (const auto& [name, before] : before_files) {
+      const std::string now = test::read_bytes(ck / name);
+      EXPECT_TRUE(now == before || nlohmann::json::accept(now)) << at << " " << name;
+    }
+    // The next run converges: the transaction completed (or undone and redone), nothing left.
+    EXPECT_EQ(run_binary({ck.string()}, {}, dir() / "log"), 0)
+        << at << test::read_bytes(dir() / "log");
+    EXPECT_EQ(run_binary({"--check", ck.string()}, {}, dir() / "log"), 0) << at;
+    for (const auto& entry : fs::recursive_directory_iterator(ck)) {
+      EXPECT_EQ(entry.path().filename().string().find(".qpatch-"), std::string::npos)
+          << at << " " << entry.path();
+    }
+    EXPECT_TRUE(fs::exists(ck / "config.json.bak")) << at;
+    EXPECT_FALSE(fs::exists(ck / "config.json.bak.1")) << at;
+    EXPECT_EQ(run_binary({"restore", ck.string()}, {}, dir() / "log"), 0)
+        << at << test::read_bytes(dir() / "log");
+    EXPECT_EQ(test::snapshot_tree(ck), original) << at;
+  }
+  EXPECT_EQ(renames_seen, 6); // journal prepare, journal swap, 3 swaps, journal closed
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SignalAtRenameTest, ::testing::Values("KILL", "INT"));
+
+} // namespace
+} // namespace qpatch::cli
