@@ -52,6 +52,21 @@ bool in_appended_layers(std::string_view name, uint64_t first, uint64_t count) {
   return (i == name.size() || name[i] == '.') && k >= first && k < first + count;
 }
 
+// The newer `mtp.` layouts of public checkpoints that no engine naming row models yet (issue 12
+// item 6): engines' draft-model sources for them were not traced, so their layer names are
+// assumed to be the checkpoint's.
+std::string unmodelled_layout(std::string_view name) {
+  if (name == "mtp.fc_embedding" || name == "mtp.fc_hidden") {
+    return "Qwen3.8 split mtp.fc_embedding/mtp.fc_hidden";
+  }
+  constexpr std::string_view prefix = "mtp.";
+  if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
+      name[prefix.size()] >= '0' && name[prefix.size()] <= '9') {
+    return "DeepSeek-V4 mtp.{i}";
+  }
+  return "";
+}
+
 } // namespace
 
 MtpHead
@@ -65,6 +80,9 @@ find_mtp_head(const json::Json& config, const ModuleList& modules, const Invento
         name.substr(0, 10) == "model.mtp." ||
         in_appended_layers(name, main_layers, main_layers > 0 ? head.declared : 0)) {
       head.modules.push_back(m);
+      if (head.unmodelled_layout.empty()) {
+        head.unmodelled_layout = unmodelled_layout(name);
+      }
     }
   }
   if (head.modules.empty()) {
@@ -105,6 +123,9 @@ find_mtp_head(const json::Json& config, const ModuleList& modules, const Invento
     in += (in.empty() ? "" : ", ") + file;
   }
   head.summary += " in " + in;
+  if (!head.unmodelled_layout.empty()) {
+    head.summary += "; " + head.unmodelled_layout + " layout: engine layer names assumed";
+  }
   return head;
 }
 

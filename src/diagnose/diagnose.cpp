@@ -63,6 +63,8 @@ std::string_view to_string(FindingKind kind) {
     return "unsupported_method";
   case FindingKind::config_rejected:
     return "config_rejected";
+  case FindingKind::quantized_without_config:
+    return "quantized_without_config";
   }
   return "unknown";
 }
@@ -292,6 +294,101 @@ Diagnosis finish(Diagnosis diagnosis) {
   return diagnosis;
 }
 
+// The file holding the config vLLM loads without being told the method, or nullptr. vLLM main
+// 017e9f4 takes the method from the HF config alone (config/model.py
+// ModelConfig._verify_quantization over model_arch_config.quantization_config: config.json's
+// quantization_config, else text_config's), and transformers_utils/config.py get_config fills it
+// from hf_quant_config.json (ModelOpt 0.29 and before) when config.json has none. A method's own
+// file (quantize_config.json: auto_gptq.py/auto_awq.py get_config_filenames) is opened by
+// model_loader/weight_utils.py get_quant_config only once the method is known, that is, only
+// with --quantization; quantization_config.json is read by no engine.
+const quant::ConfigFile* read_without_flags(const quant::ConfigSet& configs) {
+  const quant::ConfigFile* active = configs.active();
+  return active != nullptr &&
+                 (active->name == "config.json" || active->name == "hf_quant_config.json")
+             ? active
+             : nullptr;
+}
+
+// The tensor of `module` a dense layer has no parameter for: its packed weight (weight_packed,
+// qweight), or for formats that keep the name `weight` (FP8, int8) the first scale beside it.
+std::string unplaceable_tensor(const Module& module, const Inventory& inventory) {
+  const std::string_view primary = inventory.tensors[module.primary].name;
+  if (checkpoint::split_tensor_name(primary).second != "weight") {
+    return std::string(primary);
+  }
+  for (const uint32_t t : module.tensors) {
+    const std::string_view param = checkpoint::split_tensor_name(inventory.tensors[t].name).second;
+    if (param != "weight" && param != "bias") {
+      return std::string(inventory.tensors[t].name);
+    }
+  }
+  return std::string(primary);
+}
+
+// Quantized modules on disk while the engines find no quantization config: every layer is built
+// dense (README "Findings"). Returns the sidecar whose config would fix it, or nullptr; no finding
+// when nothing on disk is quantized.
+const quant::ConfigFile* quantized_without_config(const Inventory& inventory,
+                                                  const ModuleList& modules,
+                                                  const quant::ConfigSet& configs,
+                                                  Diagnosis& diagnosis) {
+  Finding finding;
+  finding.kind = FindingKind::quantized_without_config;
+  finding.label = "config.json";
+  std::vector<std::string_view> formats;
+  for (const Module& module : modules) {
+    if (!checkpoint::is_quantized(module.format)) {
+      continue;
+    }
+    if (finding.modules.empty()) {
+      finding.engine_error = "ValueError: There is no module or parameter named '" +
+                             unplaceable_tensor(module, inventory) + "' in ...";
+    }
+    finding.modules.emplace_back(module.name);
+    const std::string_view format = checkpoint::to_string(module.format);
+    if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
+      formats.push_back(format);
+    }
+  }
+  if (finding.modules.empty()) {
+    return nullptr;
+  }
+  // The sidecar the engines would need: GPTQ/AWQ's own file first (what --quantization gptq
+  // reads), then the compressed-tensors copy, when it names its method.
+  const quant::ConfigFile* source = nullptr;
+  for (const char* name : {"quantize_config.json", "quantization_config.json"}) {
+    const quant::ConfigFile* file = configs.find(name);
+    if (source == nullptr && file != nullptr && file->has_config() &&
+        !quant::declared_method(*file).empty()) {
+      source = file;
+    }
+  }
+  std::string stored;
+  for (const std::string_view format : formats) {
+    stored += (stored.empty() ? "" : ", ") + std::string(format);
+  }
+  const size_t n = finding.modules.size();
+  finding.detail = "config.json: " + std::to_string(n) + (n == 1 ? " module" : " modules") +
+                   " stored quantized (" + stored +
+                   ") but no quantization_config the engines read, so they build every layer "
+                   "dense";
+  if (source != nullptr) {
+    finding.fixable = true;
+    finding.detail += "; " + source->name + " holds it: copy it into config.json";
+    ConfigInsert insert;
+    insert.from = source->name;
+    if (!source->config().contains("quant_method")) {
+      insert.quant_method = quant::declared_method(*source);
+    }
+    diagnosis.config_insert = std::move(insert);
+  } else {
+    finding.detail += "; no sidecar holds a config to copy";
+  }
+  diagnosis.findings.push_back(std::move(finding));
+  return source;
+}
+
 } // namespace
 
 Result<Diagnosis> diagnose(const Inventory& inventory,
@@ -316,9 +413,15 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
                                 "with method \"mtp\" cannot work (nothing to patch)");
     }
   }
-  const quant::ConfigFile* active = configs.active();
+  const quant::ConfigFile* active = read_without_flags(configs);
   if (active == nullptr) {
-    return finish(std::move(diagnosis)); // not quantized
+    // Judge the sidecar's config as the engines will read it once it is copied.
+    active = quantized_without_config(inventory, modules, configs, diagnosis);
+    if (active == nullptr) {
+      diagnosis.quantized = !diagnosis.findings.empty() &&
+                            diagnosis.findings.back().kind == FindingKind::quantized_without_config;
+      return finish(std::move(diagnosis)); // not quantized, or nothing to judge it by
+    }
   }
   diagnosis.quantized = true;
   diagnosis.quant_method = quant::declared_method(*active);

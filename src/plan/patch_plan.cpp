@@ -117,6 +117,104 @@ Status verify(const std::string& file, const std::string& after, const Json& int
   return ok_status();
 }
 
+// The sidecar's config object as a member value of config.json's top-level object: the
+// sidecar's own bytes (after its edits, with `quant_method` added when it declares none), each
+// line moved one indent unit in so it nests like config.json's other members. A config.json on
+// one line gets the object on one line.
+// Assumes the sidecar indents like config.json (both come from json.dumps(indent=2) in practice).
+Result<std::string> inserted_value(const std::string& config_text,
+                                   const quant::ConfigFile& sidecar,
+                                   const diagnose::ConfigInsert& insert) {
+  std::string text = sidecar.text;
+  if (!insert.quant_method.empty()) {
+    QP_TRY_ASSIGN(text,
+                  jsonedit::append_member_raw(text,
+                                              sidecar.pointer,
+                                              "quant_method",
+                                              jsonedit::encode_string(insert.quant_method, true),
+                                              sidecar.name));
+  }
+  const auto span = jsonedit::find_value(text, sidecar.pointer);
+  if (!span) {
+    return internal(sidecar.name, "found no quantization config to copy");
+  }
+  const std::string object = text.substr(span->begin, span->end - span->begin);
+  const jsonedit::FileStyle style = jsonedit::detect_style(config_text);
+  std::string out;
+  if (config_text.find('\n') == std::string::npos) {
+    // One line as json.dumps writes it: a line break and its indent become one space after a
+    // comma, nothing elsewhere (strings hold no raw line breaks, so this touches no value).
+    for (size_t i = 0; i < object.size(); ++i) {
+      if (object[i] == '\r' || object[i] == '\n') {
+        while (i + 1 < object.size() && (object[i + 1] == ' ' || object[i + 1] == '\t' ||
+                                         object[i + 1] == '\r' || object[i + 1] == '\n')) {
+          ++i;
+        }
+        out += !out.empty() && out.back() == ',' ? " " : "";
+      } else {
+        out += object[i];
+      }
+    }
+    return out;
+  }
+  for (size_t i = 0; i < object.size(); ++i) {
+    if (object[i] == '\r' && i + 1 < object.size() && object[i + 1] == '\n') {
+      continue;
+    }
+    if (object[i] == '\n') {
+      out += style.newline + style.indent_unit;
+    } else {
+      out += object[i];
+    }
+  }
+  return out;
+}
+
+// Copy the sidecar's config into config.json (diagnose's quantized_without_config), after the
+// sidecar's own edits so that both say the same.
+Status
+apply_insert(const diagnose::ConfigInsert& insert, quant::ConfigSet& patched, PatchPlan& plan) {
+  quant::ConfigFile* target = nullptr;
+  const quant::ConfigFile* sidecar = nullptr;
+  for (quant::ConfigFile& file : patched.files) {
+    target = file.name == insert.file ? &file : target;
+    sidecar = file.name == insert.from ? &file : sidecar;
+  }
+  if (target == nullptr || sidecar == nullptr) {
+    return internal(insert.file, "names a file that was not read");
+  }
+  QP_TRY_ASSIGN(const std::string value, inserted_value(target->text, *sidecar, insert));
+  const std::vector<std::string> parent(insert.pointer.begin(), insert.pointer.end() - 1);
+  QP_TRY_ASSIGN(std::string after,
+                jsonedit::append_member_raw(
+                    target->text, parent, insert.pointer.back(), value, target->name));
+  Json intended = target->doc;
+  Json copied = sidecar->config();
+  if (!insert.quant_method.empty()) {
+    copied["quant_method"] = insert.quant_method;
+  }
+  intended[to_pointer(insert.pointer)] = std::move(copied);
+  if (auto status = verify(target->name, after, intended); !status) {
+    return status;
+  }
+  auto existing = std::find_if(plan.changes.begin(), plan.changes.end(), [&](const FileChange& c) {
+    return c.file == target->name;
+  });
+  if (existing == plan.changes.end()) {
+    FileChange change;
+    change.file = target->name;
+    change.before = target->text;
+    change.is_symlink = target->is_symlink;
+    existing = plan.changes.insert(plan.changes.begin(), std::move(change)); // configs first
+  }
+  existing->added.push_back(quant::pointer_text(insert.pointer).substr(1));
+  existing->after = after;
+  QP_TRY_ASSIGN(target->doc, json::parse_strict(after, target->name));
+  target->text = std::move(after);
+  target->pointer = insert.pointer;
+  return ok_status();
+}
+
 } // namespace
 
 Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
@@ -164,6 +262,11 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
     file.text = after;
     change.after = std::move(after);
     plan.changes.push_back(std::move(change));
+  }
+  if (diagnosis.config_insert) {
+    if (auto status = apply_insert(*diagnosis.config_insert, patched, plan); !status) {
+      return status.take_error();
+    }
   }
   checkpoint::Inventory reindexed;
   const checkpoint::Inventory* judged = &inventory;

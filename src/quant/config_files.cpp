@@ -107,6 +107,25 @@ Result<ConfigSet> load_config_files(const fs::path& dir) {
       config.doc["text_config"].contains("quantization_config")) {
     config.pointer = {"text_config", "quantization_config"};
   }
+  // vLLM reads quantization_config as a dict (model_arch_config_convertor.py
+  // _normalize_quantization_config calls quant_cfg.get, vLLM main 017e9f4); null counts as absent
+  // (getattr(..., None)). Anything else would crash it, and qpatch would otherwise read "not
+  // quantized" into it.
+  for (const std::vector<std::string>& where :
+       {std::vector<std::string>{"quantization_config"},
+        std::vector<std::string>{"text_config", "quantization_config"}}) {
+    const json::Json* node = &config.doc;
+    for (const std::string& token : where) {
+      node =
+          node != nullptr && node->is_object() && node->contains(token) ? &(*node)[token] : nullptr;
+    }
+    if (node != nullptr && !node->is_object() && !node->is_null()) {
+      return field_error(config,
+                         pointer_text(where),
+                         std::string("quantization_config must be a JSON object, not ") +
+                             node->type_name());
+    }
+  }
   const auto& architectures = config.doc.value("architectures", json::Json::array());
   if (architectures.is_array() && !architectures.empty() && architectures[0].is_string()) {
     set.architecture = architectures[0].get<std::string>();

@@ -55,6 +55,11 @@ std::string vllm_effect(const diagnose::Finding& finding, const std::string& qua
            " while building the fused layer (its shards must agree)";
   case FindingKind::unindexed_tensors:
     return "never opens the file, so its tensors are not loaded";
+  case FindingKind::quantized_without_config:
+    // Without a quantization config vLLM builds every Linear unquantized, whose only parameters
+    // are weight (and bias): the first packed or scale tensor has nowhere to go
+    // (model_executor/models/utils.py AutoWeightsLoader._load_module, vLLM main 017e9f4).
+    return "start-up fails: \"" + finding.engine_error + "\"";
   case FindingKind::config_rejected:
     // Raised while vLLM reads quantization_config (the method's from_config/__init__, see
     // engine/vllm_config_checks.cpp), before any layer or weight: speculative decoding or not.
@@ -77,6 +82,8 @@ std::string sglang_effect(const diagnose::Finding& finding) {
   case FindingKind::engine_quantizes:
   case FindingKind::fused_shards_disagree:
     return "loads, and drops the stored weights silently";
+  case FindingKind::quantized_without_config:
+    return "builds every layer dense and drops the quantized weights silently";
   default:
     return "";
   }
@@ -89,6 +96,7 @@ std::string transformers_effect(const diagnose::Finding& finding) {
   case FindingKind::quantized_made_dense:
   case FindingKind::quantized_untargeted:
   case FindingKind::engine_builds_dense:
+  case FindingKind::quantized_without_config:
     return "loads with \"Some weights ... were not used\" and initialises the layer at random";
   default:
     return "";

@@ -118,10 +118,16 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
              "\n";
       continue;
     }
-    const std::string what = outcome.quant_method.empty()
-                                 ? std::string("not quantized")
-                                 : outcome.quant_method + ", judged for " +
-                                       plain_engines(outcome.engines, outcome.quant_method);
+    // Stored quantized but read by no engine as such: "not quantized" would be the very trap.
+    const bool unread = std::any_of(
+        outcome.findings.begin(), outcome.findings.end(), [](const diagnose::Finding& f) {
+          return f.kind == diagnose::FindingKind::quantized_without_config;
+        });
+    const std::string what =
+        outcome.quant_method.empty()
+            ? std::string(unread ? "stored quantized, no quantization config" : "not quantized")
+            : outcome.quant_method + ", judged for " +
+                  plain_engines(outcome.engines, outcome.quant_method);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
     if (verbose && !outcome.engine_rules.empty()) {
       out += line("rules", Role::dim, outcome.engine_rules);

@@ -55,6 +55,40 @@ TEST_F(MtpHeadTest, Qwen35DeclaresInTextConfig) {
             "1 linear BF16, 1 norm in model.safetensors | declared 1 by mtp_num_hidden_layers");
 }
 
+// Issue 12 item 6: layouts seen in public checkpoints since the first version.
+TEST_F(MtpHeadTest, Qwen38SplitFcIsAHeadWithItsNamesAssumed) {
+  EXPECT_EQ(summary(R"({"text_config": {"num_hidden_layers": 2, "mtp_num_hidden_layers": 1}})",
+                    {"mtp.fc_embedding.weight",
+                     "mtp.fc_hidden.weight",
+                     "mtp.layers.0.mlp.down_proj.weight",
+                     "mtp.norm.weight"}),
+            "3 linears BF16, 1 norm in model.safetensors; Qwen3.8 split "
+            "mtp.fc_embedding/mtp.fc_hidden layout: engine layer names assumed | declared 1 by "
+            "mtp_num_hidden_layers");
+}
+
+TEST_F(MtpHeadTest, Glm5NextnLayerFollowsTheMainLayers) {
+  // GLM-5.x keeps GLM-4.x's layout: the nextn layer is model.layers.{num_hidden_layers}.
+  EXPECT_EQ(
+      summary(R"({"num_hidden_layers": 78, "num_nextn_predict_layers": 1})",
+              {"model.layers.77.mlp.down_proj.weight",
+               "model.layers.78.eh_proj.weight",
+               "model.layers.78.enorm.weight",
+               "model.layers.78.hnorm.weight",
+               "model.layers.78.self_attn.o_proj.weight"}),
+      "2 linears BF16, 2 norms in model.safetensors | declared 1 by num_nextn_predict_layers");
+}
+
+TEST_F(MtpHeadTest, DeepSeekV4NumberedMtpModulesAreAHeadWithItsNamesAssumed) {
+  EXPECT_EQ(summary(R"({"num_hidden_layers": 61, "num_nextn_predict_layers": 1})",
+                    {"model.layers.60.mlp.down_proj.weight",
+                     "mtp.0.eh_proj.weight",
+                     "mtp.0.enorm.weight",
+                     "mtp.0.ffn.down_proj.weight"}),
+            "2 linears BF16, 1 norm in model.safetensors; DeepSeek-V4 mtp.{i} layout: engine "
+            "layer names assumed | declared 1 by num_nextn_predict_layers");
+}
+
 TEST_F(MtpHeadTest, DeclaredButAbsent) {
   EXPECT_EQ(summary(R"({"mtp_num_hidden_layers": 1})", {"lm_head.weight"}),
             " | declared 1 by mtp_num_hidden_layers");

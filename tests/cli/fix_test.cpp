@@ -3,6 +3,7 @@
 // reverse trap, sidecars, the index, symlinks, and the properties (fix twice == fix once;
 // --check and --dry-run never change a byte).
 #include "run.hpp"
+#include "support/builder.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
@@ -255,12 +256,19 @@ TEST_F(FixTest, MissingShardIsReportedAndNotFixable) {
 }
 
 TEST_F(FixTest, NotQuantizedIsClean) {
-  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, "{\"model_type\": \"x\"}\n"});
+  // Every tensor dense (the mini checkpoint packs its decoder layer, which without a config is
+  // quantized_without_config: quantized_without_config_test.cpp).
+  uint64_t size = 0;
+  const std::string header = test::header_json(
+      {{"model.layers.0.mlp.down_proj.weight", "BF16", {8, 8}}, {"mtp.fc.weight", "BF16", {8, 16}}},
+      size);
+  write("model.safetensors", test::shard_bytes(header, size));
+  write("config.json", "{\"model_type\": \"x\"}\n");
   const Outcome outcome = run_qpatch({"DIR"});
   EXPECT_EQ(outcome.code, 0);
   EXPECT_EQ(outcome.out,
             "DIR: not quantized\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
             "  status      clean\n");
 }
 

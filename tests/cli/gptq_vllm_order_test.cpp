@@ -344,9 +344,11 @@ TEST_F(GptqVllmOrderTest, HeadWithLmHeadFalseIgnoresDynamic) {
             "  why         qpatch explain DIR lm_head\n");
 }
 
-// The Qwen3.5 MTP special case reads hf_config.quantization_config only: rules that vLLM reads
-// from quantize_config.json (config.json has none) never switch the MTP decoder layers dense, so
-// "-:.mtp." excludes nothing and the short names list the BF16 head.
+// The Qwen3.5 MTP special case reads hf_config.quantization_config only: rules in
+// quantize_config.json (config.json has none; vLLM opens it only with --quantization gptq) never
+// switch the MTP decoder layers dense, so "-:.mtp." excludes nothing and the short names list the
+// BF16 head. Without --quantization vLLM reads no config at all, so the fix also copies the
+// patched rules into config.json (quantized_without_config).
 TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
   test::write_mini(dir(),
                    {Head::dense,
@@ -372,10 +374,23 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
       "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
       "...\"\n"
+      "  fixable     config.json: 7 modules stored quantized (gptq) but no quantization_config the "
+      "engines read, so they build every layer dense; quantize_config.json holds it: copy it into "
+      "config.json\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
+      "  would patch config.json +1: quantization_config\n"
       "  would patch quantize_config.json +1: -:^mtp\\.\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"
+            "  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n"
+            "    \"dynamic\": {\n      \"-:^mtp\\\\.\": {},\n      \"-:.mtp.\": {}\n    },\n"
+            "    \"group_size\": 32,\n    \"modules_in_block_to_quantize\": [\n"
+            "      \"self_attn\",\n      \"mlp\"\n    ],\n    \"sym\": true,\n"
+            "    \"quant_method\": \"gptq\"\n  }\n}\n");
   EXPECT_EQ(
       read("quantize_config.json"),
       "{\n  \"bits\": 4,\n  \"desc_act\": false,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n"

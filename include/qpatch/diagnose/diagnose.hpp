@@ -34,6 +34,7 @@ enum class FindingKind {
   undecidable,               // a regex gave up, or cannot be compiled
   unsupported_method,        // a quant_method this version does not judge
   config_rejected,           // the engine refuses the quantization config itself
+  quantized_without_config,  // quantized on disk, but no config the engines read: built dense
 };
 std::string_view to_string(FindingKind kind);
 
@@ -70,6 +71,15 @@ struct ObjectChange {
   std::vector<std::pair<std::string, std::string>> append; // (key, raw JSON value) to add last
 };
 
+// A whole quantization config copied from a sidecar into config.json, where the engines read it.
+// The sidecar's object is taken after the sidecar's own edits, so both files end up the same.
+struct ConfigInsert {
+  std::string file = "config.json";
+  std::vector<std::string> pointer{"quantization_config"}; // the new member, at the top level
+  std::string from;         // the sidecar holding the config ("quantize_config.json")
+  std::string quant_method; // added when the sidecar declares none (AutoGPTQ's file); "" else
+};
+
 struct Diagnosis {
   std::string quant_method; // "" when not quantized
   bool quantized = false;
@@ -80,6 +90,7 @@ struct Diagnosis {
   std::string mtp;                // the MTP head as a unit, or "" when there is none
   std::vector<ArrayChange> array_changes;
   std::vector<ObjectChange> object_changes;
+  std::optional<ConfigInsert> config_insert;
   std::vector<std::pair<std::string, std::string>> index_additions; // tensor -> file
 
   bool has_unfixable() const;
