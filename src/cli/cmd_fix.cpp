@@ -208,13 +208,8 @@ lock_and_recover(const std::string& dir, std::vector<commit::CheckpointLock>& lo
 ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
   diagnose::DiagnoseOptions diagnose_options;
-  if (!options.only.empty()) {
-    auto pattern = engine::Pattern::compile(options.only, "--only");
-    if (!pattern) {
-      report(io.err, Level::error, pattern.error().to_string());
-      return ExitCode::usage;
-    }
-    diagnose_options.only = *pattern;
+  if (!compile_only(options.only, diagnose_options.only, io.err)) {
+    return ExitCode::usage;
   }
   diagnose_options.engines =
       engine::EngineSet::parse(options.engine)

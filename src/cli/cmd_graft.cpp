@@ -70,13 +70,8 @@ graft::Progress progress_line(Io& io) {
 
 ExitCode run_graft(const GraftOptions& options, Io& io) {
   std::optional<engine::Pattern> only;
-  if (!options.only.empty()) {
-    auto pattern = engine::Pattern::compile(options.only, "--only");
-    if (!pattern) {
-      report(io.err, Level::error, pattern.error().to_string());
-      return ExitCode::usage;
-    }
-    only = *pattern;
+  if (!compile_only(options.only, only, io.err)) {
+    return ExitCode::usage;
   }
   const bool writing = !options.dry_run && !options.check;
   report::GraftOutcome outcome;

@@ -45,13 +45,8 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
   const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
   const report::TextStyle out_style{use_color(when, io.terminal.stdout_is_tty, io.terminal)};
   std::optional<engine::Pattern> only;
-  if (!options.only.empty()) {
-    auto pattern = engine::Pattern::compile(options.only, "--only");
-    if (!pattern) {
-      report(io.err, Level::error, pattern.error().to_string());
-      return ExitCode::usage;
-    }
-    only = *pattern;
+  if (!compile_only(options.only, only, io.err)) {
+    return ExitCode::usage;
   }
   std::vector<Inspected> inspected(options.dirs.size());
   size_t shown = 0;

@@ -77,4 +77,17 @@ void report(std::ostream& err, const Error& error, const std::string& dir_arg) {
   report(err, Level::error, describe(error, dir_arg));
 }
 
+bool compile_only(const std::string& text, std::optional<engine::Pattern>& out, std::ostream& err) {
+  if (text.empty()) {
+    return true;
+  }
+  auto pattern = engine::Pattern::compile(text, "--only");
+  if (!pattern) {
+    report(err, Level::error, pattern.error().to_string());
+    return false;
+  }
+  out = *pattern;
+  return true;
+}
+
 } // namespace qpatch::cli

@@ -6,9 +6,11 @@
 // editor opens them there, not at a byte.
 #pragma once
 
+#include <qpatch/engine/pattern.hpp>
 #include <qpatch/error.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -31,5 +33,8 @@ std::string describe(const Error& error, const std::string& dir_arg);
 void report(std::ostream& err, Level level, const std::string& text);
 // Write `error` in the one form, its path joined to `dir_arg`.
 void report(std::ostream& err, const Error& error, const std::string& dir_arg);
+// Compile the --only REGEX `text` into `out` (left empty for ""); false, with the error on
+// `err`, when it does not compile (a usage error for every subcommand that takes --only).
+bool compile_only(const std::string& text, std::optional<engine::Pattern>& out, std::ostream& err);
 
 } // namespace qpatch::cli
