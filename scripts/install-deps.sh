@@ -4,7 +4,7 @@
 # (and needs no network) when everything is already there. Run as root, or through sudo.
 set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsimdjson-dev
-          libpcre2-dev libgtest-dev libxxhash-dev strace
+          libpcre2-dev libgtest-dev libxxhash-dev libcurl4-openssl-dev strace
           # tests of what users meet: a pseudo-terminal (script), the man page (man -l, groff),
           # the .deb (cpack's dpkg-shlibdeps)
           bsdutils man-db groff-base dpkg-dev)

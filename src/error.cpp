@@ -62,6 +62,8 @@ std::string_view to_string(ErrorCode code) {
     return "graft_refused";
   case ErrorCode::no_space:
     return "no_space";
+  case ErrorCode::remote_failed:
+    return "remote_failed";
   }
   return "unknown";
 }

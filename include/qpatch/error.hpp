@@ -44,6 +44,7 @@ enum class ErrorCode {
   unknown_module,   // a module name (qpatch explain) that the checkpoint does not hold
   graft_refused,    // qpatch graft cannot graft: a module missing or of another shape in DONOR
   no_space,         // qpatch graft: the file system lacks the free space the new shards need
+  remote_failed,    // --remote: the Hub refused or did not answer (gated, not found, timeout)
 };
 
 // Return the stable spelling of `code` ("invalid_offset").

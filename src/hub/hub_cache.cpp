@@ -126,22 +126,36 @@ Environment process_environment() {
   return [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
 }
 
-CacheDir hub_cache_dir(const Environment& env) {
-  // constants.py: default_home, HF_HOME, default_cache_path, HUGGINGFACE_HUB_CACHE, HF_HUB_CACHE.
+std::string hf_home(const Environment& env) {
+  // constants.py: default_home, HF_HOME.
   const std::string default_home = join(expanduser("~", env), ".cache");
   const char* xdg = env("XDG_CACHE_HOME");
   const char* hf_home_var = env("HF_HOME");
-  const std::string hf_home = expandvars(
+  return expandvars(
       expanduser(hf_home_var != nullptr
                      ? std::string(hf_home_var)
                      : join(xdg != nullptr ? std::string(xdg) : default_home, "huggingface"),
                  env),
       env);
+}
+
+std::string hf_token_path(const Environment& env) {
+  // constants.py: HF_TOKEN_PATH = expandvars(expanduser(getenv("HF_TOKEN_PATH", HF_HOME/token))).
+  const char* path = env("HF_TOKEN_PATH");
+  return expandvars(
+      expanduser(path != nullptr ? std::string(path) : join(hf_home(env), "token"), env), env);
+}
+
+CacheDir hub_cache_dir(const Environment& env) {
+  // constants.py: default_cache_path, HUGGINGFACE_HUB_CACHE, HF_HUB_CACHE.
+  const char* xdg = env("XDG_CACHE_HOME");
+  const char* hf_home_var = env("HF_HOME");
+  const std::string home = hf_home(env);
   const char* legacy = env("HUGGINGFACE_HUB_CACHE");
   const char* hub = env("HF_HUB_CACHE");
   const std::string chosen = hub != nullptr      ? std::string(hub)
                              : legacy != nullptr ? std::string(legacy)
-                                                 : join(hf_home, "hub");
+                                                 : join(home, "hub");
   CacheDir out;
   out.path = expandvars(expanduser(chosen, env), env);
   out.decided_by = hub != nullptr           ? "HF_HUB_CACHE"

@@ -35,6 +35,13 @@ struct CacheDir {
                           // or "the default"
 };
 
+// HF_HOME as huggingface_hub computes it (default XDG_CACHE_HOME/huggingface, ~/.cache/...).
+std::string hf_home(const Environment& env);
+
+// Where huggingface_hub keeps the token `hf auth login` saved: $HF_TOKEN_PATH, else
+// HF_HOME/token (constants.py, huggingface_hub ee0a451).
+std::string hf_token_path(const Environment& env);
+
 // The hub cache directory huggingface_hub uses under `env`.
 CacheDir hub_cache_dir(const Environment& env);
 
