@@ -30,12 +30,12 @@ _qpatch() {
   esac
   local flags
   case $command in
-  inspect) flags="--help --json --summary --only --verbose --color --revision" ;;
-  explain) flags="--help --engine --json --revision" ;;
+  inspect) flags="--help --json --summary --only --verbose --color --revision --remote" ;;
+  explain) flags="--help --engine --json --revision --remote" ;;
   restore) flags="--help --dry-run --json --force --revision" ;;
   graft) flags="--help --from --only --dry-run --check --json --no-backup --revision" ;;
   *) flags="--help --version --dry-run --check --json --only --engine --recursive --no-backup
-            --color --quiet --verbose --revision" ;;
+            --color --quiet --verbose --revision --remote" ;;
   esac
   if [[ $cur == -* ]]; then
     mapfile -t COMPREPLY < <(compgen -W "$flags" -- "$cur")

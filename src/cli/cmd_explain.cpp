@@ -40,7 +40,7 @@ json::Json explanation_json(const ExplainOptions& options,
   }
   json::Json doc;
   doc["schema_version"] = 2;
-  doc["path"] = options.dir;
+  doc["path"] = options.label.empty() ? options.dir : options.label;
   doc["module"] = options.module;
   doc["consistent"] = explanation.consistent;
   doc["lines"] = std::move(lines);
@@ -50,19 +50,23 @@ json::Json explanation_json(const ExplainOptions& options,
 } // namespace
 
 ExitCode run_explain(const ExplainOptions& options, Io& io) {
+  const std::string& shown = options.label.empty() ? options.dir : options.label;
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  auto inventory = checkpoint::read_inventory(options.dir, options.dir, modules_builder);
+  auto inventory = checkpoint::read_inventory(options.dir, shown, modules_builder);
   if (!inventory) {
-    report(io.err, inventory.error(), options.dir);
+    report(io.err, inventory.error(), shown);
     return ExitCode::invalid_input;
   }
   if (!inventory->errors.empty()) {
-    report(io.err, inventory->errors.front(), options.dir);
+    report(io.err, inventory->errors.front(), shown);
     return ExitCode::invalid_input;
+  }
+  if (options.remote) {
+    inventory->command_arg = "--remote " + shown;
   }
   auto configs = quant::load_config_files(options.dir);
   if (!configs) {
-    report(io.err, configs.error(), options.dir);
+    report(io.err, configs.error(), shown);
     return ExitCode::invalid_input;
   }
   const auto modules = modules_builder.finish(*inventory);
@@ -73,7 +77,7 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
       options.module,
       engine::EngineSet::parse(options.engine).value_or(engine::EngineSet::all()));
   if (!explanation) {
-    std::string text = describe(explanation.error(), options.dir);
+    std::string text = describe(explanation.error(), shown);
     if (explanation.error().code == ErrorCode::unknown_module) {
       // The closest names the checkpoint holds: a transposed pair or a dropped dot is the usual
       // slip in a 50-character module name.

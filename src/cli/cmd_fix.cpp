@@ -90,19 +90,21 @@ struct Judged {
   bool only_matched = false; // --only matched at least one module here
 };
 
+// `shown` is what the report calls `dir`: the DIR argument, or a repo id with --remote.
 Judged judge(const std::string& dir,
+             const std::string& shown,
              const diagnose::DiagnoseOptions& diagnose_options,
              const std::string& label_prefix) {
   Judged judged;
   CheckpointOutcome& outcome = judged.outcome;
-  outcome.path = dir;
+  outcome.path = shown;
   const auto fail = [&](Error error) {
     outcome.status = Status::error;
     outcome.error = std::move(error);
     return judged;
   };
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  auto inventory = checkpoint::read_inventory(dir, dir, modules_builder);
+  auto inventory = checkpoint::read_inventory(dir, shown, modules_builder);
   if (!inventory) {
     return fail(inventory.take_error());
   }
@@ -139,7 +141,7 @@ Judged judge(const std::string& dir,
   for (const auto& problem : inventory->problems) {
     if (problem.code == checkpoint::ProblemCode::wrong_file ||
         problem.code == checkpoint::ProblemCode::orphan_entry) {
-      outcome.warnings.push_back(display_path(dir, problem.path) + ": " +
+      outcome.warnings.push_back(display_path(shown, problem.path) + ": " +
                                  (problem.subject.empty() ? "" : "'" + problem.subject + "': ") +
                                  problem.message);
     }
@@ -241,8 +243,15 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
     try {
       for (size_t i = next++; i < options.dirs.size(); i = next++) {
         if (!locked_out[i]) {
-          judged[i] =
-              judge(options.dirs[i], diagnose_options, diff_prefix(options.dirs[i], several));
+          // Diff labels of a Hub repo are relative to the repo (a/config.json), or, for
+          // several, name it (a/Org/Name/config.json).
+          const std::string& shown = label_of(options.dirs, options.labels, i);
+          judged[i] = judge(options.dirs[i],
+                            shown,
+                            diagnose_options,
+                            options.remote ? (several ? shown + "/" : "")
+                                           : diff_prefix(options.dirs[i], several));
+          judged[i].outcome.remote = options.remote;
         }
       }
     } catch (...) {
@@ -275,7 +284,7 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
     report(io.err,
            Level::error,
            "--only '" + options.only + "' matches no module in " +
-               (several ? "any of the checkpoints" : options.dirs.front()) +
+               (several ? "any of the checkpoints" : label_of(options.dirs, options.labels, 0)) +
                "; see the names with 'qpatch inspect DIR'");
     return ExitCode::usage;
   }
@@ -298,7 +307,7 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
       report(io.err, Level::warning, warning);
     }
     if (outcome.error) {
-      report(io.err, *outcome.error, options.dirs[i]);
+      report(io.err, *outcome.error, label_of(options.dirs, options.labels, i));
     }
     for (const ChangeSummaryRef change : outcome.changes) {
       diff += change.get().diff;

@@ -52,11 +52,15 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
   size_t shown = 0;
   for (size_t d = 0; d < options.dirs.size(); ++d) {
     const std::string& dir = options.dirs[d];
+    const std::string& label = label_of(options.dirs, options.labels, d);
     checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-    auto inventory = checkpoint::read_inventory(dir, dir, modules_builder);
+    auto inventory = checkpoint::read_inventory(dir, label, modules_builder);
     if (!inventory) {
-      report(io.err, inventory.error(), dir);
+      report(io.err, inventory.error(), label);
       return ExitCode::invalid_input;
+    }
+    if (options.remote) {
+      inventory->command_arg = "--remote " + label;
     }
     Inspected& one = inspected[d];
     one.modules = modules_builder.finish(*inventory);
@@ -94,7 +98,8 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     report(io.err,
            Level::error,
            "--only '" + options.only + "' matches no module in " +
-               (options.dirs.size() > 1 ? "any of the checkpoints" : options.dirs.front()));
+               (options.dirs.size() > 1 ? "any of the checkpoints"
+                                        : label_of(options.dirs, options.labels, 0)));
     return ExitCode::usage;
   }
   ExitCode code = ExitCode::ok;

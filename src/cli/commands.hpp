@@ -13,6 +13,12 @@
 
 namespace qpatch::cli {
 
+// What dirs[i] is called in reports: labels[i] when there is one, else the path itself.
+inline const std::string&
+label_of(const std::vector<std::string>& dirs, const std::vector<std::string>& labels, size_t i) {
+  return i < labels.size() && !labels[i].empty() ? labels[i] : dirs[i];
+}
+
 // The streams and terminal a command writes to.
 struct Io {
   std::ostream& out;
@@ -22,6 +28,8 @@ struct Io {
 
 struct InspectOptions {
   std::vector<std::string> dirs;
+  std::vector<std::string> labels; // what dirs[i] is called in reports (--remote: the repo id)
+  bool remote = false;
   bool json = false;
   bool summary_only = false;
   bool verbose = false;
@@ -35,6 +43,8 @@ ExitCode run_inspect(const InspectOptions& options, Io& io);
 // The everyday action: `qpatch [options] DIR...` judges and patches.
 struct FixOptions {
   std::vector<std::string> dirs;
+  std::vector<std::string> labels; // what dirs[i] is called in reports (--remote: the repo id)
+  bool remote = false;             // DIRs are Hub repo ids, read header-only
   bool dry_run = false;
   bool check = false;
   bool json = false;
@@ -52,6 +62,8 @@ ExitCode run_fix(const FixOptions& options, Io& io);
 
 struct ExplainOptions {
   std::string dir;
+  std::string label; // what dir is called in reports (--remote: the repo id)
+  bool remote = false;
   std::string module;
   std::string engine = "all";
   bool json = false;

@@ -7,6 +7,7 @@
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
 #include "qpatch_version.hpp"
+#include "remote_args.hpp"
 #include "terminal_safe.hpp"
 
 #include <qpatch/checkpoint/discover.hpp>
@@ -17,6 +18,7 @@
 #include <exception>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <system_error>
 
 namespace qpatch::cli {
@@ -38,6 +40,12 @@ Environment:
   HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
      where ORG/NAME arguments are looked up, as huggingface_hub does: $HF_HUB_CACHE, else
      $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+  HF_ENDPOINT  the Hub that --remote reads (default https://huggingface.co)
+  HF_TOKEN     the token for gated and private repos (else HF_TOKEN_PATH, else $HF_HOME/token)
+  HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a --remote request fails (default 10)
+  HF_HUB_OFFLINE  when set to 1, --remote is refused
+  QPATCH_HTTP_RETRIES  retries of a failed --remote request (default 5)
+  http_proxy, https_proxy, no_proxy  as libcurl reads them
   NO_COLOR  no colour, even on a terminal)";
 
 // The exit code of a run a signal stopped during a commit, or `code`.
@@ -96,6 +104,18 @@ int run_command(const std::vector<std::string>& args,
   for (CLI::App* sub : {inspect, restore, explain, graft}) {
     add_revision_option(*sub, revision);
   }
+  // One --remote for the commands that only read.
+  bool remote = false;
+  app.add_flag("--remote",
+               remote,
+               "Each DIR is a Hub repo id ORG/NAME[@REV], judged from its headers read over HTTP "
+               "before any download; with --check or --dry-run (HF_ENDPOINT, HF_TOKEN)");
+  for (CLI::App* cmd : {inspect, explain}) {
+    cmd->add_flag("--remote",
+                  remote,
+                  "DIR is a Hub repo id ORG/NAME[@REV], read header-only over HTTP before any "
+                  "download (HF_ENDPOINT, HF_TOKEN)");
+  }
   Io io{out, err, terminal};
   try {
     // A misspelt subcommand would otherwise be taken for a DIR, and its neighbours patched.
@@ -127,7 +147,29 @@ int run_command(const std::vector<std::string>& args,
     }
     const bool recursive = fix_options.recursive && !inspect->parsed() && !explain->parsed() &&
                            !restore->parsed() && !graft->parsed();
-    if (recursive) {
+    const bool fixing =
+        !inspect->parsed() && !explain->parsed() && !restore->parsed() && !graft->parsed();
+    // --remote: the copies live (and a signal is held off) until the command is over.
+    RemoteCheckpoints remote_copies;
+    std::optional<commit::InterruptGuard> remote_guard;
+    std::vector<std::string> labels;
+    if (remote) {
+      if (recursive) {
+        report(err, Level::error, "--remote reads Hub repos by id; --recursive searches a folder");
+        return to_int(ExitCode::usage);
+      }
+      if (fixing && !fix_options.check && !fix_options.dry_run) {
+        report(err,
+               Level::error,
+               "--remote reads a Hub repo and cannot patch it: add --check, or --dry-run for "
+               "the diff (apply it after 'hf download', or open a pull request with it)");
+        return to_int(ExitCode::usage);
+      }
+      remote_guard.emplace();
+      if (const auto failed = remote_copies.fetch(dirs, labels, revision, fix_options.quiet, err)) {
+        return *failed;
+      }
+    } else if (recursive) {
       // Each DIR is a root to search; what is judged is every checkpoint found below them.
       std::vector<std::string> found;
       for (const std::string& root : dirs) {
@@ -150,7 +192,7 @@ int run_command(const std::vector<std::string>& args,
     } else if (!resolve_repo_ids(dirs, revision, fix_options.quiet, err)) {
       return to_int(ExitCode::usage);
     }
-    if (!check_checkpoint_dirs(dirs, err)) {
+    if (!remote && !check_checkpoint_dirs(dirs, err)) {
       return to_int(ExitCode::usage);
     }
     raw_out = inspect->parsed()   ? inspect_options.json
@@ -159,8 +201,12 @@ int run_command(const std::vector<std::string>& args,
                                   : fix_options.json || fix_options.dry_run;
     if (inspect->parsed()) {
       inspect_options.dirs = dirs;
+      inspect_options.labels = labels;
+      inspect_options.remote = remote;
     } else if (explain->parsed()) {
       explain_options.dir = dirs.front();
+      explain_options.label = labels.empty() ? "" : labels.front();
+      explain_options.remote = remote;
     } else if (restore->parsed()) {
       restore_options.dirs = dirs;
     } else if (graft->parsed()) {
@@ -168,6 +214,18 @@ int run_command(const std::vector<std::string>& args,
       graft_options.donor = dirs[1];
     } else {
       fix_options.dirs = dirs;
+      fix_options.labels = labels;
+      fix_options.remote = remote;
+    }
+    if (remote) {
+      const int code = inspect->parsed()   ? to_int(run_inspect(inspect_options, io))
+                       : explain->parsed() ? to_int(run_explain(explain_options, io))
+                                           : to_int(run_fix(fix_options, io));
+      if (const int sig = commit::take_interrupt(); sig != 0) {
+        report(err, Level::note, "stopped by a signal; nothing was written");
+        return 128 + sig;
+      }
+      return code;
     }
     if (inspect->parsed()) {
       return to_int(run_inspect(inspect_options, io));

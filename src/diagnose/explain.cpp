@@ -43,7 +43,7 @@ void close_trace(detail::ExplainContext& context, const std::vector<std::string>
                      context.out.consistent
                          ? std::string("consistent: every engine builds what is stored")
                          : "inconsistent for " + who + ": run `qpatch --dry-run " +
-                               context.inventory.display_dir + "` to see the fix");
+                               context.inventory.command_name() + "` to see the fix");
 }
 
 // The layer SGLang builds over the modules of `context.layer`, under SGLang's names.
@@ -363,7 +363,7 @@ Status explain_auto_round(ExplainContext& context, const quant::IncConfig& confi
                      context.out.consistent
                          ? std::string("consistent: the engine builds what is stored")
                          : std::string("inconsistent: run `qpatch --dry-run ") +
-                               context.inventory.display_dir + "` to see the fix");
+                               context.inventory.command_name() + "` to see the fix");
   return ok_status();
 }
 

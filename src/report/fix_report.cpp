@@ -67,14 +67,19 @@ std::string plural(size_t count, const std::string& one, const std::string& many
 std::string next_step(const CheckpointOutcome& outcome) {
   switch (outcome.status) {
   case Status::needs_patch:
-    return "apply: " + shell_command("qpatch", outcome.path);
+    // A Hub repo is patched once downloaded: its repo id then names the cache snapshot.
+    return "apply: " + (outcome.remote ? shell_command("hf download", outcome.path) + " && " +
+                                             shell_command("qpatch", outcome.path)
+                                       : shell_command("qpatch", outcome.path));
   case Status::patched:
     return "undo: " + shell_command("qpatch restore", outcome.path);
   case Status::unfixable:
     for (const auto& finding : outcome.findings) {
       if (!finding.fixable && !finding.modules.empty()) {
-        return "why: " + shell_command("qpatch explain", outcome.path) + " " +
-               shell_command("", finding.modules.front()).substr(1);
+        return "why: " +
+               shell_command(outcome.remote ? "qpatch explain --remote" : "qpatch explain",
+                             outcome.path) +
+               " " + shell_command("", finding.modules.front()).substr(1);
       }
     }
     return "";

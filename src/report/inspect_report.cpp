@@ -331,7 +331,7 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
     out += label("config") +
            value(total == 0 ? std::string("every engine builds what is stored")
                             : "modules built otherwise than stored (marked !): " + built +
-                                  "; run `qpatch --dry-run " + inventory.display_dir +
+                                  "; run `qpatch --dry-run " + inventory.command_name() +
                                   "` to see the fix") +
            "\n";
   }

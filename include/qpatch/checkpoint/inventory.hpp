@@ -71,6 +71,12 @@ struct InventoryProblem {
 struct Inventory {
   std::filesystem::path dir;
   std::string display_dir; // as the user typed it
+  // How a command names this checkpoint again, in the hints reports give ("--remote Org/Name"
+  // for a Hub repo read header-only); "" means display_dir.
+  std::string command_arg;
+  const std::string& command_name() const {
+    return command_arg.empty() ? display_dir : command_arg;
+  }
   bool has_index = false;
   bool renumbered = false; // tensors moved after reading: an unindexed file sorted before others
   std::vector<ShardFile> files;      // the files the index names, by name, then the others, by name

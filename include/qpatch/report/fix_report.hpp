@@ -33,6 +33,7 @@ struct ChangeSummary {
 
 struct CheckpointOutcome {
   std::string path;
+  bool remote = false;      // path is a Hub repo id read header-only (--remote)
   std::string quant_method; // "" when not quantized
   std::string engine_rules;
   std::vector<std::string> engines; // the engines judged

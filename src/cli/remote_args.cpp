@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "remote_args.hpp"
+
+#include "diagnostics.hpp"
+#include "qpatch_version.hpp"
+
+#include <qpatch/commit/interrupt.hpp>
+#include <qpatch/hub/hub_cache.hpp>
+#include <qpatch/hub/remote_checkpoint.hpp>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+
+namespace qpatch::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string megabytes(uint64_t bytes) {
+  std::ostringstream text;
+  if (bytes < 1'000'000) {
+    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e3 << " kB";
+  } else if (bytes < 1'000'000'000) {
+    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e6 << " MB";
+  } else {
+    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e9 << " GB";
+  }
+  return text.str();
+}
+
+std::string signal_name(int sig) {
+  return sig == 2 ? "SIGINT" : sig == 15 ? "SIGTERM" : "SIGHUP";
+}
+
+} // namespace
+
+RemoteCheckpoints::~RemoteCheckpoints() {
+  if (!m_root.empty()) {
+    std::error_code ec;
+    fs::remove_all(m_root, ec); // sparse files: nothing of the user's is in here
+  }
+}
+
+std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
+                                            std::vector<std::string>& labels,
+                                            const std::string& revision,
+                                            bool quiet,
+                                            std::ostream& err) {
+  hub::RemoteSettings settings = hub::remote_settings(hub::process_environment());
+  settings.user_agent = "qpatch/" QPATCH_VERSION;
+  if (settings.offline) {
+    report(err,
+           Level::error,
+           "--remote reads from the Hub, and HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set");
+    return to_int(ExitCode::usage);
+  }
+  std::vector<hub::RepoRef> refs;
+  for (const std::string& dir : dirs) {
+    auto ref = hub::parse_repo_ref(dir);
+    if (!ref) {
+      report(err,
+             Level::error,
+             "--remote takes Hub repo ids (ORG/NAME or ORG/NAME@REV); '" + dir + "' is not one");
+      return to_int(ExitCode::usage);
+    }
+    if (!revision.empty() && !ref->revision.empty() && ref->revision != revision) {
+      report(err,
+             Level::error,
+             dir + ": --revision " + revision + " names another revision; give one of them");
+      return to_int(ExitCode::usage);
+    }
+    if (ref->revision.empty()) {
+      ref->revision = revision;
+    }
+    refs.push_back(std::move(*ref));
+  }
+  // A private directory for the copies: TMPDIR as mkdtemp(3) users honour it.
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = (tmp != nullptr && *tmp != '\0' ? std::string(tmp) : std::string("/tmp")) +
+                        "/qpatch-remote-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    report(err,
+           Level::error,
+           pattern + ": cannot make a temporary directory: " + std::strerror(errno));
+    return to_int(ExitCode::invalid_input);
+  }
+  m_root = pattern;
+  // A signal while the Hub is read stops the transfers and removes the copies before exiting.
+  const commit::InterruptGuard guard;
+  const auto cancelled = [] { return commit::pending_interrupt() != 0; };
+  labels.clear();
+  for (size_t i = 0; i < refs.size(); ++i) {
+    const hub::RepoRef& ref = refs[i];
+    const fs::path into = m_root / std::to_string(i);
+    std::error_code ec;
+    fs::create_directory(into, ec);
+    auto remote = hub::read_remote_checkpoint(ref, settings, into, cancelled);
+    if (const int sig = commit::take_interrupt(); sig != 0) {
+      report(err,
+             Level::note,
+             "stopped by " + signal_name(sig) + " while reading " + ref.repo_id +
+                 " from the Hub; nothing was written");
+      return 128 + sig;
+    }
+    if (!remote) {
+      report(err, remote.error(), ref.repo_id);
+      return to_int(ExitCode::invalid_input);
+    }
+    if (!quiet) {
+      report(err,
+             Level::note,
+             ref.repo_id + ": read from " + settings.endpoint + " at commit " +
+                 remote->commit.substr(0, 12) + " (" + remote->revision + "): " +
+                 std::to_string(remote->whole_files) + " small files whole and the headers of " +
+                 std::to_string(remote->shards) + " shards, " + megabytes(remote->bytes_received) +
+                 " of " + megabytes(remote->bytes_in_repo));
+    }
+    dirs[i] = into.string();
+    labels.push_back(ref.repo_id);
+  }
+  return std::nullopt;
+}
+
+} // namespace qpatch::cli
