@@ -11,6 +11,7 @@
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diff/unified_diff.hpp>
+#include <qpatch/hub/hub_cache.hpp>
 #include <qpatch/plan/patch_plan.hpp>
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
@@ -252,6 +253,12 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
                             options.remote ? (several ? shown + "/" : "")
                                            : diff_prefix(options.dirs[i], several));
           judged[i].outcome.remote = options.remote;
+          if (i < options.sources.size()) {
+            judged[i].outcome.hub = options.sources[i];
+          } else if (const auto snapshot = hub::snapshot_of_path(options.dirs[i])) {
+            judged[i].outcome.hub =
+                report::HubSource{snapshot->repo_id, "", snapshot->commit, false};
+          }
         }
       }
     } catch (...) {

@@ -5,6 +5,8 @@
 #include "exit_code.hpp"
 #include "terminal.hpp"
 
+#include <qpatch/report/fix_report.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <ostream>
@@ -45,6 +47,7 @@ struct FixOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> labels; // what dirs[i] is called in reports (--remote: the repo id)
   bool remote = false;             // DIRs are Hub repo ids, read header-only
+  std::vector<report::HubSource> sources; // with --remote: what each DIR was read from
   bool dry_run = false;
   bool check = false;
   bool json = false;

@@ -47,6 +47,7 @@ RemoteCheckpoints::~RemoteCheckpoints() {
 
 std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
                                             std::vector<std::string>& labels,
+                                            std::vector<report::HubSource>& sources,
                                             const std::string& revision,
                                             bool quiet,
                                             std::ostream& err) {
@@ -93,6 +94,7 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
   const commit::InterruptGuard guard;
   const auto cancelled = [] { return commit::pending_interrupt() != 0; };
   labels.clear();
+  sources.clear();
   for (size_t i = 0; i < refs.size(); ++i) {
     const hub::RepoRef& ref = refs[i];
     const fs::path into = m_root / std::to_string(i);
@@ -121,6 +123,7 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
     }
     dirs[i] = into.string();
     labels.push_back(ref.repo_id);
+    sources.push_back({ref.repo_id, remote->revision, remote->commit, true});
   }
   return std::nullopt;
 }

@@ -7,6 +7,8 @@
 
 #include "exit_code.hpp"
 
+#include <qpatch/report/fix_report.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -29,6 +31,7 @@ public:
   // 128+N for a signal.
   std::optional<int> fetch(std::vector<std::string>& dirs,
                            std::vector<std::string>& labels,
+                           std::vector<report::HubSource>& sources,
                            const std::string& revision,
                            bool quiet,
                            std::ostream& err);

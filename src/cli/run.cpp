@@ -153,6 +153,7 @@ int run_command(const std::vector<std::string>& args,
     RemoteCheckpoints remote_copies;
     std::optional<commit::InterruptGuard> remote_guard;
     std::vector<std::string> labels;
+    std::vector<report::HubSource> sources;
     if (remote) {
       if (recursive) {
         report(err, Level::error, "--remote reads Hub repos by id; --recursive searches a folder");
@@ -166,7 +167,8 @@ int run_command(const std::vector<std::string>& args,
         return to_int(ExitCode::usage);
       }
       remote_guard.emplace();
-      if (const auto failed = remote_copies.fetch(dirs, labels, revision, fix_options.quiet, err)) {
+      if (const auto failed =
+              remote_copies.fetch(dirs, labels, sources, revision, fix_options.quiet, err)) {
         return *failed;
       }
     } else if (recursive) {
@@ -216,6 +218,7 @@ int run_command(const std::vector<std::string>& args,
       fix_options.dirs = dirs;
       fix_options.labels = labels;
       fix_options.remote = remote;
+      fix_options.sources = sources;
     }
     if (remote) {
       const int code = inspect->parsed()   ? to_int(run_inspect(inspect_options, io))

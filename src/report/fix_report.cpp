@@ -289,7 +289,15 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
                {"subject", or_null(outcome.error->subject)},
                {"message", outcome.error->message}};
     }
+    Json hub;
+    if (outcome.hub) {
+      hub = {{"repo_id", outcome.hub->repo_id},
+             {"revision", or_null(outcome.hub->revision)},
+             {"commit", outcome.hub->commit},
+             {"remote", outcome.hub->remote}};
+    }
     checkpoints.push_back({{"path", outcome.path},
+                           {"hub", std::move(hub)},
                            {"quant_method", or_null(outcome.quant_method)},
                            {"engine_rules", or_null(outcome.engine_rules)},
                            {"engines", outcome.engines},

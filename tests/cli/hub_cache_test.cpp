@@ -206,6 +206,17 @@ TEST_F(HubCliTest, RevisionFlagAndAtFormPickTheSameSnapshot) {
             "them\n");
 }
 
+TEST_F(HubCliTest, JsonNamesTheRepoAndCommitOfACacheSnapshot) {
+  write_cache();
+  const Outcome outcome = run_args({"--check", "--json", "-q", "Org/Name@v1"});
+  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  EXPECT_NE(outcome.out.find("\"hub\": {\n        \"repo_id\": \"Org/Name\",\n        "
+                             "\"revision\": null,\n        \"commit\": \"" +
+                             std::string(k_old) + "\",\n        \"remote\": false\n      },\n"),
+            std::string::npos)
+      << outcome.out;
+}
+
 TEST_F(HubCliTest, MissingRepoSaysWhereItLookedAndHowToFetchIt) {
   write_cache();
   const Outcome outcome = run_args({"--check", "Org/Other"});

@@ -211,7 +211,12 @@ TEST_F(RemoteTest, JsonNamesTheRepo) {
   const Outcome remote =
       run({"--check", "--json", "--remote", "Org/Name@" + std::string(k_commit)});
   EXPECT_EQ(remote.code, 1) << remote.err;
-  EXPECT_NE(remote.out.find("\"path\": \"Org/Name\""), std::string::npos) << remote.out;
+  EXPECT_NE(remote.out.find("\"path\": \"Org/Name\",\n      \"hub\": {\n        \"repo_id\": "
+                            "\"Org/Name\",\n        \"revision\": \"" +
+                            std::string(k_commit) + "\",\n        \"commit\": \"" + k_commit +
+                            "\",\n        \"remote\": true\n      },\n"),
+            std::string::npos)
+      << remote.out;
 }
 
 TEST_F(RemoteTest, InspectAndExplainReadTheRepoToo) {

@@ -31,9 +31,19 @@ struct ChangeSummary {
   std::string diff; // the unified diff of this file, labelled as --dry-run prints it
 };
 
+// Where a checkpoint came from when it is a Hub repo: read header-only over HTTP (--remote), or
+// a snapshot of the local Hugging Face cache.
+struct HubSource {
+  std::string repo_id;
+  std::string revision; // as asked; "" when only the snapshot's path is known
+  std::string commit;
+  bool remote = false;
+};
+
 struct CheckpointOutcome {
   std::string path;
-  bool remote = false;      // path is a Hub repo id read header-only (--remote)
+  bool remote = false; // path is a Hub repo id read header-only (--remote)
+  std::optional<HubSource> hub;
   std::string quant_method; // "" when not quantized
   std::string engine_rules;
   std::vector<std::string> engines; // the engines judged
