@@ -337,6 +337,12 @@ Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
     ++out.shards;
     batch.add({url, std::pair<uint64_t, uint64_t>{0, k_first_range_last}, k_first_range_last + 1},
               [&file, &asked, &settings, &batch, url](HttpResponse& response) {
+                if (response.status == 416 && response.total_size) {
+                  // A file shorter than the range's start (an empty one): "bytes */SIZE". The
+                  // local reader reports it as too small for a header.
+                  file.total_size = *response.total_size;
+                  return;
+                }
                 if (!response.ok()) {
                   file.error = remote_error(file.name, describe_failure(response, asked, settings));
                   return;

@@ -374,6 +374,18 @@ TEST_F(RemoteTest, TruncatedHeaderIsTheLocalReadersErrorUnderTheRepoName) {
   EXPECT_LT(20u, size);
 }
 
+TEST_F(RemoteTest, AnEmptyShardIsTheLocalReadersErrorToo) {
+  const fs::path empty = dir() / "empty";
+  fs::create_directories(empty);
+  std::ofstream(empty / "model.safetensors", std::ios::binary).flush();
+  std::ofstream(empty / "config.json") << "{\"architectures\": [\"LlamaForCausalLM\"]}\n";
+  m_server.add_repo("Org/Empty", k_commit, empty);
+  const Outcome local = run({"--check", empty.string()});
+  const Outcome remote = run({"--check", "--remote", "Org/Empty"});
+  EXPECT_EQ(remote.code, 3);
+  EXPECT_EQ(without_read_note(remote.err), as_repo(local.err, empty, "Org/Empty"));
+}
+
 TEST_F(RemoteTest, AHeaderLongerThanTheFirstRangeIsCompletedByASecondOne) {
   // 4,000 tensors: a 200 kB header, past the first 100,001 bytes.
   std::vector<test::TensorDesc> tensors;
