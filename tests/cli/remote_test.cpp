@@ -250,6 +250,14 @@ TEST_F(RemoteTest, PatchingARemoteRepoIsAUsageErrorThatSuggestsDryRun) {
   EXPECT_EQ(not_an_id.err,
             "qpatch: error: --remote takes Hub repo ids (ORG/NAME or ORG/NAME@REV); './local' is "
             "not one\n");
+  const Outcome recursive = run({"--check", "--remote", "--recursive", "Org/Name"});
+  EXPECT_EQ(recursive.code, 2);
+  EXPECT_EQ(recursive.err,
+            "qpatch: error: --remote reads Hub repos by id; --recursive searches a folder\n");
+  const Outcome restore = run({"restore", "--remote", "Org/Name"});
+  EXPECT_EQ(restore.code, 2);
+  EXPECT_EQ(restore.err,
+            "qpatch: error: unknown option '--remote'; run 'qpatch restore --help' for usage\n");
   m_env.set("HF_HUB_OFFLINE", "1");
   const Outcome offline = run({"--check", "--remote", "Org/Name"});
   EXPECT_EQ(offline.code, 2);
