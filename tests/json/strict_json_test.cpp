@@ -35,7 +35,8 @@ TEST(StrictJson, SyntaxErrorNamesTheByte) {
 }
 
 // Found by fuzz/editor_fuzzer.cpp (fuzz/regressions/editor/number-overflow): a number no double
-// holds made nlohmann throw out_of_range, which escaped parse_strict (exit 70 from the CLI).
+// holds made nlohmann throw out_of_range, which escaped parse_strict (exit 70 from the CLI). The
+// byte is where parsing failed, as for syntax errors: the number's last digit.
 TEST(StrictJson, ANumberNoDoubleHoldsIsAnErrorNotACrash) {
   for (const std::string text : {"{\"a\": 1e400}", "{\"a\": [-7E7777777777]}"}) {
     const auto result = parse_strict(text, "config.json");
@@ -43,7 +44,7 @@ TEST(StrictJson, ANumberNoDoubleHoldsIsAnErrorNotACrash) {
     EXPECT_EQ(result.error().code, ErrorCode::invalid_json);
   }
   EXPECT_EQ(parse_strict("{\"a\": 1e400}", "config.json").error().to_string(),
-            "config.json: byte 6: number overflow parsing '1e400'");
+            "config.json: byte 10: number overflow parsing '1e400'");
 }
 
 TEST(StrictJson, RejectsByteOrderMark) {
