@@ -181,7 +181,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   std::vector<std::string> keys = kept_keys;
-  const size_t prepends = op == 0 ? (byte(1) / 3) % 3 : 0;
+  const size_t prepends = op == 0 ? static_cast<size_t>(byte(1) / 3 % 3) : 0;
   if (op == 2 && strings.size() > 1) {
     strings.resize(1);
   }
