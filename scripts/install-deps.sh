@@ -11,6 +11,11 @@ packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsi
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hyperfine libbenchmark-dev time python3)
 fi
+# The libFuzzer targets (fuzz/, -DQPATCH_FUZZ=ON): clang 14 with its libFuzzer runtime
+# (libclang-rt-14-dev holds libclang_rt.fuzzer). Not needed for the corpus replays in ctest.
+if [[ "${1:-}" == "--fuzz" ]]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -378,6 +378,10 @@ Result<Inventory>
 read_inventory(const fs::path& dir, std::string display_dir, const InventoryOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
+    if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+      return make_error(
+          ErrorCode::io_error, display_dir, std::nullopt, "", "cannot read: " + ec.message());
+    }
     return make_error(fs::exists(dir, ec) ? ErrorCode::not_a_directory : ErrorCode::io_error,
                       display_dir,
                       std::nullopt,

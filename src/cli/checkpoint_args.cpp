@@ -37,8 +37,14 @@ bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& e
     std::error_code ec;
     const fs::file_status status = fs::status(dir, ec);
     std::string problem;
-    if (is_subcommand(dir) && !fs::exists(status)) {
+    // stat failed for another reason than a missing name (a symlink loop, a permission):
+    // the errno text, not "no such directory".
+    const bool unreadable =
+        ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+    if (is_subcommand(dir) && !fs::exists(status) && !unreadable) {
       problem = "'" + dir + "' is a command: write it first, as in 'qpatch " + dir + " DIR'";
+    } else if (unreadable) {
+      problem = dir + ": cannot read: " + ec.message();
     } else if (!fs::exists(status)) {
       const auto command = closest(dir, subcommand_names());
       problem = command ? "unknown command '" + dir + "'; did you mean '" + *command + "'?"

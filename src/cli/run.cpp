@@ -177,7 +177,11 @@ int run_command(const std::vector<std::string>& args,
       for (const std::string& root : dirs) {
         std::error_code ec;
         if (!std::filesystem::is_directory(root, ec)) {
-          report(err, Level::error, root + ": no such directory");
+          const bool unreadable =
+              ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+          report(err,
+                 Level::error,
+                 root + (unreadable ? ": cannot read: " + ec.message() : ": no such directory"));
           return to_int(ExitCode::usage);
         }
         const auto below = checkpoint::find_checkpoints(root);

@@ -320,8 +320,12 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     }
     return false;
   };
+  // Named variables, not structured bindings: the lambdas below capture them, which clang
+  // before 16 refuses (P1091), and the fuzz build (fuzz/) uses Debian 12's clang 14.
   const auto step = [&] {
-    const auto [entries, origin] = current();
+    const auto listed = current();
+    const std::vector<std::string>& entries = listed.first;
+    const std::vector<std::optional<size_t>>& origin = listed.second;
     bool changed = false;
     const auto append = [&](const std::string& name, size_t order) {
       const auto same = [&](const auto& added) { return added.first == name; };
@@ -331,7 +335,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
         changed = true;
       }
     };
-    for (const auto& [engine, unused] : engines) {
+    for (const auto& engine_names : engines) {
+      const engine::Engine engine = engine_names.first;
       const engine::VllmSkipList judge = skip_list.judge(engine, entries, model_of(engine));
       each_decided(views_of(engine), judge, [&](const LayerView& view, const Decision& decision) {
         const bool error = decision.verdict == Verdict::load_error;

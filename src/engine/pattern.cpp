@@ -88,6 +88,28 @@ std::string translate(std::string_view pattern) {
 
 } // namespace
 
+namespace {
+
+struct Interned {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::shared_ptr<const Pattern::Code>> by_text;
+};
+
+} // namespace
+
+// One compiled copy per pattern text for the whole run, shared by every judge and engine view:
+// a pattern that gave up stays given up (Code::exhausted), whoever asks next.
+static Interned& interned() {
+  static Interned table;
+  return table;
+}
+
+void Pattern::forget_compiled() {
+  Interned& table = interned();
+  const std::lock_guard<std::mutex> lock(table.mutex);
+  table.by_text.clear();
+}
+
 Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view source) {
   if (pattern.size() > limits::k_max_pattern_size) {
     return make_error(ErrorCode::limit_exceeded,
@@ -97,13 +119,10 @@ Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view sour
                       "pattern is " + std::to_string(pattern.size()) + " characters, over the " +
                           std::to_string(limits::k_max_pattern_size) + "-character limit");
   }
-  // One compiled copy per pattern text for the whole run, shared by every judge and engine
-  // view: a pattern that gave up stays given up (Code::exhausted), whoever asks next.
-  static std::mutex interned_mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const Code>> interned;
+  Interned& table = interned();
   {
-    const std::lock_guard<std::mutex> lock(interned_mutex);
-    if (const auto found = interned.find(std::string(pattern)); found != interned.end()) {
+    const std::lock_guard<std::mutex> lock(table.mutex);
+    if (const auto found = table.by_text.find(std::string(pattern)); found != table.by_text.end()) {
       Pattern result;
       result.m_code = found->second;
       result.m_text = std::string(pattern);
@@ -140,8 +159,8 @@ Result<Pattern> Pattern::compile(std::string_view pattern, std::string_view sour
   Pattern result;
   result.m_code = std::move(compiled);
   result.m_text = std::string(pattern);
-  const std::lock_guard<std::mutex> lock(interned_mutex);
-  interned.emplace(result.m_text, result.m_code);
+  const std::lock_guard<std::mutex> lock(table.mutex);
+  table.by_text.emplace(result.m_text, result.m_code);
   return result;
 }
 

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <map>
 
 namespace qpatch::graft {
@@ -87,6 +89,7 @@ Result<Shape> read_weight_shape(const Checkpoint& checkpoint, uint32_t t) {
         fd < 0 ? -1
                : ::pread(
                      fd, bytes.data(), size, static_cast<off_t>(header.data_start() + entry.begin));
+    const int error = got < 0 ? errno : 0;
     if (fd >= 0) {
       ::close(fd);
     }
@@ -95,7 +98,8 @@ Result<Shape> read_weight_shape(const Checkpoint& checkpoint, uint32_t t) {
                         display,
                         header.data_start() + entry.begin,
                         std::string(tensor.name),
-                        "cannot read its data");
+                        std::string("cannot read its data: ") +
+                            (error != 0 ? std::strerror(error) : "the file ended early"));
     }
     Shape shape;
     for (uint64_t i = 0; i < size; i += width) {

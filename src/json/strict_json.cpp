@@ -212,6 +212,16 @@ Result<Json> parse_strict(std::string_view text, std::string_view path) {
     return error;
   } catch (const Json::parse_error& e) {
     return fail(e.byte == 0 ? 0 : e.byte - 1, "", short_parse_message(e.what()));
+  } catch (const Json::out_of_range& e) {
+    // A number no double holds (1e400): nlohmann throws out_of_range 406, not a parse_error,
+    // and without a position; its SAX pass reports the same as a syntax error, with one.
+    // (Found by fuzz/editor_fuzzer.cpp; it used to escape as a crash, exit 70.)
+    const std::string what = e.what();
+    const size_t bracket = what.find("] ");
+    const auto where = locate_syntax_error(text);
+    return fail(where ? std::optional<uint64_t>(where->pos) : std::nullopt,
+                "",
+                bracket == std::string::npos ? what : what.substr(bracket + 2));
   }
 }
 

@@ -144,7 +144,8 @@ std::string encode_string(std::string_view value, bool ascii_only) {
 Result<std::string>
 edit_array(std::string_view text, const ArrayEdit& edit, std::string_view path) {
   const auto span = find_value(text, edit.pointer);
-  if (!span || text[span->begin] != '[') {
+  // Empty or all-space text (bad input) puts the root's span at the end.
+  if (!span || span->begin >= text.size() || text[span->begin] != '[') {
     return not_found(path, edit.pointer, "an array");
   }
   const FileStyle style = detect_style(text);
@@ -208,7 +209,8 @@ Result<std::string> append_member_raw(std::string_view text,
 Result<std::string>
 edit_object(std::string_view text, const ObjectEdit& edit, std::string_view path) {
   const auto span = find_value(text, edit.pointer);
-  if (!span || text[span->begin] != '{') {
+  // Empty or all-space text (bad input) puts the root's span at the end.
+  if (!span || span->begin >= text.size() || text[span->begin] != '{') {
     return not_found(path, edit.pointer, "an object");
   }
   const FileStyle style = detect_style(text);

@@ -165,6 +165,9 @@ std::vector<Span> array_items(std::string_view text, Span array) {
   size_t pos = skip_space(text, array.begin + 1);
   while (pos < array.end && text[pos] != ']') {
     const Span item{pos, skip_value(text, pos)};
+    if (item.end <= pos) {
+      break; // a '}' where an item belongs (bad input): stop, or this loop would never end
+    }
     items.push_back(item);
     pos = skip_space(text, item.end);
     if (pos < array.end && text[pos] == ',') {

@@ -716,6 +716,9 @@ bool read_exact(int fd, char* out, size_t size, uint64_t offset) {
       continue;
     }
     if (got <= 0) {
+      if (got == 0) {
+        errno = 0; // end of file: shorter than fstat said (it changed while being read)
+      }
       return false;
     }
     done += static_cast<size_t>(got);
@@ -744,8 +747,13 @@ private:
 Result<Header> HeaderParser::read(const std::filesystem::path& file,
                                   std::string_view display_path,
                                   const ReaderOptions& options) {
+  // Every failed call's message ends with its errno text ("cannot read: Is a directory").
   const auto io_fail = [&](const std::string& what) {
-    return header_error(ErrorCode::io_error, display_path, 0, what + ": " + std::strerror(errno));
+    const int error = errno;
+    return header_error(ErrorCode::io_error,
+                        display_path,
+                        0,
+                        what + ": " + (error != 0 ? std::strerror(error) : "the file ended early"));
   };
   FileDescriptor fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {

@@ -346,6 +346,15 @@ TEST_F(InventoryTest, DirectoryMustExist) {
   EXPECT_EQ(inventory.error().to_string(), "nope: no such directory");
 }
 
+// A checkpoint path stat cannot follow names the errno text, not "no such directory".
+TEST_F(InventoryTest, AnUnreadableDirectoryNamesItsErrnoText) {
+  std::filesystem::create_symlink("loop", dir() / "loop");
+  const auto inventory = read_inventory(dir() / "loop", "loop");
+  ASSERT_FALSE(inventory.ok());
+  EXPECT_EQ(inventory.error().code, ErrorCode::io_error);
+  EXPECT_EQ(inventory.error().to_string(), "loop: cannot read: Too many levels of symbolic links");
+}
+
 TEST_F(InventoryTest, UnsafeIndexIsAnError) {
   write("model.safetensors.index.json", R"({"weight_map":{"a":"../../etc/x.safetensors"}})");
   const auto inventory = read_inventory(dir(), "ckpt");

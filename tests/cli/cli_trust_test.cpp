@@ -80,6 +80,21 @@ TEST_F(InDirTest, MissingDirBesideACheckpointWritesNothing) {
   EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
+// stat failing for another reason than a missing name gives its errno text (ELOOP: root gets
+// it too), for a DIR and for a --recursive root.
+TEST_F(InDirTest, ASymlinkLoopAsDirNamesItsErrnoText) {
+  fs::create_symlink("loop", dir() / "loop");
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"loop"},
+                                               std::vector<std::string>{"inspect", "loop"},
+                                               std::vector<std::string>{"--recursive", "loop"}}) {
+    const Outcome outcome = run_args(args);
+    EXPECT_EQ(outcome.code, 2) << args.back();
+    EXPECT_EQ(outcome.out, "");
+    EXPECT_EQ(outcome.err, "qpatch: error: loop: cannot read: Too many levels of symbolic links\n")
+        << args.front();
+  }
+}
+
 TEST_F(InDirTest, CommandAfterItsDirIsAUsageError) {
   write_checkpoint("ck");
   const Outcome outcome = run_args({"ck", "inspect"});

@@ -267,6 +267,11 @@ TEST(TerminalSafe, ControlsAreEscapedAndOnlyOurColoursPass) {
 }
 
 TEST_F(NothingLostTest, OutOfMemoryHasItsOwnExitCode) {
+#if defined(__SANITIZE_ADDRESS__)
+  // The binary under test is built as this test is: ASan reserves terabytes of address space
+  // for its shadow, so a 20 MB RLIMIT_AS stops it before main, not in qpatch's allocations.
+  GTEST_SKIP() << "RLIMIT_AS cannot model running out of memory under ASan";
+#endif
   write_patchable();
   const fs::path log = dir() / "log";
   const pid_t pid = ::fork();

@@ -34,6 +34,19 @@ TEST(StrictJson, SyntaxErrorNamesTheByte) {
             "'[', '{', or a literal");
 }
 
+// Found by fuzz/editor_fuzzer.cpp (fuzz/regressions/editor/number-overflow): a number no double
+// holds made nlohmann throw out_of_range, which escaped parse_strict (exit 70 from the CLI). The
+// byte is where parsing failed, as for syntax errors: the number's last digit.
+TEST(StrictJson, ANumberNoDoubleHoldsIsAnErrorNotACrash) {
+  for (const std::string text : {"{\"a\": 1e400}", "{\"a\": [-7E7777777777]}"}) {
+    const auto result = parse_strict(text, "config.json");
+    ASSERT_FALSE(result.ok()) << text;
+    EXPECT_EQ(result.error().code, ErrorCode::invalid_json);
+  }
+  EXPECT_EQ(parse_strict("{\"a\": 1e400}", "config.json").error().to_string(),
+            "config.json: byte 10: number overflow parsing '1e400'");
+}
+
 TEST(StrictJson, RejectsByteOrderMark) {
   EXPECT_EQ(error_of("\xEF\xBB\xBF{}"),
             "config.json: byte 0: file starts with a UTF-8 byte-order mark, which Python's json "

@@ -158,5 +158,29 @@ TEST(Scan, FindsValuesAndDecodesKeys) {
   EXPECT_FALSE(find_value(text, {"ab", "2"}).has_value());
 }
 
+// Found by fuzz/editor_fuzzer.cpp (fuzz/regressions/editor/hang-array-items-brace): a '}' where
+// an array item belongs made array_items loop forever, growing its list without end.
+TEST(Scan, ArrayItemsStopsAtAStrayBrace) {
+  EXPECT_TRUE(array_items("[}", {0, 2}).empty());
+  EXPECT_EQ(array_items("[1, }", {0, 5}).size(), 1U);
+  // Callers parse first, so bad text in gives bad text out; what matters is that it returns.
+  const auto result = edit_array("[}", {{}, {}, {"x"}}, "config.json");
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(*result, "[\"x\"}");
+}
+
+// Found by fuzz/editor_fuzzer.cpp: empty or all-space text put the root's span at the end of
+// the text, and edit_array read the byte after it.
+TEST(ArrayEdit, EmptyTextIsRefusedWithoutReadingPastIt) {
+  for (const std::string text : {"", "  \n"}) {
+    const auto array = edit_array(text, {{}, {}, {"x"}}, "config.json");
+    ASSERT_FALSE(array.ok());
+    EXPECT_EQ(array.error().to_string(), "config.json: expected an array");
+    const auto object = edit_object(text, {{}, {}, {}, {{"k", "1"}}}, "config.json");
+    ASSERT_FALSE(object.ok());
+    EXPECT_EQ(object.error().to_string(), "config.json: expected an object");
+  }
+}
+
 } // namespace
 } // namespace qpatch::jsonedit

@@ -557,5 +557,41 @@ TEST_F(ReaderFileTest, MissingFileIsAnIoError) {
             "none.safetensors: byte 0: cannot open: No such file or directory");
 }
 
+// Every failed call's message ends with its errno text, and the errors root also gets are used
+// (CI runs as root, so no chmod 000).
+
+TEST_F(ReaderFileTest, IoErrorsEndWithTheirErrnoText) {
+  std::filesystem::create_directory(dir() / "shard.safetensors");
+  std::filesystem::create_symlink("loop.safetensors", dir() / "loop.safetensors");
+  std::ofstream(dir() / "config.json") << "{}";
+  HeaderParser parser;
+  const auto message = [&](const std::filesystem::path& file) {
+    const auto header = parser.read(file, "x.safetensors");
+    EXPECT_FALSE(header.ok());
+    EXPECT_EQ(header.ok() ? ErrorCode::internal : header.error().code, ErrorCode::io_error);
+    return header.ok() ? std::string() : header.error().to_string();
+  };
+  EXPECT_EQ(message(dir() / "shard.safetensors"),
+            "x.safetensors: byte 0: cannot read: Is a directory");
+  EXPECT_EQ(message(dir() / "loop.safetensors"),
+            "x.safetensors: byte 0: cannot open: Too many levels of symbolic links");
+  EXPECT_EQ(message(dir() / "config.json" / "a.safetensors"),
+            "x.safetensors: byte 0: cannot open: Not a directory");
+}
+
+// A file that ends before the size fstat gave (it shrank while read; sysfs files all claim 4096
+// bytes) used to print a stale errno ("cannot read: Success").
+TEST(Reader, AFileShorterThanItsSizeSaysItEndedEarly) {
+  const std::filesystem::path file = "/sys/kernel/mm/transparent_hugepage/khugepaged/defrag";
+  std::error_code ec;
+  if (std::filesystem::file_size(file, ec) != 4096 || test::read_bytes(file).size() >= 8) {
+    GTEST_SKIP() << file << " is not a short sysfs file here";
+  }
+  HeaderParser parser;
+  const auto header = parser.read(file, "x.safetensors");
+  ASSERT_FALSE(header.ok());
+  EXPECT_EQ(header.error().to_string(), "x.safetensors: byte 0: cannot read: the file ended early");
+}
+
 } // namespace
 } // namespace qpatch::safetensors

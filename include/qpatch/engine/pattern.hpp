@@ -29,12 +29,18 @@ public:
   // never guess.
   std::optional<bool> matches(std::string_view subject, MatchMode mode) const;
 
+  // Drop the run-wide table of compiled patterns (and with it what each has spent of its budget);
+  // patterns already returned keep working. For a process that outlives one run: the fuzz
+  // target calls it after each input, or every distinct pattern it tries would stay compiled.
+  static void forget_compiled();
+
   const std::string& text() const { return m_text; }
   // True once a match of this pattern hit a limit (every later match is then undecidable).
   bool exhausted() const;
 
+  struct Code; // the compiled copies; defined in pattern.cpp only (the run-wide table holds them)
+
 private:
-  struct Code;
   std::shared_ptr<const Code> m_code;
   std::string m_text;
 };
