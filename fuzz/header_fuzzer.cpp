@@ -4,6 +4,7 @@
 // span is its elements times its dtype's bits, and the plain-JSON fast path gives the same
 // outcome (the same tensors, or the same error) as the general path.
 #include "fuzz_check.hpp"
+#include "parse_outcome.hpp"
 
 #include <qpatch/safetensors/reader.hpp>
 
@@ -16,24 +17,8 @@
 namespace {
 
 using qpatch::fuzz::check;
+using qpatch::fuzz::outcome;
 namespace st = qpatch::safetensors;
-
-std::string outcome(const qpatch::Result<st::Header>& result) {
-  if (!result.ok()) {
-    const qpatch::Error& error = result.error();
-    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
-  }
-  std::string out = "ok " + std::to_string(result->header_size) + "\n";
-  for (const auto& [key, value] : result->metadata) {
-    out += "meta " + key + "=" + value + "\n";
-  }
-  for (const auto& tensor : result->tensors) {
-    out += std::string(tensor.name) + " " + std::string(to_string(tensor.dtype)) + " " +
-           st::format_shape(tensor.shape) + " " + std::to_string(tensor.begin) + " " +
-           std::to_string(tensor.end) + "\n";
-  }
-  return out;
-}
 
 void check_tiles(const st::Header& header, size_t file_size) {
   check(header.file_size == file_size, "file_size is the input's size");

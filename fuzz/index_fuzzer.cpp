@@ -4,6 +4,7 @@
 // of them and is found again by name, and the plain-JSON fast path gives the same outcome as the
 // general path.
 #include "fuzz_check.hpp"
+#include "parse_outcome.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
 
@@ -14,19 +15,8 @@
 namespace {
 
 using qpatch::fuzz::check;
+using qpatch::fuzz::outcome;
 namespace cp = qpatch::checkpoint;
-
-std::string outcome(const qpatch::Result<cp::IndexFile>& result) {
-  if (!result.ok()) {
-    const qpatch::Error& error = result.error();
-    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
-  }
-  std::string out = "ok\n";
-  for (const auto& entry : result->entries) {
-    out += std::string(entry.tensor) + " -> " + result->shards.at(entry.shard) + "\n";
-  }
-  return out;
-}
 
 } // namespace
 

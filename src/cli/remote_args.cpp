@@ -7,36 +7,15 @@
 #include <qpatch/commit/interrupt.hpp>
 #include <qpatch/hub/hub_cache.hpp>
 #include <qpatch/hub/remote_checkpoint.hpp>
+#include <qpatch/report/text_style.hpp>
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
-#include <iomanip>
-#include <sstream>
 
 namespace qpatch::cli {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::string megabytes(uint64_t bytes) {
-  std::ostringstream text;
-  if (bytes < 1'000'000) {
-    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e3 << " kB";
-  } else if (bytes < 1'000'000'000) {
-    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e6 << " MB";
-  } else {
-    text << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1e9 << " GB";
-  }
-  return text.str();
-}
-
-std::string signal_name(int sig) {
-  return sig == 2 ? "SIGINT" : sig == 15 ? "SIGTERM" : "SIGHUP";
-}
-
-} // namespace
 
 RemoteCheckpoints::~RemoteCheckpoints() {
   if (!m_root.empty()) {
@@ -104,7 +83,7 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
     if (const int sig = commit::take_interrupt(); sig != 0) {
       report(err,
              Level::note,
-             "stopped by " + signal_name(sig) + " while reading " + ref.repo_id +
+             "stopped by " + commit::signal_name(sig) + " while reading " + ref.repo_id +
                  " from the Hub; nothing was written");
       return 128 + sig;
     }
@@ -116,10 +95,11 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
       report(err,
              Level::note,
              ref.repo_id + ": read from " + settings.endpoint + " at commit " +
-                 remote->commit.substr(0, 12) + " (" + remote->revision + "): " +
-                 std::to_string(remote->whole_files) + " small files whole and the headers of " +
-                 std::to_string(remote->shards) + " shards, " + megabytes(remote->bytes_received) +
-                 " of " + megabytes(remote->bytes_in_repo));
+                 remote->commit.substr(0, 12) + " (" + remote->revision +
+                 "): " + std::to_string(remote->whole_files) +
+                 " small files whole and the headers of " + std::to_string(remote->shards) +
+                 " shards, " + report::human_bytes(remote->bytes_received) + " of " +
+                 report::human_bytes(remote->bytes_in_repo));
     }
     dirs[i] = into.string();
     labels.push_back(ref.repo_id);

@@ -56,10 +56,7 @@ int with_interrupt(int code, std::ostream& err) {
   }
   report(err,
          Level::note,
-         std::string("stopped by ") +
-             (sig == 2    ? "SIGINT"
-              : sig == 15 ? "SIGTERM"
-                          : "SIGHUP") +
+         "stopped by " + commit::signal_name(sig) +
              (code == 0 ? " during the commit, after every file was written"
                         : ", with every file as it was before the commit"));
   return 128 + sig;

@@ -29,6 +29,19 @@ void on_signal(int sig) {
 
 } // namespace
 
+std::string signal_name(int sig) {
+  switch (sig) {
+  case SIGINT:
+    return "SIGINT";
+  case SIGTERM:
+    return "SIGTERM";
+  case SIGHUP:
+    return "SIGHUP";
+  default:
+    return "signal " + std::to_string(sig);
+  }
+}
+
 void install_interrupt_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;

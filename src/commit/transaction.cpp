@@ -26,19 +26,6 @@ Error failure(ErrorCode code, const std::string& file, const std::string& messag
   return make_error(code, file, std::nullopt, "", message);
 }
 
-std::string signal_name(int sig) {
-  switch (sig) {
-  case SIGINT:
-    return "SIGINT";
-  case SIGTERM:
-    return "SIGTERM";
-  case SIGHUP:
-    return "SIGHUP";
-  default:
-    return "signal " + std::to_string(sig);
-  }
-}
-
 std::string backup_name(const std::string& file, int n) {
   return n == 0 ? file + ".bak" : file + ".bak." + std::to_string(n);
 }

@@ -4,6 +4,7 @@
 // next run and restore converge. The fault and concurrency cases run the real binary.
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
+#include "support/spawn.hpp"
 #include "support/temp_dir.hpp"
 #include "terminal_safe.hpp"
 
@@ -14,7 +15,6 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,14 +23,15 @@
 #include <fstream>
 #include <map>
 
-extern char** environ;
-
 namespace qpatch::cli {
 namespace {
 
 namespace fs = std::filesystem;
 using test::Head;
 using test::HeadFile;
+using test::spawn_qpatch;
+using test::Spawned;
+using test::wait_for;
 
 // Enough address space to start, too little to read a checkpoint on several threads.
 constexpr rlim_t k_oom_limit = 20U << 20;
@@ -46,52 +47,6 @@ void write_three_file_checkpoint(const fs::path& dir) {
       << "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "
          "\"Linear\"\n      ]\n    }\n  },\n  \"ignore\": [\n    \"lm_head\"\n  ],\n  "
          "\"quant_method\": \"compressed-tensors\"\n}\n";
-}
-
-struct Spawned {
-  pid_t pid = -1;
-  fs::path out;
-};
-
-// Start the qpatch binary with `args` and extra environment `env` ("NAME=value"); its stdout and
-// stderr go to `log`.
-Spawned spawn_qpatch(const std::vector<std::string>& args,
-                     const std::vector<std::string>& env,
-                     const fs::path& log) {
-  std::vector<std::string> all{QPATCH_EXE};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& arg : all) {
-    argv.push_back(arg.data());
-  }
-  argv.push_back(nullptr);
-  std::vector<std::string> environment(env);
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::string_view(*e).starts_with("QPATCH_")) {
-      continue;
-    }
-    environment.emplace_back(*e);
-  }
-  std::vector<char*> envp;
-  for (std::string& entry : environment) {
-    envp.push_back(entry.data());
-  }
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  Spawned spawned{-1, log};
-  EXPECT_EQ(posix_spawn(&spawned.pid, QPATCH_EXE, &actions, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&actions);
-  return spawned;
-}
-
-// Wait for it: its exit code, or 1000 + the signal that killed it.
-int wait_for(const Spawned& spawned) {
-  int status = 0;
-  EXPECT_EQ(::waitpid(spawned.pid, &status, 0), spawned.pid);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + WTERMSIG(status);
 }
 
 int run_binary(const std::vector<std::string>& args,

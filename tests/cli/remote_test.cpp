@@ -8,16 +8,14 @@
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/hub_server.hpp"
+#include "support/spawn.hpp"
 #include "support/temp_dir.hpp"
 
 #include <qpatch/util/names.hpp>
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -339,25 +337,15 @@ TEST_F(RemoteTest, SigintWhileReadingTheHubStopsAndRemovesTheCopy) {
   m_server.stall(true);
   m_env.set("HF_HUB_DOWNLOAD_TIMEOUT", "30");
   const fs::path log = dir() / "log";
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    ::execl(QPATCH_EXE, QPATCH_EXE, "--check", "--remote", "Org/Name", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  const test::Spawned child =
+      test::spawn_qpatch({"--check", "--remote", "Org/Name"}, {"QPATCH_HTTP_RETRIES=0"}, log);
   // Interrupt once the request is on the wire (the copy's directory exists by then).
   for (int i = 0; i < 200 && m_server.requests() == 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_FALSE(tmp_is_empty());
-  ::kill(pid, SIGINT);
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  ::kill(child.pid, SIGINT);
+  EXPECT_EQ(test::wait_for(child), 130);
   EXPECT_EQ(test::read_bytes(log),
             "qpatch: note: stopped by SIGINT while reading Org/Name from the Hub; nothing was "
             "written\n");

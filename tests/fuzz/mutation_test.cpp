@@ -3,6 +3,7 @@
 // of valid headers and indexes, and require a clean accept or a named error, never a crash,
 // hang or sanitizer report (run under -DQPATCH_SANITIZE=ON to catch memory errors). Every
 // accepted mutant must also still satisfy the format's own invariants.
+#include "fuzz/parse_outcome.hpp"
 #include "support/builder.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
@@ -16,6 +17,8 @@
 
 namespace qpatch {
 namespace {
+
+using fuzz::outcome;
 
 std::string mutate(std::string text, std::mt19937& random) {
   static const std::string k_alphabet = "{}[]\":,0123456789-.e \\u\n\x00\xff\xc3";
@@ -67,25 +70,6 @@ TEST(Mutation, HeaderParserNeverCrashesAndAcceptedHeadersTileTheData) {
     }
   }
   EXPECT_GT(accepted, 0U); // some mutants (e.g. in padding) stay valid
-}
-
-// Everything a header parse yields, as one comparable text: the tensors and metadata when it
-// succeeds, the error's code, offset, subject and message when it fails.
-std::string outcome(const Result<safetensors::Header>& result) {
-  if (!result.ok()) {
-    const Error& error = result.error();
-    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
-  }
-  std::string out = "ok " + std::to_string(result->header_size) + "\n";
-  for (const auto& [key, value] : result->metadata) {
-    out += "meta " + key + "=" + value + "\n";
-  }
-  for (const auto& tensor : result->tensors) {
-    out += std::string(tensor.name) + " " + std::string(to_string(tensor.dtype)) + " " +
-           safetensors::format_shape(tensor.shape) + " " + std::to_string(tensor.begin) + " " +
-           std::to_string(tensor.end) + "\n";
-  }
-  return out;
 }
 
 // The plain-JSON fast path must be invisible: on every input, valid or not, the result with it
@@ -171,18 +155,6 @@ TEST(Mutation, IndexParserNeverCrashes) {
       }
     }
   }
-}
-
-std::string outcome(const Result<checkpoint::IndexFile>& result) {
-  if (!result.ok()) {
-    const Error& error = result.error();
-    return "error " + std::to_string(static_cast<int>(error.code)) + " " + error.to_string();
-  }
-  std::string out = "ok\n";
-  for (const auto& entry : result->entries) {
-    out += std::string(entry.tensor) + " -> " + result->shards.at(entry.shard) + "\n";
-  }
-  return out;
 }
 
 TEST(Mutation, IndexFastPathAgreesWithTheGeneralPath) {

@@ -6,7 +6,12 @@
 // then exits 128+signal. The handler is the library's; installing it is main()'s choice.
 #pragma once
 
+#include <string>
+
 namespace qpatch::commit {
+
+// "SIGINT", "SIGTERM", "SIGHUP", else "signal N": how reports name the signal that stopped qpatch.
+std::string signal_name(int sig);
 
 // Install the handler for SIGINT, SIGTERM and SIGHUP (SA_RESTART).
 void install_interrupt_handlers();
