@@ -22,9 +22,10 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
       ->required();
   cmd->add_option("--engine",
                   options.engine,
-                  "vllm|sglang|transformers|all: whose rules to trace (default: all; methods "
-                  "other than compressed-tensors model vLLM's only)")
-      ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
+                  "vllm|sglang|transformers|all, or ENGINE@REF (REF: main, YYYY-MM-DD, a "
+                  "release) for one version: whose rules to trace (default: every version of "
+                  "every engine modelled)")
+      ->check(engine_choice());
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   return cmd;
 }
@@ -70,12 +71,13 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
     return ExitCode::invalid_input;
   }
   const auto modules = modules_builder.finish(*inventory);
-  auto explanation = diagnose::explain(
-      *inventory,
-      modules,
-      *configs,
-      options.module,
-      engine::EngineSet::parse(options.engine).value_or(engine::EngineSet::all()));
+  const auto choice =
+      engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
+  for (const std::string& note : choice.notes) {
+    report(io.err, Level::note, note);
+  }
+  auto explanation =
+      diagnose::explain(*inventory, modules, *configs, options.module, choice.engines, choice.pins);
   if (!explanation) {
     std::string text = describe(explanation.error(), shown);
     if (explanation.error().code == ErrorCode::unknown_module) {

@@ -44,9 +44,10 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                  "Consider only modules whose checkpoint name matches REGEX (Python re.search)");
   app.add_option("--engine",
                  options.engine,
-                 "vllm|sglang|transformers|all: whose loading rules to judge by; with all, a "
-                 "patch satisfies every engine at once (default: all)")
-      ->check(one_of("engine", {"vllm", "sglang", "transformers", "all"}));
+                 "vllm|sglang|transformers|all, or ENGINE@REF (REF: main, YYYY-MM-DD, a "
+                 "release) for one version: whose loading rules to judge by; by default every "
+                 "version of every engine, and a patch satisfies all of them at once")
+      ->check(engine_choice());
   app.add_flag("-r,--recursive",
                options.recursive,
                "Each DIR is a root: judge every checkpoint below it (a folder of models, a whole "
@@ -136,6 +137,15 @@ Judged judge(const std::string& dir,
   outcome.quant_method = diagnosis->quant_method;
   outcome.engine_rules = diagnosis->engine_rules;
   outcome.engines = diagnosis->engines;
+  for (const std::string& name : diagnosis->engines) {
+    std::vector<std::string> labels;
+    for (const engine::EngineVersion& version : diagnosis->versions_judged) {
+      if (engine::to_string(version.engine) == name) {
+        labels.push_back(version.label());
+      }
+    }
+    outcome.engine_versions.emplace_back(name, std::move(labels));
+  }
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
   outcome.mtp = diagnosis->mtp;
@@ -214,9 +224,16 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   if (!compile_only(options.only, diagnose_options.only, io.err)) {
     return ExitCode::usage;
   }
-  diagnose_options.engines =
-      engine::EngineSet::parse(options.engine)
-          .value_or(engine::EngineSet::all()); // CLI11 has already refused anything else
+  // CLI11 has already refused anything else (engine_choice).
+  const auto choice = engine::parse_engine_choice(options.engine).choice.value_or(
+      engine::EngineChoice{});
+  diagnose_options.engines = choice.engines;
+  diagnose_options.pins = choice.pins;
+  if (!options.quiet) {
+    for (const std::string& note : choice.notes) {
+      report(io.err, Level::note, note);
+    }
+  }
   // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
   // write, so exit 3 keeps its promise that nothing was written anywhere.
   const bool several = options.dirs.size() > 1;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "parse_errors.hpp"
 
+#include <qpatch/engine/versions.hpp>
+
 #include "did_you_mean.hpp"
 
 #include <algorithm>
@@ -99,6 +101,34 @@ CLI::Validator one_of(std::string what, std::vector<std::string> choices) {
         }
         return "unknown " + what + " '" + value + "'" + did_you_mean(value, choices) + " (" +
                listed + ")";
+      },
+      "");
+}
+
+CLI::Validator engine_choice() {
+  return CLI::Validator(
+      [](std::string& value) {
+        const auto parsed = engine::parse_engine_choice(value);
+        if (parsed.choice) {
+          return std::string();
+        }
+        if (parsed.error.rfind("unknown engine '", 0) == 0) {
+          std::string name = value.substr(0, std::min(value.find('@'), value.find(',')));
+          for (size_t start = 0; start <= value.size();) {
+            const size_t end = std::min(value.find(',', start), value.size());
+            const std::string item = value.substr(start, end - start);
+            const std::string engine = item.substr(0, item.find('@'));
+            if (!engine::EngineSet::parse(engine) || (engine == "all" && value != "all")) {
+              name = engine;
+              break;
+            }
+            start = end + 1;
+          }
+          const std::vector<std::string> choices{"vllm", "sglang", "transformers", "all"};
+          return "unknown engine '" + name + "'" + did_you_mean(name, choices) +
+                 " (vllm, sglang, transformers, all, or ENGINE@REF: one version)";
+        }
+        return parsed.error;
       },
       "");
 }

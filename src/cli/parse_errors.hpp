@@ -20,4 +20,8 @@ std::vector<std::string> reword_parse_error(const CLI::ParseError& error,
 // "unknown engine 'vlm'; did you mean 'vllm'? (vllm, sglang, transformers, all)".
 CLI::Validator one_of(std::string what, std::vector<std::string> choices);
 
+// The --engine validator: ENGINE[@REF] or a comma-separated list of them (versions.hpp), with
+// one_of's "did you mean" for a misspelt engine and the version's own message for a bad REF.
+CLI::Validator engine_choice();
+
 } // namespace qpatch::cli

@@ -215,7 +215,7 @@ private:
   size_t inconsistent_layers(const quant::CtConfig& config) const {
     size_t count = 0;
     for (const auto& engine_view : m_engines) {
-      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
+      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->version);
       for (const LayerView& view : *engine_view->views) {
         if ((view.disk == Disk::dense || view.disk == Disk::quantized) &&
             !consistent(view, judge.decide(*view.layer))) {
@@ -232,7 +232,7 @@ private:
     const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
     bool changed = false;
     for (const auto& engine_view : m_engines) {
-      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->engine);
+      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->version);
       if (first) {
         m_first.emplace_back(engine_view->views->size());
       }
@@ -334,7 +334,9 @@ void judge_compressed_tensors(const Inventory& inventory,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto engines = engine_views(options.engines, model, modules, inventory, mtp_head, options);
+  const auto engines = engine_views(
+      options.engines, model, modules, inventory, mtp_head, options, "compressed-tensors");
+  judged_versions(engines, diagnosis);
   Fixer fixer(config, engines, modules);
   fixer.run();
   fixer.make_readable();
@@ -373,6 +375,12 @@ void judge_compressed_tensors(const Inventory& inventory,
                         problem.engines.front()) == existing.engines.end()) {
             existing.engines.push_back(problem.engines.front());
           }
+          for (const engine::EngineVersion& version : problem.versions) {
+            if (std::find(existing.versions.begin(), existing.versions.end(), version) ==
+                existing.versions.end()) {
+              existing.versions.push_back(version);
+            }
+          }
           known = true;
           break;
         }
@@ -391,8 +399,8 @@ void judge_compressed_tensors(const Inventory& inventory,
     const engine::Engine engine = engine_view->engine;
     const std::string engine_name(engine::to_string(engine));
     const std::string who(engine::display_name(engine));
-    const engine::VllmCompressedTensors before(config, engine_view->model, engine);
-    const engine::VllmCompressedTensors after(patched, engine_view->model, engine);
+    const engine::VllmCompressedTensors before(config, engine_view->model, engine_view->version);
+    const engine::VllmCompressedTensors after(patched, engine_view->model, engine_view->version);
     for (size_t v = 0; v < engine_view->views->size(); ++v) {
       const LayerView& view = (*engine_view->views)[v];
       const Layer& layer = *view.layer;
@@ -445,6 +453,12 @@ void judge_compressed_tensors(const Inventory& inventory,
         key = "could not be judged: " +
               (entries.empty() ? std::string("a regex") : "the regex entry " + entries) +
               " gave up (match limit), and is not tried again";
+      } else if (decision.by == DecidedBy::untargeted) {
+        kind = FindingKind::untargeted_raises;
+        key = "stored " + view.stored + (view.disk == Disk::dense ? " and" : " but") +
+              " no target matches them, and " + who +
+              " raises for that while it builds the model (\"ValueError: Unable to find "
+              "matching target for ... in the compressed-tensors config.\")";
       } else if (decision.verdict == Verdict::load_error) {
         kind = FindingKind::fused_shards_disagree;
         key = "are judged as one layer (" + layer.name + ") but " +
@@ -466,7 +480,7 @@ void judge_compressed_tensors(const Inventory& inventory,
         kind = FindingKind::quantized_made_dense;
         const std::string& entry = config.ignore.at(*decision.ignore_index);
         bool undecidable = false;
-        const engine::VllmCompressedTensors exact(config, engine_view->model);
+        const engine::VllmCompressedTensors exact(config, engine_view->model, engine_view->version);
         if (engine == engine::Engine::sglang &&
             !exact.match_ignore(layer.prefix, undecidable).has_value() &&
             entry.rfind("re:", 0) != 0) {
@@ -488,24 +502,15 @@ void judge_compressed_tensors(const Inventory& inventory,
               " builds them dense: not fixable by a config patch (qpatch does not invent "
               "targets)";
       }
-      // A problem one modelled version of the engine has and another does not says which.
-      for (size_t other = 0; other < engines.size(); ++other) {
-        const auto& sibling = engines[other];
-        if (other != e && sibling->engine == engine && sibling->views == engine_view->views &&
-            !engine_view->model.version.empty()) {
-          const Decision* theirs = fixer.first_decision(other, v);
-          if (theirs != nullptr && consistent(view, *theirs)) {
-            key += " (" + who + " " + engine_view->model.version + " only)";
-          }
-        }
-      }
-      add_problem({kind, key, module_names(), view.order, {engine_name}});
+      add_problem(
+          {kind, key, module_names(), view.order, {engine_name}, {engine_view->version}});
       (resolved ? fixed : unfixed).insert(kind);
     }
   }
   for (const FindingKind kind : unfixed) {
     fixed.erase(kind);
   }
+  name_versions(problems, engines);
   add_grouped(problems, diagnosis.findings, fixed, true);
 
   // The edit of the config vLLM reads.

@@ -65,6 +65,8 @@ std::string_view to_string(FindingKind kind) {
     return "config_rejected";
   case FindingKind::quantized_without_config:
     return "quantized_without_config";
+  case FindingKind::untargeted_raises:
+    return "untargeted_raises";
   }
   return "unknown";
 }
@@ -180,6 +182,12 @@ void add_grouped(std::vector<LayerProblem>& problems,
         it->second.engines.push_back(engine);
       }
     }
+    for (const std::string& text : problem.version_texts) {
+      if (std::find(it->second.versions.begin(), it->second.versions.end(), text) ==
+          it->second.versions.end()) {
+        it->second.versions.push_back(text);
+      }
+    }
   }
   // Engines in their canonical order, whatever order the problems came in.
   for (auto& [key, finding] : groups) {
@@ -199,6 +207,59 @@ void add_grouped(std::vector<LayerProblem>& problems,
     finding.detail = finding.label + ": " + count + " " + std::get<1>(key);
     findings.push_back(std::move(finding));
   }
+}
+
+void name_versions(std::vector<LayerProblem>& problems,
+                   const std::vector<std::unique_ptr<EngineView>>& judged) {
+  for (LayerProblem& problem : problems) {
+    if (problem.versions.empty()) {
+      continue;
+    }
+    std::string said;
+    for (const std::string& name : problem.engines) {
+      const auto engine = engine::EngineSet::parse(name);
+      if (!engine || name == "all") {
+        continue;
+      }
+      const engine::Engine which = engine->list().front();
+      const std::vector<engine::EngineVersion> all = versions_of(judged, which);
+      std::vector<engine::EngineVersion> subset;
+      for (const engine::EngineVersion& version : all) {
+        if (std::find(problem.versions.begin(), problem.versions.end(), version) !=
+            problem.versions.end()) {
+          subset.push_back(version);
+        }
+      }
+      if (subset.empty() || subset.size() == all.size()) {
+        continue;
+      }
+      std::string text = engine::subset_text(subset, all);
+      said += (said.empty() ? "" : "; ") + text;
+      problem.version_texts.push_back(std::move(text));
+    }
+    if (!said.empty()) {
+      problem.key += " (" + said + " only)";
+    }
+  }
+}
+
+void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diagnosis& diagnosis) {
+  diagnosis.versions_judged.clear();
+  std::string rules;
+  std::vector<engine::Engine> engines;
+  for (const auto& view : views) {
+    diagnosis.versions_judged.push_back(view->version);
+    if (std::find(engines.begin(), engines.end(), view->engine) == engines.end()) {
+      engines.push_back(view->engine);
+    }
+  }
+  for (size_t i = 0; i < engines.size(); ++i) {
+    const auto versions = versions_of(views, engines[i]);
+    rules += std::string(i == 0 ? "" : i + 1 == engines.size() ? " and " : ", ") +
+             (versions.size() > 1 ? engine::versions_text(versions)
+                                  : std::string(engine::rules_of(engines[i], diagnosis.quant_method)));
+  }
+  diagnosis.engine_rules = rules;
 }
 
 std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {
@@ -282,6 +343,11 @@ namespace {
 void judged_by(engine::EngineSet engines, Diagnosis& diagnosis) {
   diagnosis.engines = engines.names();
   diagnosis.engine_rules = engine::rules_of(engines, diagnosis.quant_method);
+  // A judge that judges several versions of an engine lists them (judged_versions).
+  diagnosis.versions_judged.clear();
+  for (const engine::Engine engine : engines.list()) {
+    diagnosis.versions_judged.push_back(engine::newest_version(engine));
+  }
 }
 
 // Findings that concern the checkpoint rather than one engine's rules affect every engine judged.

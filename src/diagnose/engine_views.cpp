@@ -87,85 +87,74 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const ModuleList& modules,
                                                       const Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
-                                                      const DiagnoseOptions& options) {
-  // Each engine builds layers of its own from the same modules (vLLM's and SGLang's names
-  // differ, transformers does not fuse): with more than one to build, the others are built on
-  // threads of their own (each is a pass over ~70k modules on a 1T-parameter MoE; all only
-  // read the modules).
-  const auto build_transformers = [&] {
-    auto view = std::make_unique<EngineView>();
-    view->engine = engine::Engine::transformers;
-    view->model = engine::transformers_view(model);
-    const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());
+                                                      const DiagnoseOptions& options,
+                                                      std::string_view method) {
+  // One view per version of each engine whose verdicts can differ (versions.hpp). Versions whose
+  // naming rows are equal build the same layers, so they share them and their storage views.
+  const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());
+  const auto build_layers_of = [&](EngineView& view) {
     std::vector<Layer> layers;
-    for (Layer& layer : engine::build_layers(modules, view->model)) {
-      const bool in_head = std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
-        return head.count(m) > 0;
-      });
-      (in_head ? view->not_built : layers).push_back(std::move(layer));
+    for (Layer& layer : engine::build_layers(modules, view.model)) {
+      // transformers never builds the MTP head (modeling_qwen3_5.py drops ^mtp.* on load).
+      const bool in_head = !view.model.engine_layers &&
+                           std::all_of(layer.modules.begin(),
+                                       layer.modules.end(),
+                                       [&](uint32_t m) { return head.count(m) > 0; });
+      (in_head ? view.not_built : layers).push_back(std::move(layer));
     }
-    view->layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
-    view->views = std::make_shared<const std::vector<LayerView>>(
-        layer_views(*view->layers, modules, inventory, options));
-    return view;
+    view.layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
+    view.views = std::make_shared<const std::vector<LayerView>>(
+        layer_views(*view.layers, modules, inventory, options));
   };
-  // SGLang: one view per modelled version whose verdicts can differ; versions share the layers
-  // (they differ in the draft's quant config mapping only).
-  const auto build_sglang = [&] {
+  const auto build_engine = [&](engine::Engine engine) {
     std::vector<std::unique_ptr<EngineView>> out;
-    auto view = std::make_unique<EngineView>();
-    view->engine = engine::Engine::sglang;
-    view->model = engine::sglang_model_info(model.architecture, model.num_hidden_layers);
-    view->layers =
-        std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, view->model));
-    view->views = std::make_shared<const std::vector<LayerView>>(
-        layer_views(*view->layers, modules, inventory, options));
-    const bool versions = engine::sglang_versions_differ(model.architecture) && !mtp_head.empty();
-    if (versions) {
-      auto later = std::make_unique<EngineView>();
-      later->engine = engine::Engine::sglang;
-      later->model = engine::sglang_model_info(model.architecture, model.num_hidden_layers, true);
-      later->layers = view->layers;
-      later->views = view->views;
-      out.push_back(std::move(view));
-      out.push_back(std::move(later));
-    } else {
-      view->model.version.clear();
+    for (engine::EngineVersion& version :
+         engine::versions_to_judge(engine, method, model.architecture, options.pins)) {
+      auto view = std::make_unique<EngineView>();
+      view->engine = engine;
+      view->model = engine == engine::Engine::transformers
+                        ? engine::transformers_view(model)
+                        : engine::naming_of(version, model.architecture, model.num_hidden_layers);
+      view->version = std::move(version);
+      for (const auto& earlier : out) {
+        if (earlier->model.row == view->model.row) {
+          view->layers = earlier->layers;
+          view->views = earlier->views;
+          view->not_built = earlier->not_built;
+          break;
+        }
+      }
+      if (!view->layers) {
+        build_layers_of(*view);
+      }
       out.push_back(std::move(view));
     }
     return out;
   };
+  // Each engine builds layers of its own from the same modules (vLLM's and SGLang's names
+  // differ, transformers does not fuse): the engines after the first are built on threads of
+  // their own (each is a pass over ~70k modules on a 1T-parameter MoE; all only read them).
   const auto list = engines.list();
-  const bool with_vllm = engines.has(engine::Engine::vllm);
-  const bool with_sglang = engines.has(engine::Engine::sglang);
-  const bool with_transformers = engines.has(engine::Engine::transformers);
-  std::future<std::unique_ptr<EngineView>> transformers_job;
-  if (with_transformers && (with_vllm || with_sglang)) {
-    transformers_job = std::async(std::launch::async, build_transformers);
-  }
-  std::future<std::vector<std::unique_ptr<EngineView>>> sglang_job;
-  if (with_sglang && with_vllm) {
-    sglang_job = std::async(std::launch::async, build_sglang);
+  std::vector<std::future<std::vector<std::unique_ptr<EngineView>>>> jobs;
+  for (size_t i = 1; i < list.size(); ++i) {
+    jobs.push_back(std::async(std::launch::async, build_engine, list[i]));
   }
   std::vector<std::unique_ptr<EngineView>> out;
-  for (const engine::Engine engine : list) {
-    if (engine == engine::Engine::transformers) {
-      out.push_back(transformers_job.valid() ? transformers_job.get() : build_transformers());
-      continue;
+  for (size_t i = 0; i < list.size(); ++i) {
+    for (auto& view : i == 0 ? build_engine(list[0]) : jobs[i - 1].get()) {
+      out.push_back(std::move(view));
     }
-    if (engine == engine::Engine::sglang) {
-      for (auto& view : sglang_job.valid() ? sglang_job.get() : build_sglang()) {
-        out.push_back(std::move(view));
-      }
-      continue;
+  }
+  return out;
+}
+
+std::vector<engine::EngineVersion> versions_of(const std::vector<std::unique_ptr<EngineView>>& views,
+                                               engine::Engine engine) {
+  std::vector<engine::EngineVersion> out;
+  for (const auto& view : views) {
+    if (view->engine == engine) {
+      out.push_back(view->version);
     }
-    auto view = std::make_unique<EngineView>();
-    view->engine = engine;
-    view->model = model;
-    view->layers = std::make_shared<const std::vector<Layer>>(engine::build_layers(modules, model));
-    view->views = std::make_shared<const std::vector<LayerView>>(
-        layer_views(*view->layers, modules, inventory, options));
-    out.push_back(std::move(view));
   }
   return out;
 }

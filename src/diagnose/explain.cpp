@@ -22,6 +22,28 @@ using engine::Layer;
 
 namespace {
 
+// "vLLM main 2026-02-28..017e9f4 (2026-08-17), 5 versions, SGLang ... and transformers ...": the
+// versions traced of each engine (compressed-tensors judges every version; the other methods the
+// newest, as their judges do).
+std::string judged_text(engine::EngineSet engines,
+                        const std::string& method,
+                        const std::string& architecture,
+                        const engine::VersionPins& pins) {
+  const Method* row = find_method(method);
+  const bool versioned = row != nullptr && row->name == "compressed-tensors";
+  std::string out;
+  const auto list = engines.list();
+  for (size_t i = 0; i < list.size(); ++i) {
+    const auto versions =
+        versioned ? engine::versions_to_judge(list[i], "compressed-tensors", architecture, pins)
+                  : std::vector<engine::EngineVersion>{};
+    out += std::string(i == 0 ? "" : i + 1 == list.size() ? " and " : ", ") +
+           (versions.size() > 1 ? engine::versions_text(versions)
+                                : std::string(engine::rules_of(list[i], method)));
+  }
+  return out;
+}
+
 std::string disk_text(const detail::LayerView& v) {
   return v.disk == detail::Disk::dense       ? "dense (" + v.stored + ")"
          : v.disk == detail::Disk::quantized ? "quantized (" + v.stored + ")"
@@ -119,7 +141,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const ModuleList& modules,
                             const quant::ConfigSet& configs,
                             const std::string& name,
-                            engine::EngineSet engines) {
+                            engine::EngineSet engines,
+                            const engine::VersionPins& pins) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const std::vector<Layer> layers = engine::build_layers(modules, model);
@@ -178,7 +201,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   engines = modelled_engines(row, engines);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                         "), judged as " + engine::rules_of(engines, method) +
+                         "), judged as " + judged_text(engines, method, configs.architecture, pins) +
                          (engines.list().size() > 1 ? " load it" : " loads it"));
   const auto views = detail::layer_views(layers, modules, inventory, DiagnoseOptions{});
   const auto view = std::find_if(
@@ -198,6 +221,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                                  views,
                                  view == views.end() ? nullptr : &*view,
                                  engines,
+                                 pins,
                                  out};
   if (auto status = row->explain(context); !status) {
     return status.take_error();
@@ -212,111 +236,106 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
   const Layer* layer = &context.layer;
   const Module* module = context.module;
   auto& lines = context.out.lines;
+  const quant::ConfigFile* config_json = context.configs.find("config.json");
+  const auto head = config_json != nullptr
+                        ? checkpoint::find_mtp_head(config_json->doc, modules, context.inventory)
+                        : checkpoint::MtpHead{};
+  DiagnoseOptions options;
+  options.pins = context.pins;
+  // Every version judged of every engine, each under its own names (versions.hpp).
+  const auto views = engine_views(context.engines,
+                                  context.model,
+                                  modules,
+                                  context.inventory,
+                                  head.modules,
+                                  options,
+                                  "compressed-tensors");
+  // The module asked about; for a fused name, each of its shards.
+  const auto mine = [&](const Layer& candidate) {
+    return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
+      return module != nullptr ? &modules[m] == module
+                               : std::find(layer->modules.begin(), layer->modules.end(), m) !=
+                                     layer->modules.end();
+    });
+  };
   const auto list = context.engines.list();
-  std::unique_ptr<EngineView> plain_view; // transformers' layers, when judged
-  if (context.engines.has(engine::Engine::transformers)) {
-    const quant::ConfigFile* config_json = context.configs.find("config.json");
-    const auto head = config_json != nullptr
-                          ? checkpoint::find_mtp_head(config_json->doc, modules, context.inventory)
-                          : checkpoint::MtpHead{};
-    plain_view = std::move(engine_views(engine::EngineSet::only(engine::Engine::transformers),
-                                        context.model,
-                                        modules,
-                                        context.inventory,
-                                        head.modules,
-                                        DiagnoseOptions{})
-                               .front());
-  }
   std::vector<std::string> wrong;
   for (const engine::Engine engine : list) {
     const std::string engine_name(engine::to_string(engine));
+    const auto versions = versions_of(views, engine);
     if (list.size() > 1) {
-      lines.emplace_back("engine", std::string(engine::rules_of(engine)));
+      lines.emplace_back("engine",
+                         versions.size() > 1 ? engine::versions_text(versions)
+                                             : std::string(engine::rules_of(engine)));
     }
-    if (engine == engine::Engine::sglang) {
-      // SGLang builds layers of its own names; each modelled version is traced.
-      const std::string& architecture = context.configs.architecture;
-      const uint64_t layers = context.configs.num_hidden_layers;
-      const auto first = engine::sglang_model_info(architecture, layers);
-      const std::vector<Layer> sglang_layers = engine::build_layers(modules, first);
-      const auto sglang_views =
-          layer_views(sglang_layers, modules, context.inventory, DiagnoseOptions{});
-      std::vector<engine::ModelInfo> versions{first};
-      if (engine::sglang_versions_differ(architecture)) {
-        versions.push_back(engine::sglang_model_info(architecture, layers, true));
-      }
-      for (const engine::ModelInfo& version : versions) {
-        if (versions.size() > 1) {
-          lines.emplace_back("version", "SGLang " + version.version);
-        }
-        const engine::VllmCompressedTensors judge(config, version, engine);
-        for (const LayerView& candidate : sglang_views) {
-          const bool ours = std::any_of(
-              candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
-                return module != nullptr
-                           ? &modules[m] == module
-                           : std::find(layer->modules.begin(), layer->modules.end(), m) !=
-                                 layer->modules.end();
-              });
-          if (!ours || candidate.layer->draft) {
-            continue;
-          }
-          if (candidate.layer->prefix != layer->prefix) {
-            lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
-          }
-          const auto trace = judge.trace(*candidate.layer);
-          lines.insert(lines.end(), trace.begin(), trace.end());
-          if (!consistent(candidate, judge.decide(*candidate.layer)) &&
-              std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-            wrong.push_back(engine_name);
-          }
-          break;
-        }
-      }
-      continue;
-    }
-    if (engine != engine::Engine::transformers) {
-      const engine::VllmCompressedTensors judge(config, context.model, engine);
-      const auto trace = judge.trace(*layer);
-      lines.insert(lines.end(), trace.begin(), trace.end());
-      if (context.view == nullptr || !consistent(*context.view, judge.decide(*layer))) {
-        wrong.push_back(engine_name);
-      }
-      continue;
-    }
-    // transformers builds one nn.Linear per module and never builds the MTP head.
-    const EngineView& plain = *plain_view;
-    // The module asked about; for a fused name, each of its shards.
-    const auto mine = [&](const Layer& candidate) {
-      return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
-        return module != nullptr ? &modules[m] == module
-                                 : std::find(layer->modules.begin(), layer->modules.end(), m) !=
-                                       layer->modules.end();
-      });
-    };
-    bool traced = false;
-    for (const Layer& candidate : plain.not_built) {
-      if (mine(candidate)) {
-        traced = true;
-        lines.emplace_back("not built",
-                           candidate.name + ": transformers never builds the MTP head");
-      }
-    }
-    for (const LayerView& candidate : *plain.views) {
-      if (!mine(*candidate.layer)) {
+    // Each version's trace; versions whose traces are equal are shown once, named together.
+    std::vector<std::pair<engine::EngineVersion, std::vector<std::pair<std::string, std::string>>>>
+        traces;
+    for (const auto& view : views) {
+      if (view->engine != engine) {
         continue;
       }
-      traced = true;
-      const engine::VllmCompressedTensors judge(config, plain.model, engine);
-      const auto trace = judge.trace(*candidate.layer);
-      lines.insert(lines.end(), trace.begin(), trace.end());
-      if (!consistent(candidate, judge.decide(*candidate.layer)) &&
-          std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-        wrong.push_back(engine_name);
+      std::vector<std::pair<std::string, std::string>> trace_lines;
+      const engine::VllmCompressedTensors judge(config, view->model, view->version);
+      const auto judge_one = [&](const Layer& candidate, const LayerView* stored) {
+        const auto trace = judge.trace(candidate);
+        trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
+        if ((stored == nullptr || !consistent(*stored, judge.decide(candidate))) &&
+            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+          wrong.push_back(engine_name);
+        }
+      };
+      if (engine == engine::Engine::vllm) {
+        judge_one(*layer, context.view); // vLLM's names are the ones `name` was resolved in
+        traces.emplace_back(view->version, std::move(trace_lines));
+        continue;
       }
+      bool traced = false;
+      for (const Layer& candidate : view->not_built) {
+        if (mine(candidate)) {
+          traced = true;
+          trace_lines.emplace_back("not built",
+                                   candidate.name + ": " +
+                                       std::string(engine::display_name(engine)) +
+                                       " never builds the MTP head");
+        }
+      }
+      for (const LayerView& candidate : *view->views) {
+        if (!mine(*candidate.layer) || candidate.layer->draft) {
+          continue;
+        }
+        traced = true;
+        if (engine == engine::Engine::sglang && candidate.layer->prefix != layer->prefix) {
+          trace_lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
+        }
+        judge_one(*candidate.layer, &candidate);
+        if (engine == engine::Engine::sglang) {
+          break; // SGLang builds one layer over the module
+        }
+      }
+      if (!traced) {
+        trace_lines.emplace_back("not built",
+                                 std::string(engine::display_name(engine)) +
+                                     " builds no layer of this name");
+      }
+      traces.emplace_back(view->version, std::move(trace_lines));
     }
-    if (!traced) {
-      lines.emplace_back("not built", "transformers builds no layer of this name");
+    std::vector<bool> shown(traces.size(), false);
+    for (size_t i = 0; i < traces.size(); ++i) {
+      if (shown[i]) {
+        continue;
+      }
+      std::vector<engine::EngineVersion> same;
+      for (size_t j = i; j < traces.size(); ++j) {
+        if (!shown[j] && traces[j].second == traces[i].second) {
+          same.push_back(traces[j].first);
+          shown[j] = true;
+        }
+      }
+      if (same.size() < traces.size()) {
+        lines.emplace_back("version", engine::subset_text(same, versions));
+      }
+      lines.insert(lines.end(), traces[i].second.begin(), traces[i].second.end());
     }
   }
   close_trace(context, wrong);

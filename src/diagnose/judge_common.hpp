@@ -46,8 +46,17 @@ struct LayerProblem {
   std::string key; // what the grouped line says after the count
   std::vector<std::string> names;
   size_t order = 0;
-  std::vector<std::string> engines; // the engines this problem shows in
+  std::vector<std::string> engines;              // the engines this problem shows in
+  std::vector<engine::EngineVersion> versions{}; // the versions it shows in (empty: every one)
+  std::vector<std::string> version_texts{};      // "SGLang before 2026-08-28", for the finding
 };
+
+// Say which versions a problem holds for, where that is not every version judged of its engine:
+// the key gains " (vLLM before 2026-05-07 only)" (so problems of different versions stay apart
+// when grouped) and the finding lists the text. `judged` holds every view judged.
+struct EngineView;
+void name_versions(std::vector<LayerProblem>& problems,
+                   const std::vector<std::unique_ptr<EngineView>>& judged);
 
 std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
                                    const checkpoint::ModuleList& modules,
@@ -254,6 +263,7 @@ void edit_every_copy(const quant::ConfigSet& configs,
 // One engine's view of the checkpoint: its model rules, the layers it builds, their storage.
 struct EngineView {
   engine::Engine engine{};
+  engine::EngineVersion version; // which version of the engine (versions.hpp)
   engine::ModelInfo model;
   // Versions of one engine build the same layers, so they share them and their storage views.
   std::shared_ptr<const std::vector<engine::Layer>> layers;
@@ -261,14 +271,22 @@ struct EngineView {
   std::vector<engine::Layer> not_built;                // layers this engine never builds
 };
 
-// Build the view of every engine in `engines`. transformers never builds the MTP head
-// (`mtp_head`, module indices): its layers go to `not_built`.
+// Build the view of every version judged of every engine in `engines` for `method` (oldest
+// version first; options.pins narrows an engine to one). `model` is vLLM's newest naming row.
+// transformers never builds the MTP head (`mtp_head`, module indices): its layers go to
+// `not_built`.
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
                                                       const checkpoint::ModuleList& modules,
                                                       const checkpoint::Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
-                                                      const DiagnoseOptions& options);
+                                                      const DiagnoseOptions& options,
+                                                      std::string_view method);
+// Record the versions `views` judge in `diagnosis` (versions_judged, engine_rules).
+void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diagnosis& diagnosis);
+// The versions `views` judge of `engine`, in their order.
+std::vector<engine::EngineVersion> versions_of(const std::vector<std::unique_ptr<EngineView>>& views,
+                                               engine::Engine engine);
 
 // Python re.escape for the characters engine layer names hold.
 std::string escape_regex(const std::string& name);
@@ -330,6 +348,7 @@ struct ExplainContext {
   const std::vector<LayerView>& views;
   const LayerView* view; // `layer`'s storage; null when it has none
   engine::EngineSet engines;
+  const engine::VersionPins& pins; // --engine ENGINE@REF
   Explanation& out;
 };
 

@@ -116,7 +116,7 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
     } else if (ct) {
       QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
       if (engine != engine::Engine::transformers) {
-        const engine::VllmCompressedTensors judge(config, model, engine);
+        const engine::VllmCompressedTensors judge(config, model, engine::newest_version(engine));
         fill(
             layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
         continue;
@@ -132,9 +132,10 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
                                                         modules,
                                                         inventory,
                                                         head.modules,
-                                                        options)
+                                                        options,
+                                                        "compressed-tensors")
                                        .front());
-      const engine::VllmCompressedTensors judge(config, plain->model, engine);
+      const engine::VllmCompressedTensors judge(config, plain->model, engine::newest_version(engine));
       fill(
           *plain->layers,
           *plain->views,

@@ -23,6 +23,8 @@ std::string_view to_string(DecidedBy by) {
     return "fused_disagree";
   case DecidedBy::experts_disagree:
     return "experts_disagree";
+  case DecidedBy::untargeted:
+    return "untargeted";
   case DecidedBy::undecidable:
     return "undecidable";
   }

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "engine/registry.hpp"
+
 #include <qpatch/engine/engines.hpp>
+#include <qpatch/engine/model_info.hpp>
 
 namespace qpatch::engine {
 
@@ -48,6 +51,32 @@ std::string_view display_name(Engine engine) {
     return "transformers";
   }
   return "unknown";
+}
+
+const History& history(Engine engine) {
+  switch (engine) {
+  case Engine::sglang:
+    return sglang_history();
+  case Engine::transformers:
+    return transformers_history();
+  case Engine::vllm:
+    break;
+  }
+  return vllm_history();
+}
+
+ModelInfo naming_of(const EngineVersion& version,
+                    const std::string& architecture,
+                    uint64_t num_hidden_layers) {
+  switch (version.engine) {
+  case Engine::sglang:
+    return sglang_model_info(architecture, num_hidden_layers, version);
+  case Engine::transformers:
+    return transformers_view(model_info_for(architecture, num_hidden_layers));
+  case Engine::vllm:
+    break;
+  }
+  return model_info_for(architecture, num_hidden_layers, version);
 }
 
 std::optional<EngineSet> EngineSet::parse(std::string_view text) {

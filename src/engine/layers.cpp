@@ -46,7 +46,7 @@ void add_draft_lm_head(std::vector<Layer>& layers,
     return module.name.substr(0, 4) == "mtp.";
   });
   const auto head = std::find_if(layers.begin(), layers.end(), [](const Layer& layer) {
-    return layer.kind == LayerKind::lm_head && layer.name == "lm_head";
+    return layer.cls == "ParallelLMHead" && layer.name == "lm_head";
   });
   if (!has_mtp || head == layers.end() || head->prefix == model.draft_lm_head) {
     return;
@@ -124,14 +124,18 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       }
       if (last == "lm_head" || (!model.draft_head_prefix.empty() &&
                                 model.layer_prefix(name) == model.draft_head_prefix)) {
-        layer_for(name, LayerKind::lm_head, "ParallelLMHead").modules.push_back(m);
+        layer_for(name,
+                  model.lm_head_quant_config ? LayerKind::lm_head : LayerKind::built_dense,
+                  "ParallelLMHead")
+            .modules.push_back(m);
         break;
       }
       const std::string_view fused = model.fused_for(last);
       const std::string layer_name =
           fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
-      layer_for(layer_name, LayerKind::linear, linear_class(last_component(layer_name)))
-          .modules.push_back(m);
+      const LayerKind kind =
+          model.built_without_quant_config_for(name) ? LayerKind::built_dense : LayerKind::linear;
+      layer_for(layer_name, kind, linear_class(last_component(layer_name))).modules.push_back(m);
       break;
     }
     case ModuleKind::norm:

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Model classes as vLLM main (017e9f4, 2026-08-17) defines them. Qwen3.5/3.6 VLM classes inherit
-// Qwen3-VL's mapper (qwen3_vl.py); the text-only classes map model.language_model. -> model.
-// (qwen3_5.py). MTP names (mtp.*) are untouched by every Qwen mapper.
+// What every engine's naming row answers: renames, fused layers and the draft's names, asked of
+// one ModelInfo whichever engine filled it (vllm/naming.cpp, sglang/naming.cpp, ...).
 #include <qpatch/engine/model_info.hpp>
 
 #include <algorithm>
@@ -117,70 +116,10 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }
 
-ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers) {
-  ModelInfo info;
-  info.architecture = architecture;
-  info.num_hidden_layers = num_hidden_layers;
-  info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
-                 {"gate_up_proj", {"gate_proj", "up_proj"}}};
-  const bool qwen35_vlm = architecture == "Qwen3_5ForConditionalGeneration" ||
-                          architecture == "Qwen3_5MoeForConditionalGeneration";
-  const bool qwen35_text =
-      architecture == "Qwen3_5ForCausalLM" || architecture == "Qwen3_5MoeForCausalLM";
-  const bool qwen3_next = architecture == "Qwen3NextForCausalLM";
-  if (qwen35_vlm || qwen35_text || qwen3_next) {
-    info.known = true;
-    // Qwen3_5Model and Qwen3NextModel (and their MTP drafts) build VocabParallelEmbedding without
-    // a quant_config (qwen3_5.py Qwen3_5Model.__init__, qwen3_next.py Qwen3NextModel.__init__).
-    info.embedding_quant_config = false;
-    if (qwen3_next) {
-      // Qwen3-Next checkpoints store the GDN projections fused (qwen3_next.py
-      // Qwen3NextForCausalLM.packed_modules_mapping: "in_proj_ba": ["in_proj_ba"]).
-      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkvz"}});
-      info.packed.push_back({"in_proj_ba", {"in_proj_ba"}});
-    } else {
-      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
-      info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
-    }
-  }
-  info.has_mapper = qwen35_vlm || qwen35_text;
-  if (qwen35_vlm || qwen35_text) {
-    // Qwen3_5MTP (qwen3_5_mtp.py, vLLM main 017e9f4) builds ParallelLMHead(quant_config,
-    // prefix="lm_head") and its load_weights keeps checkpoint names holding "lm_head", so the
-    // checkpoint's head is loaded a second time, into the draft's. The draft's VllmConfig shares
-    // the target's quant config object (llm_base_proposer.py _create_draft_vllm_config:
-    // dataclasses.replace), already renamed by the target's mapper; configure_quant_config
-    // (model_loader/utils.py) only swaps in Qwen3_5MTP.packed_modules_mapping.
-    info.draft_lm_head = "lm_head";
-  }
-  if (qwen35_vlm) {
-    info.prefix_renames = {{"model.visual.", "visual."},
-                           {"lm_head.", "language_model.lm_head."},
-                           {"model.language_model.", "language_model.model."}};
-  } else if (qwen35_text) {
-    info.prefix_renames = {{"model.language_model.", "model."}};
-  }
-  if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
-    info.known = true;
-    info.renumbered_from = "model.mtp_layers.";
-    info.renumber_base = num_hidden_layers;
-    info.draft_prefix = "model.mtp_layers.";
-    info.plain_linears = {"input_proj"};
-  }
-  const bool deepseek =
-      architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM";
-  if (deepseek) {
-    info.known = true;
-    info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
-  }
-  if (architecture == "Glm4MoeForCausalLM") {
-    info.embedding_quant_config = false; // glm4_moe.py Glm4MoeModel.__init__: no quant_config
-  }
-  if ((deepseek || architecture == "Glm4MoeForCausalLM") && num_hidden_layers > 0) {
-    info.draft_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".";
-    info.plain_linears = {"eh_proj"};
-  }
-  return info;
+bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
+  return std::any_of(built_without_quant_config.begin(),
+                     built_without_quant_config.end(),
+                     [&](const std::string& prefix) { return name.substr(0, prefix.size()) == prefix; });
 }
 
 std::string ModelInfo::fused_alias(std::string_view name) const {
@@ -192,15 +131,6 @@ std::string ModelInfo::fused_alias(std::string_view name) const {
     }
   }
   return "";
-}
-
-ModelInfo transformers_view(const ModelInfo& model) {
-  ModelInfo view;
-  view.architecture = model.architecture;
-  view.known = model.known;
-  view.engine_layers = false;
-  view.fused_aliases = model.packed;
-  return view;
 }
 
 } // namespace qpatch::engine

@@ -45,8 +45,20 @@ VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string
 
 VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
                                              const ModelInfo& model,
-                                             Engine engine)
-    : m_config(config), m_model(model), m_engine(engine) {
+                                             const EngineVersion& version)
+    : m_config(config), m_model(model), m_engine(version.engine) {
+  // compressed_tensors.py get_scheme before #41965 (c1819ca28^): find_matched_target raised
+  // ValueError for a layer no target matched, and get_quant_method lets it through for a
+  // LinearBase (it catches it for a ParallelLMHead only).
+  m_untargeted_raises = m_engine == Engine::vllm && !version.has("#41965");
+  // compressed_tensors/utils.py find_matched_target before #49483 (8a7b3c299^): name, then the
+  // module's class name, then the fused shards.
+  m_class_before_fused = m_engine == Engine::vllm && !version.has("#49483");
+  // SGLang's CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a
+  // method for LinearBase and FusedMoE layers only; vLLM's did the same before #37291
+  // (e8b055a5a^ get_quant_method has no ParallelLMHead branch).
+  m_head_without_method =
+      m_engine == Engine::sglang || (m_engine == Engine::vllm && !version.has("#37291"));
   for (const std::string& entry : config.ignore) {
     m_ignore.push_back(make_entry(entry));
   }
@@ -171,6 +183,25 @@ VllmCompressedTensors::find_target(const std::string& prefix,
       return target;
     }
   }
+  const auto by_class = [&]() -> std::optional<Target> {
+    if (!class_targets) {
+      return std::nullopt;
+    }
+    const std::string cls_lower = lower(cls);
+    for (const Target& target : targets) {
+      if (!is_regex(target.entry.text) &&
+          cls_lower.find(lower(target.entry.text)) != std::string::npos) {
+        return target;
+      }
+    }
+    return std::nullopt;
+  };
+  if (m_class_before_fused) {
+    if (auto target = by_class()) {
+      by = DecidedBy::target_class;
+      return target;
+    }
+  }
   const std::string last(last_component(prefix));
   if (const auto* shards = m_model.shards_of_layer(prefix)) {
     std::optional<Target> first;
@@ -194,14 +225,10 @@ VllmCompressedTensors::find_target(const std::string& prefix,
       return first;
     }
   }
-  if (class_targets) {
-    const std::string cls_lower = lower(cls);
-    for (const Target& target : targets) {
-      if (!is_regex(target.entry.text) &&
-          cls_lower.find(lower(target.entry.text)) != std::string::npos) {
-        by = DecidedBy::target_class;
-        return target;
-      }
+  if (!m_class_before_fused) {
+    if (auto target = by_class()) {
+      by = DecidedBy::target_class;
+      return target;
     }
   }
   by = DecidedBy::no_target;
@@ -271,19 +298,22 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
     decision.verdict = Verdict::quantized;
     decision.group = target->group;
     decision.target = target->entry.text;
+  } else if (m_untargeted_raises && decision.by == DecidedBy::no_target &&
+             layer.kind == LayerKind::linear) {
+    decision.verdict = Verdict::load_error;
+    decision.by = DecidedBy::untargeted;
+    decision.error = "ValueError: Unable to find matching target for " + prefix +
+                     " in the compressed-tensors config.";
   }
   return decision;
 }
 
-bool VllmCompressedTensors::sglang_no_method(const Layer& layer) const {
-  // SGLang's CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a
-  // method for LinearBase and FusedMoE layers only: a ParallelLMHead gets none, so no target
-  // quantizes the head.
-  return m_engine == Engine::sglang && layer.kind == LayerKind::lm_head;
+bool VllmCompressedTensors::head_without_method(const Layer& layer) const {
+  return m_head_without_method && layer.kind == LayerKind::lm_head;
 }
 
 Decision VllmCompressedTensors::decide(const Layer& layer) const {
-  if (layer.kind == LayerKind::built_dense || sglang_no_method(layer)) {
+  if (layer.kind == LayerKind::built_dense || head_without_method(layer)) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
     return decision;
@@ -332,10 +362,11 @@ VllmCompressedTensors::trace(const Layer& layer) const {
     lines.emplace_back("built", "without a quant config: dense whatever the config says");
     return lines;
   }
-  if (sglang_no_method(layer)) {
+  if (head_without_method(layer)) {
     lines.emplace_back("built",
-                       "as a ParallelLMHead, which SGLang's compressed-tensors gives no quant "
-                       "method: dense whatever the config says");
+                       "as a ParallelLMHead, which " + std::string(display_name(m_engine)) +
+                           "'s compressed-tensors gives no quant method: dense whatever the "
+                           "config says");
     return lines;
   }
   std::vector<std::string> names{layer.prefix};

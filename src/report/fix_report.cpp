@@ -132,7 +132,7 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         outcome.quant_method.empty()
             ? std::string(unread ? "stored quantized, no quantization config" : "not quantized")
             : outcome.quant_method + ", judged for " +
-                  plain_engines(outcome.engines, outcome.quant_method);
+                  plain_engines(outcome.engines, outcome.quant_method, outcome.engine_versions);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
     if (verbose && !outcome.engine_rules.empty()) {
       out += line("rules", Role::dim, outcome.engine_rules);
@@ -251,6 +251,15 @@ std::string render_total(const std::vector<CheckpointOutcome>& outcomes, Mode mo
 
 namespace {
 
+// {"vllm": ["vLLM main 2026-02-09..2026-05-06", ...], ...}: every version judged per engine.
+json::Json versions_json(const std::vector<std::pair<std::string, std::vector<std::string>>>& versions) {
+  json::Json out = json::Json::object();
+  for (const auto& [engine, labels] : versions) {
+    out[engine] = labels;
+  }
+  return out;
+}
+
 // Absent is null, never "": consumers test one thing (schema_version 2).
 json::Json or_null(const std::string& text) {
   return text.empty() ? json::Json() : json::Json(text);
@@ -272,7 +281,8 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
            {"detail", finding.detail},
            {"consequence", or_null(consequence(finding, outcome.quant_method, outcome.engines))},
            {"fixable", finding.fixable},
-           {"engines", finding.engines}});
+           {"engines", finding.engines},
+           {"versions", finding.versions}});
     }
     Json changes = Json::array();
     for (const ChangeSummary& change : outcome.changes) {
@@ -301,6 +311,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
                            {"quant_method", or_null(outcome.quant_method)},
                            {"engine_rules", or_null(outcome.engine_rules)},
                            {"engines", outcome.engines},
+                           {"engine_versions", versions_json(outcome.engine_versions)},
                            {"status", to_string(outcome.status)},
                            {"findings", std::move(findings)},
                            {"changes", std::move(changes)},

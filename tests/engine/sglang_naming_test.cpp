@@ -46,8 +46,19 @@ bool in_real_ignore(const std::string& file, const std::string& entry) {
   return std::find(ignore.begin(), ignore.end(), entry) != ignore.end();
 }
 
-TEST(SglangNaming, Qwen35VlmTextVisionAndDraft) {
-  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 64);
+// SGLang main as of `day`, with the unmerged PRs of `with` (versions.hpp).
+EngineVersion sglang_at(const std::string& day, std::vector<std::string_view> with = {}) {
+  EngineVersion version;
+  version.engine = Engine::sglang;
+  version.from = day;
+  version.with = std::move(with);
+  return version;
+}
+
+// Before #18926 (assumed row): the text model at model, the vision tower quantized at visual.
+TEST(SglangNaming, Qwen35VlmBefore18926TextVisionAndDraft) {
+  const ModelInfo model =
+      sglang_model_info("Qwen3_5ForConditionalGeneration", 64, sglang_at("2026-02-09"));
   // Checkpoint names as the real Qwen3.6-27B config lists them in ignore.
   ASSERT_TRUE(in_real_ignore("qwen3.6-27b-w4a16-awq-ct-packed-mtp.config.json",
                              "model.language_model.layers.4.linear_attn.in_proj_b"));
@@ -66,12 +77,29 @@ TEST(SglangNaming, Qwen35VlmTextVisionAndDraft) {
   EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
   // Without #35887 the draft's quant config has no mapping; with it, the text model's.
   EXPECT_EQ(shards_text(model, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
-  const ModelInfo later = sglang_model_info("Qwen3_5ForConditionalGeneration", 64, true);
+  const ModelInfo later =
+      sglang_model_info("Qwen3_5ForConditionalGeneration", 64, sglang_at("2026-02-09", {"#35887"}));
   EXPECT_EQ(shards_text(later, "mtp.layers.0.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
-  EXPECT_EQ(model.version, "main");
-  EXPECT_EQ(later.version, "with #35887");
-  EXPECT_TRUE(sglang_versions_differ("Qwen3_5MoeForConditionalGeneration"));
+  EXPECT_EQ(model.row, later.row); // #35887 changes the quant mapping, not the layers
   EXPECT_FALSE(model.assumed_naming);
+}
+
+// Since #18926 (a5ea6158): the text model at model.language_model, so its layers carry the
+// checkpoint's names; the vision tower built without a quant config.
+TEST(SglangNaming, Qwen35VlmSince18926LayersCarryCheckpointNames) {
+  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 64);
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.4.linear_attn.in_proj_ba"),
+            "model.language_model.layers.4.linear_attn.in_proj_ba");
+  EXPECT_EQ(shards_text(model, "model.language_model.layers.4.linear_attn.in_proj_ba"),
+            "in_proj_b,in_proj_a");
+  EXPECT_TRUE(model.built_without_quant_config_for("model.visual.blocks.0.attn.qkv"));
+  EXPECT_FALSE(model.built_without_quant_config_for("model.language_model.layers.0.mlp.up_proj"));
+  EXPECT_EQ(model.layer_prefix("lm_head"), "lm_head");
+  EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
+  EXPECT_EQ(shards_text(model, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
+  EXPECT_NE(model.row, sglang_model_info("Qwen3_5ForConditionalGeneration", 64,
+                                         sglang_at("2026-02-16"))
+                           .row);
 }
 
 TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
@@ -84,7 +112,6 @@ TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
             "model.layers.5.linear_attn.in_proj_qkvz");
   EXPECT_EQ(shards_text(model, "model.layers.5.linear_attn.in_proj_qkvz"), "(fused name)");
   EXPECT_EQ(shards_text(model, "model.layers.3.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
-  EXPECT_FALSE(sglang_versions_differ("Qwen3NextForCausalLM"));
 }
 
 TEST(SglangNaming, DeepSeekAndGlmNextnLayerIsModelDecoder) {
@@ -137,8 +164,9 @@ TEST(SglangNaming, UnknownArchitectureIsAssumed) {
 
 // Qwen3.5-MoE (the REAP checkpoint's model.language_model.* per-expert layout): experts are
 // judged as one FusedMoE at model.layers.N.mlp.experts.
-TEST(SglangNaming, Qwen35MoeExpertsAndLinearAttention) {
-  const ModelInfo model = sglang_model_info("Qwen3_5MoeForConditionalGeneration", 40);
+TEST(SglangNaming, Qwen35MoeExpertsAndLinearAttentionBefore18926) {
+  const ModelInfo model =
+      sglang_model_info("Qwen3_5MoeForConditionalGeneration", 40, sglang_at("2026-02-09"));
   EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.mlp.experts"),
             "model.layers.0.mlp.experts");
   EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.linear_attn.in_proj_qkvz"),

@@ -9,6 +9,7 @@
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/pattern.hpp>
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/config_files.hpp>
 
 #include <optional>
@@ -35,6 +36,7 @@ enum class FindingKind {
   unsupported_method,        // a quant_method this version does not judge
   config_rejected,           // the engine refuses the quantization config itself
   quantized_without_config,  // quantized on disk, but no config the engines read: built dense
+  untargeted_raises,         // no target matches a layer and the engine raises for that
 };
 std::string_view to_string(FindingKind kind);
 
@@ -45,6 +47,9 @@ struct Finding {
   std::string detail;               // one line for people
   bool fixable = false;
   std::vector<std::string> engines; // the judged engines it affects ("vllm", "sglang", ...)
+  // The versions it holds for, where not every version judged of an engine ("vLLM before
+  // 2026-05-07", "SGLang before a5ea6158"); empty: every version judged.
+  std::vector<std::string> versions;
   // The exception the engine raises, verbatim, when it refuses to load (config_rejected:
   // "ValueError: Unsupported quantization config: bits=3, sym=True"); "" otherwise. Reports quote
   // it as the consequence, so they need not take the detail line apart.
@@ -85,6 +90,9 @@ struct Diagnosis {
   bool quantized = false;
   std::string engine_rules;         // which engine behaviour the verdict models
   std::vector<std::string> engines; // the engines judged (a method may model only vLLM)
+  // Every version judged of every engine, oldest first per engine (versions.hpp); a judge that
+  // judges one version of an engine lists that one.
+  std::vector<engine::EngineVersion> versions_judged;
   std::vector<Finding> findings;
   std::vector<std::string> notes; // traps worth knowing that change no verdict
   std::string mtp;                // the MTP head as a unit, or "" when there is none
@@ -100,6 +108,7 @@ struct Diagnosis {
 struct DiagnoseOptions {
   std::optional<engine::Pattern> only; // consider only modules whose name matches (re.search)
   engine::EngineSet engines = engine::EngineSet::all(); // --engine
+  engine::VersionPins pins; // --engine ENGINE@REF: one version of that engine, not every one
 };
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.

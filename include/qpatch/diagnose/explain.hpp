@@ -7,6 +7,7 @@
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/engine/engines.hpp>
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/config_files.hpp>
 
 #include <string>
@@ -27,6 +28,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                             const checkpoint::ModuleList& modules,
                             const quant::ConfigSet& configs,
                             const std::string& name,
-                            engine::EngineSet engines = engine::EngineSet::all());
+                            engine::EngineSet engines = engine::EngineSet::all(),
+                            const engine::VersionPins& pins = {});
 
 } // namespace qpatch::diagnose

@@ -23,6 +23,7 @@ enum class DecidedBy {
   fused_disagree,  // shards of a fused layer disagree about ignore
   experts_disagree,
   undecidable, // a regex gave up (match limit)
+  untargeted,  // no target matches and the engine raises for that (vLLM before #41965)
 };
 std::string_view to_string(DecidedBy by);
 

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// What vLLM's model class contributes to quantization decisions: how it renames checkpoint
-// names (hf_to_vllm_mapper, engines.md §3.3) and which checkpoint shards it fuses into one
-// layer (packed_modules_mapping, quant-formats.md §4). Keyed by config.json's architecture.
+// What an engine's model class contributes to quantization decisions: how it renames checkpoint
+// names (vLLM's hf_to_vllm_mapper, engines.md §3.3), which checkpoint shards it fuses into one
+// layer (packed_modules_mapping, quant-formats.md §4), and what it builds without a quant
+// config. One naming row per architecture and version range, in each engine's folder
+// (src/engine/<engine>/naming.cpp); keyed by config.json's architecture.
 #pragma once
+
+#include <qpatch/engine/versions.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -48,15 +52,22 @@ struct ModelInfo {
   // The engine name of the draft's own ParallelLMHead when it is stored as a linear of the draft
   // layer (DeepSeek/GLM shared_head.head, which SGLang builds at model.shared_head.head).
   std::string draft_head_prefix;
-  // Which engine's naming this is, and the version label when versions are judged apart.
+  // Which engine's naming this is, and which row (with its version range): versions whose
+  // rows are equal build the same layers, so they share them.
   std::string naming = "vllm";
-  std::string version;
+  std::string row;
+  // Checkpoint-name prefixes the model class builds with quant_config=None: every layer under
+  // them is dense whatever the config says (SGLang's Qwen3.5 vision tower since a5ea6158).
+  std::vector<std::string> built_without_quant_config;
+  bool built_without_quant_config_for(std::string_view name) const;
   // True when qpatch has no naming table for this architecture under this engine: its names
   // are assumed (the report says so).
   bool assumed_naming = false;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
   // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
   bool embedding_quant_config = true;
+  // false: the model class builds its ParallelLMHead (and the draft's) with no quant config.
+  bool lm_head_quant_config = true;
   // The model class has an hf_to_vllm_mapper, so vLLM calls the quant config's
   // apply_vllm_mapper (model_loader/utils.py configure_quant_config).
   bool has_mapper = false;
@@ -101,18 +112,24 @@ struct ModelInfo {
   bool is_plain_linear(std::string_view name) const;
 };
 
-// `num_hidden_layers` (config.json) places renumbered MTP layers; 0 when unknown.
-ModelInfo model_info_for(const std::string& architecture, uint64_t num_hidden_layers = 0);
+// vLLM's naming row for `architecture` in `version` (vllm/naming.cpp). `num_hidden_layers`
+// (config.json) places renumbered MTP layers; 0 when unknown.
+ModelInfo model_info_for(const std::string& architecture,
+                         uint64_t num_hidden_layers = 0,
+                         const EngineVersion& version = newest_version(Engine::vllm));
 // The same model as transformers builds it (see ModelInfo::engine_layers).
 ModelInfo transformers_view(const ModelInfo& model);
 
-// SGLang's naming for `architecture` (sglang_model_info.cpp). `with_35887`: the Qwen3.5 draft
-// with sgl-project/sglang PR #35887 (the draft gets the text model's packed_modules_mapping).
+// SGLang's naming row for `architecture` in `version` (sglang/naming.cpp): the eras before and
+// after a5ea6158, and the Qwen3.5 draft with PR #35887 (its quant config gets the text model's
+// packed_modules_mapping).
 ModelInfo sglang_model_info(const std::string& architecture,
                             uint64_t num_hidden_layers,
-                            bool with_35887 = false);
-// True when SGLang's verdicts for `architecture` differ between the draft with and without
-// PR #35887, so both are judged.
-bool sglang_versions_differ(const std::string& architecture);
+                            const EngineVersion& version = newest_version(Engine::sglang));
+
+// The naming row of whichever engine `version` is of (the registry, engines.cpp).
+ModelInfo naming_of(const EngineVersion& version,
+                    const std::string& architecture,
+                    uint64_t num_hidden_layers);
 
 } // namespace qpatch::engine

@@ -17,6 +17,7 @@
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <map>
@@ -32,9 +33,11 @@ public:
   // match as case-insensitive substrings; Qwen3.5 mtp.fc is a plain nn.Linear); transformers
   // through the compressed-tensors library (judged on its own layers, transformers_view: class
   // names in ignore are honoured). Targets match the same way in all three.
+  // `version` says which engine and which of its versions: vLLM before #41965 raises for a
+  // Linear no target matches; before #49483 it tries a class target before the fused shards.
   VllmCompressedTensors(const quant::CtConfig& config,
                         const ModelInfo& model,
-                        Engine engine = Engine::vllm);
+                        const EngineVersion& version = newest_version(Engine::vllm));
 
   // Return what vLLM builds for `layer`.
   Decision decide(const Layer& layer) const;
@@ -64,8 +67,9 @@ private:
     Entry entry;
   };
   Entry make_entry(const std::string& text) const;
-  // SGLang gives a ParallelLMHead no compressed-tensors method: always dense.
-  bool sglang_no_method(const Layer& layer) const;
+  // The engine gives a ParallelLMHead no compressed-tensors method: always dense (SGLang; vLLM
+  // before #37291).
+  bool head_without_method(const Layer& layer) const;
   bool matches(const Entry& entry, const std::string& name, bool& undecidable) const;
   bool ignores(const Entry& entry,
                const std::string& name,
@@ -84,6 +88,9 @@ private:
   quant::CtConfig m_config;
   ModelInfo m_model;
   Engine m_engine = Engine::vllm;
+  bool m_untargeted_raises = false; // vLLM before #41965
+  bool m_class_before_fused = false; // vLLM before #49483
+  bool m_head_without_method = false; // SGLang; vLLM before #37291
   std::vector<Entry> m_ignore;
   std::vector<Target> m_targets;
   std::vector<Target> m_moe_targets; // with "Linear" copied to "RoutedExperts"

@@ -7,6 +7,7 @@
 #include <qpatch/diagnose/diagnose.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace qpatch::report {
@@ -21,7 +22,10 @@ std::string consequence(const diagnose::Finding& finding,
 // "vLLM (main, 2026-08-17), SGLang and transformers": the engines judged, as people name them;
 // the commits stay in `engine_rules` (--verbose and JSON). `quant_method` picks the rules judged
 // (bitsandbytes: "vLLM (main, 2026-08-17) with vllm-bnb-plugin").
-std::string plain_engines(const std::vector<std::string>& engines,
-                          const std::string& quant_method = "compressed-tensors");
+// An engine judged at several versions reads "vLLM (4 versions, main 2026-02-28..2026-08-17)".
+std::string plain_engines(
+    const std::vector<std::string>& engines,
+    const std::string& quant_method = "compressed-tensors",
+    const std::vector<std::pair<std::string, std::vector<std::string>>>& versions = {});
 
 } // namespace qpatch::report

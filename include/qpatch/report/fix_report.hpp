@@ -47,6 +47,8 @@ struct CheckpointOutcome {
   std::string quant_method; // "" when not quantized
   std::string engine_rules;
   std::vector<std::string> engines; // the engines judged
+  // Per engine judged, the labels of the versions judged (oldest first); one label: one version.
+  std::vector<std::pair<std::string, std::vector<std::string>>> engine_versions;
   Status status = Status::clean;
   std::vector<diagnose::Finding> findings;
   std::vector<ChangeSummary> changes; // written, or that would be written

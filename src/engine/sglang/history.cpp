@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// SGLang's history as qpatch models it: the merged changes that move a verdict, and the PRs
+// not merged in the newest source read that users run patched builds with. SGLang's repository
+// is read file by file (docs/research/sglang-versions.md lists each file and commit).
+#include <qpatch/engine/versions.hpp>
+
+namespace qpatch::engine {
+
+namespace {
+
+History make_sglang_history() {
+  History h;
+  h.engine = Engine::sglang;
+  // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
+  // qwen3_5.py (cf4465f) carries no date in the copies read.
+  h.first = "2026-02-09";
+  // The newest coherent set read (qwen3_vl.py, qwen3_5.py, qwen3_5_mtp.py, compressed_tensors.py,
+  // quantization/utils.py, awq.py, loader.py, base_config.py at a5ea6158). The copies carry no
+  // date; it is late August 2026 or later (it has qwen4_exp), dated 2026-08-31 here.
+  h.newest_commit = "a5ea6158";
+  h.newest_date = "2026-08-31";
+  h.changes = {
+      // sgl-project/sglang#18926 ("[Qwen3.5] Support block-wise FP8 quantization and model
+      // adaptation", merged): Qwen3VLForConditionalGeneration builds the text model at
+      // add_prefix("model.language_model") and the vision tower at model.visual with
+      // quant_config=None; Qwen3.5 inherits both. The PR opened on 2026-02-17; its merge day was
+      // not read, so the era boundary is that day. Between it and #23471 (April) the Qwen3.5 VLM
+      // inherited Qwen3-VL's hf_to_sglang_mapper and declared no packed_modules_mapping
+      // (xbfs/sglang@c72ed54): that interim is not modelled apart.
+      {"#18926",
+       "",
+       "2026-02-17",
+       "",
+       "qwen3_vl.py: the Qwen3.5 text model is built at model.language_model (its layers carry "
+       "the checkpoint's names) and the vision tower without a quant config",
+       "",
+       "Qwen3_5"},
+      // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
+      // it as a patch, so qpatch judges the newest version with it too.
+      {"#35887",
+       "",
+       "",
+       "",
+       "qwen3_5_mtp.py: the MTP draft's quant config gets the text model's packed_modules_mapping",
+       "",
+       "Qwen3_5"},
+  };
+  return h;
+}
+
+} // namespace
+
+const History& sglang_history() {
+  static const History h = make_sglang_history();
+  return h;
+}
+
+} // namespace qpatch::engine

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// vLLM's naming rows: model classes as vLLM main defines them, one row per architecture (and per
+// version range where a class changed). Qwen3.5/3.6 VLM classes inherit Qwen3-VL's mapper
+// (qwen3_vl.py); the text-only classes map model.language_model. -> model. (qwen3_5.py). MTP
+// names (mtp.*) are untouched by every Qwen mapper. Read at 017e9f4 (2026-08-17) unless a row
+// says otherwise.
+#include <qpatch/engine/model_info.hpp>
+
+namespace qpatch::engine {
+
+ModelInfo model_info_for(const std::string& architecture,
+                         uint64_t num_hidden_layers,
+                         const EngineVersion& version) {
+  ModelInfo info;
+  info.architecture = architecture;
+  info.num_hidden_layers = num_hidden_layers;
+  info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                 {"gate_up_proj", {"gate_proj", "up_proj"}}};
+  const bool qwen35_vlm = architecture == "Qwen3_5ForConditionalGeneration" ||
+                          architecture == "Qwen3_5MoeForConditionalGeneration";
+  const bool qwen35_text =
+      architecture == "Qwen3_5ForCausalLM" || architecture == "Qwen3_5MoeForCausalLM";
+  const bool qwen3_next = architecture == "Qwen3NextForCausalLM";
+  if (qwen35_vlm || qwen35_text || qwen3_next) {
+    info.known = true;
+    // Qwen3_5Model and Qwen3NextModel (and their MTP drafts) build VocabParallelEmbedding without
+    // a quant_config (qwen3_5.py Qwen3_5Model.__init__, qwen3_next.py Qwen3NextModel.__init__).
+    info.embedding_quant_config = false;
+    if (qwen3_next) {
+      // Qwen3-Next checkpoints store the GDN projections fused (qwen3_next.py
+      // Qwen3NextForCausalLM.packed_modules_mapping: "in_proj_ba": ["in_proj_ba"]).
+      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkvz"}});
+      info.packed.push_back({"in_proj_ba", {"in_proj_ba"}});
+    } else {
+      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+      info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    }
+  }
+  info.has_mapper = qwen35_vlm || qwen35_text;
+  if (qwen35_vlm || qwen35_text) {
+    // Qwen3_5MTP (qwen3_5_mtp.py, vLLM main 017e9f4) builds ParallelLMHead(quant_config,
+    // prefix="lm_head") and its load_weights keeps checkpoint names holding "lm_head", so the
+    // checkpoint's head is loaded a second time, into the draft's. The draft's VllmConfig shares
+    // the target's quant config object (llm_base_proposer.py _create_draft_vllm_config:
+    // dataclasses.replace), already renamed by the target's mapper; configure_quant_config
+    // (model_loader/utils.py) only swaps in Qwen3_5MTP.packed_modules_mapping.
+    info.draft_lm_head = "lm_head";
+  }
+  if (qwen35_vlm || qwen35_text) {
+    // Before #42124 (6f5b53324, 2026-05-26) Qwen3_5ForCausalLMBase and Qwen3_5MTP built their
+    // ParallelLMHead without quant_config: the head was dense for every method.
+    info.lm_head_quant_config = version.has("#42124");
+    info.row = info.lm_head_quant_config ? "qwen3_5" : "qwen3_5/dense-head";
+  }
+  if (qwen35_vlm) {
+    info.prefix_renames = {{"model.visual.", "visual."},
+                           {"lm_head.", "language_model.lm_head."},
+                           {"model.language_model.", "language_model.model."}};
+  } else if (qwen35_text && version.has("#50355")) {
+    info.prefix_renames = {{"model.language_model.", "model."}};
+  } else if (qwen35_text) {
+    // Registered on 2026-07-29 (#50210) with no hf_to_vllm_mapper until #50355 (febea17f6,
+    // 2026-08-06): config entries stay unmapped while the layers are built at model.layers.N.
+    info.has_mapper = false;
+    info.separate_layer_names = true;
+    info.layer_renames = {{"model.language_model.", "model."}};
+    info.row += "/unmapped";
+  }
+  if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
+    info.known = true;
+    info.renumbered_from = "model.mtp_layers.";
+    info.renumber_base = num_hidden_layers;
+    info.draft_prefix = "model.mtp_layers.";
+    info.plain_linears = {"input_proj"};
+  }
+  const bool deepseek =
+      architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM";
+  if (deepseek) {
+    info.known = true;
+    info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  }
+  if (architecture == "Glm4MoeForCausalLM") {
+    info.embedding_quant_config = false; // glm4_moe.py Glm4MoeModel.__init__: no quant_config
+  }
+  if ((deepseek || architecture == "Glm4MoeForCausalLM") && num_hidden_layers > 0) {
+    info.draft_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".";
+    info.plain_linears = {"eh_proj"};
+  }
+  return info;
+}
+
+} // namespace qpatch::engine
