@@ -139,12 +139,17 @@ Judged judge(const std::string& dir,
   outcome.engines = diagnosis->engines;
   for (const std::string& name : diagnosis->engines) {
     std::vector<std::string> labels;
+    std::vector<engine::EngineVersion> versions;
     for (const engine::EngineVersion& version : diagnosis->versions_judged) {
       if (engine::to_string(version.engine) == name) {
         labels.push_back(version.label());
+        versions.push_back(version);
       }
     }
     outcome.engine_versions.emplace_back(name, std::move(labels));
+    if (versions.size() > 1) {
+      outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
+    }
   }
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;

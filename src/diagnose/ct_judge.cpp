@@ -480,7 +480,9 @@ void judge_compressed_tensors(const Inventory& inventory,
         kind = FindingKind::quantized_made_dense;
         const std::string& entry = config.ignore.at(*decision.ignore_index);
         bool undecidable = false;
-        const engine::VllmCompressedTensors exact(config, engine_view->model, engine_view->version);
+        // The exact-match reading of the same entries (vLLM's), to tell a substring hit apart.
+        const engine::VllmCompressedTensors exact(
+            config, engine_view->model, engine::newest_version(engine::Engine::vllm));
         if (engine == engine::Engine::sglang &&
             !exact.match_ignore(layer.prefix, undecidable).has_value() &&
             entry.rfind("re:", 0) != 0) {

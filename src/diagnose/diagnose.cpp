@@ -543,6 +543,17 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
         "through their shards)");
   }
+  // Versions that cannot both be satisfied: the patch is for those that can, and says so.
+  const bool some_versions_unloadable =
+      std::any_of(diagnosis.findings.begin(), diagnosis.findings.end(), [](const Finding& f) {
+        return !f.fixable && !f.versions.empty();
+      });
+  if (some_versions_unloadable) {
+    diagnosis.notes.push_back(
+        "some versions judged cannot load this checkpoint whatever the config says (the "
+        "findings marked \"only\" say which); the patch satisfies the others; --engine "
+        "ENGINE@REF (main, YYYY-MM-DD, a release) judges the version you run alone");
+  }
   diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
   return finish(std::move(diagnosis));
 }

@@ -325,6 +325,14 @@ std::string versions_text(const std::vector<EngineVersion>& versions) {
          std::to_string(versions.size()) + " versions";
 }
 
+std::string range_text(const std::vector<EngineVersion>& versions) {
+  if (versions.empty()) {
+    return "";
+  }
+  return std::to_string(versions.size()) + " versions, main " + versions.front().from + ".." +
+         std::string(history(versions.front().engine).newest_date);
+}
+
 std::string subset_text(const std::vector<EngineVersion>& subset,
                         const std::vector<EngineVersion>& all) {
   if (all.empty() || subset.empty()) {

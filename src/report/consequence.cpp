@@ -3,7 +3,6 @@
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/report/consequence.hpp>
 
-#include <qpatch/engine/versions.hpp>
 
 #include <regex>
 
@@ -135,10 +134,9 @@ std::string consequence(const diagnose::Finding& finding,
   return out;
 }
 
-std::string plain_engines(
-    const std::vector<std::string>& engines,
-    const std::string& quant_method,
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& versions) {
+std::string plain_engines(const std::vector<std::string>& engines,
+                          const std::string& quant_method,
+                          const std::vector<std::pair<std::string, std::string>>& ranges) {
   // "vllm main 017e9f4 (2026-08-17)" -> "vLLM (main, 2026-08-17)": branch and date say how
   // recent the rules are; the commit is for bug reports. A plugin the method needs stays named
   // ("with vllm-bnb-plugin"): without that package vLLM main does not load the method at all.
@@ -152,12 +150,10 @@ std::string plain_engines(
       continue;
     }
     std::string shown(engine::display_name(*which));
-    const auto judged = std::find_if(
-        versions.begin(), versions.end(), [&](const auto& v) { return v.first == name; });
-    if (judged != versions.end() && judged->second.size() > 1) {
-      const engine::History& history = engine::history(*which);
-      names.push_back(shown + " (" + std::to_string(judged->second.size()) + " versions, main " +
-                      std::string(history.first) + ".." + std::string(history.newest_date) + ")");
+    const auto range = std::find_if(
+        ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == name; });
+    if (range != ranges.end()) {
+      names.push_back(shown + " (" + range->second + ")");
       continue;
     }
     const std::string rules(engine::rules_of(*which, quant_method));

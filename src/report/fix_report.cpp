@@ -132,7 +132,7 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         outcome.quant_method.empty()
             ? std::string(unread ? "stored quantized, no quantization config" : "not quantized")
             : outcome.quant_method + ", judged for " +
-                  plain_engines(outcome.engines, outcome.quant_method, outcome.engine_versions);
+                  plain_engines(outcome.engines, outcome.quant_method, outcome.engine_ranges);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
     if (verbose && !outcome.engine_rules.empty()) {
       out += line("rules", Role::dim, outcome.engine_rules);

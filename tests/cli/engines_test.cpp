@@ -2,6 +2,7 @@
 // `--engine`: the same compressed-tensors checkpoint judged by vLLM, SGLang and transformers
 // (engines.md §3.4-3.5). SGLang's Qwen3.5 draft builds mtp.fc as a plain nn.Linear and reads
 // plain ignore entries as case-insensitive substrings; transformers never builds the MTP head.
+#include "support/engine_labels.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
@@ -29,7 +30,7 @@ TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
       "(mtp_num_hidden_layers: 1)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "

@@ -3,6 +3,7 @@
 // reverse trap, sidecars, the index, symlinks, and the properties (fix twice == fix once;
 // --check and --dry-run never change a byte).
 #include "run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/builder.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
@@ -63,7 +64,7 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   EXPECT_EQ(fixed.code, 0);
   EXPECT_EQ(
       fixed.out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
       "(mtp_num_hidden_layers: 1)\n"
       // SGLang's draft builds mtp.fc as a plain nn.Linear: only vLLM gets it wrong.
@@ -108,7 +109,7 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
       "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -136,7 +137,7 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -169,7 +170,7 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
   EXPECT_EQ(outcome.code, 1);
   EXPECT_EQ(
       outcome.out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -198,7 +199,7 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
       "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
       "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "

@@ -2,6 +2,7 @@
 // MiMo: vLLM builds the draft's model.mtp_layers.{i} as model.layers.{num_hidden_layers + i} and
 // does not rename config entries for it (engines.md §10.2), so an exclusion must carry the
 // renumbered name; input_proj is a plain nn.Linear. Built from the real MiMo-7B config.json.
+#include "support/engine_labels.hpp"
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
@@ -38,7 +39,7 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
   // input_proj is a plain nn.Linear in vLLM: dense whatever the config says, so not listed.
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") + "\n"
       "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
       "(num_nextn_predict_layers: 1)\n"
       "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
@@ -84,7 +85,7 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+            "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") + "\n"
             "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n"
             "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "

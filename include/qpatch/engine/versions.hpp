@@ -126,6 +126,9 @@ struct ParsedEngineChoice {
 };
 ParsedEngineChoice parse_engine_choice(std::string_view text);
 
+// "5 versions, main 2026-02-28..2026-08-17": how a header names several versions of one engine.
+std::string range_text(const std::vector<EngineVersion>& versions);
+
 // "vLLM 2026-02-09..main, 3 versions": the versions judged for one engine, for headers.
 std::string versions_text(const std::vector<EngineVersion>& versions);
 

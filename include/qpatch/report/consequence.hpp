@@ -22,10 +22,9 @@ std::string consequence(const diagnose::Finding& finding,
 // "vLLM (main, 2026-08-17), SGLang and transformers": the engines judged, as people name them;
 // the commits stay in `engine_rules` (--verbose and JSON). `quant_method` picks the rules judged
 // (bitsandbytes: "vLLM (main, 2026-08-17) with vllm-bnb-plugin").
-// An engine judged at several versions reads "vLLM (4 versions, main 2026-02-28..2026-08-17)".
-std::string plain_engines(
-    const std::vector<std::string>& engines,
-    const std::string& quant_method = "compressed-tensors",
-    const std::vector<std::pair<std::string, std::vector<std::string>>>& versions = {});
+// An engine `ranges` names reads "vLLM (5 versions, main 2026-02-28..2026-08-17)".
+std::string plain_engines(const std::vector<std::string>& engines,
+                          const std::string& quant_method = "compressed-tensors",
+                          const std::vector<std::pair<std::string, std::string>>& ranges = {});
 
 } // namespace qpatch::report

@@ -49,6 +49,9 @@ struct CheckpointOutcome {
   std::vector<std::string> engines; // the engines judged
   // Per engine judged, the labels of the versions judged (oldest first); one label: one version.
   std::vector<std::pair<std::string, std::vector<std::string>>> engine_versions;
+  // Per engine judged at several versions, how the header names them ("5 versions, main
+  // 2026-02-28..2026-08-17"); absent for an engine judged at one.
+  std::vector<std::pair<std::string, std::string>> engine_ranges;
   Status status = Status::clean;
   std::vector<diagnose::Finding> findings;
   std::vector<ChangeSummary> changes; // written, or that would be written

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+// How reports name the engines judged, computed from the engines' histories (versions.hpp) so
+// that adding a version to a history edits data, not every expected string in the tests.
+#pragma once
+
+#include <qpatch/engine/versions.hpp>
+
+#include <string>
+
+namespace qpatch::test {
+
+// "vLLM (5 versions, main 2026-02-28..2026-08-17), SGLang (3 versions, ...) and transformers":
+// the header's engines for a compressed-tensors checkpoint of `architecture`, every engine.
+std::string judged_for(const std::string& architecture,
+                       const std::string& method = "compressed-tensors");
+
+} // namespace qpatch::test
