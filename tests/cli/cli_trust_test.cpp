@@ -155,7 +155,17 @@ TEST_F(InDirTest, DidYouMeanForFlagsEnginesAndModules) {
             "qpatch: error: unknown option '--dryrun'; did you mean '--dry-run'?\n");
   EXPECT_EQ(run_args({"--engine", "vlm", "ck"}).err,
             "qpatch: error: --engine: unknown engine 'vlm'; did you mean 'vllm'? (vllm, sglang, "
-            "transformers, all)\n");
+            "transformers, all, or ENGINE@REF: one version)\n");
+  EXPECT_EQ(run_args({"--engine", "vllm@2025-01-01", "ck"}).err,
+            "qpatch: error: --engine: vllm@2025-01-01: qpatch models vLLM main from 2026-02-28 "
+            "to 2026-08-17 (017e9f4)\n");
+  EXPECT_EQ(run_args({"--engine", "vllm@0.99", "ck"}).err,
+            "qpatch: error: --engine: vllm@0.99: not a release qpatch knows (0.16, 0.17, 0.18, "
+            "0.19, 0.20, 0.21, 0.22, 0.23, 0.24, 0.25, 0.26, 0.27, 0.28, 0.29, 0.30); give main, "
+            "a day YYYY-MM-DD, or one of those\n");
+  EXPECT_EQ(run_args({"--engine", "sglang,vllm@main,vlm", "ck"}).err,
+            "qpatch: error: --engine: unknown engine 'vlm'; did you mean 'vllm'? (vllm, sglang, "
+            "transformers, all, or ENGINE@REF: one version)\n");
   const Outcome explained = run_args({"explain", "ck", "mpt.fc"});
   EXPECT_EQ(explained.code, 2);
   EXPECT_EQ(explained.err,

@@ -64,7 +64,9 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for SGLang\n"
+      "DIR: compressed-tensors, judged for " +
+          test::judged_for(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
+          "\n"
       "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
       "(mtp_num_hidden_layers: 1)\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -88,16 +90,19 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
             "mtp.layers.0.mlp.down_proj\n"
             "  stored       ct-pack-quantized I32 [64, 16] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.mlp.down_proj (RowParallelLinear)\n"
-            "  config       config.json /quantization_config (compressed-tensors), judged as vllm "
-            "main 017e9f4 (2026-08-17), sglang 2026 (008b79d; MTP draft without and with #35887) "
-            "and transformers + "
-            "compressed-tensors ac8e2ba load it\n"
-            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  config       config.json /quantization_config (compressed-tensors), judged as " +
+                test::traced_as("Qwen3_5ForCausalLM") +
+                " load it\n"
+                "  engine       " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM") +
+                "\n"
             "  ignore       2 entries checked, none matches mtp.layers.0.mlp.down_proj\n"
             "  target       group_0 \"Linear\" matches class RowParallelLinear (case-insensitive "
             "substring)\n"
             "  verdict      quantized (target_class, group_0)\n"
-            "  engine       sglang 2026 (008b79d; MTP draft without and with #35887)\n"
+            "  engine       " +
+                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
+                "\n"
             "  ignore[1]    \"mtp\" matches mtp.layers.0.mlp.down_proj (case-insensitive "
             "substring)\n"
             "  targets      not consulted: ignore is checked first\n"

@@ -145,8 +145,10 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
       "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
       "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the config; "
       "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', 'v_proj'] "
-      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. [vllm]\n"
-      // SGLang asks about model.layers.0.self_attn.k_proj, which the checkpoint-named entry
+      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. (vLLM "
+      "from 2026-08-06 (0.27 and newer) only) [vllm]\n"
+      // Before #50355 the text-only class had no mapper: the checkpoint-named entry reached no
+      // shard (model.layers.0...), so the shards agreed. SGLang asks about model.layers.0.self_attn.k_proj, which the checkpoint-named entry
       // (model.language_model...) does not contain: its shards agree there.
       "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
       "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "

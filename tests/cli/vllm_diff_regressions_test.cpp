@@ -70,7 +70,7 @@ TEST_F(VllmDiffRegressionTest, Qwen35DraftBuildsItsOwnLmHead) {
   "format": "pack-quantized", "ignore": ["lm_head", "mtp.fc"],
   "quant_method": "compressed-tensors"})"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
@@ -82,11 +82,11 @@ TEST_F(VllmDiffRegressionTest, Qwen35DraftBuildsItsOwnLmHead) {
             "  would patch config.json -1: lm_head\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(
       nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
       R"(["mtp.fc"])");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // The text model's head and the draft's are both lm_head: one layer, one finding.
@@ -100,7 +100,7 @@ TEST_F(VllmDiffRegressionTest, Qwen35TextModelHeadIsJudgedOnce) {
                 "group_size": 32}, "format": "pack-quantized"}},
   "format": "pack-quantized", "ignore": ["mtp.fc"], "quant_method": "compressed-tensors"})"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"

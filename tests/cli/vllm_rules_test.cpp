@@ -131,7 +131,7 @@ TEST_F(VllmRulesTest, CompressedTensorsVlmHeadIsLanguageModelLmHead) {
                                          R"(["Linear", "re:.*lm_head$"])",
                                          "Qwen3_5ForConditionalGeneration"),
                     Packing::compressed_tensors});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
@@ -146,7 +146,7 @@ TEST_F(VllmRulesTest, CompressedTensorsVlmHeadIsLanguageModelLmHead) {
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
   const test::CliOutcome explained =
-      test::run_cli({"explain", "DIR", "lm_head", "--engine", "vllm"}, dir());
+      test::run_cli({"explain", "DIR", "lm_head", "--engine", "vllm@main"}, dir());
   EXPECT_EQ(explained.code, 1);
   EXPECT_EQ(explained.out + explained.err,
             "lm_head\n"
@@ -161,14 +161,14 @@ TEST_F(VllmRulesTest, CompressedTensorsVlmHeadIsLanguageModelLmHead) {
             "  on disk      dense (BF16)\n"
             "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   const std::string before = read("config.json");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   std::string expected = before;
   const std::string old_list = "\"ignore\": [\"lm_head\"]";
   expected.replace(expected.find(old_list),
                    old_list.size(),
                    "\"ignore\": [\"lm_head\", \"language_model.lm_head\"]");
   EXPECT_EQ(read("config.json"), expected);
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // Issue #11 item 11: Qwen3_5Model builds VocabParallelEmbedding without a quant config, so a
@@ -179,9 +179,9 @@ TEST_F(VllmRulesTest, Qwen35EmbeddingIsBuiltWithoutAQuantConfig) {
                     HeadFile::indexed_shard,
                     test::ct_config_json(R"(["lm_head"])", R"(["Linear", "re:.*embed_tokens"])"),
                     Packing::compressed_tensors});
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
   const test::CliOutcome explained = test::run_cli(
-      {"explain", "DIR", "model.language_model.embed_tokens", "--engine", "vllm"}, dir());
+      {"explain", "DIR", "model.language_model.embed_tokens", "--engine", "vllm@main"}, dir());
   EXPECT_EQ(explained.code, 0);
   EXPECT_EQ(explained.out + explained.err,
             "model.language_model.embed_tokens\n"

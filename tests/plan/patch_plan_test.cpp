@@ -145,7 +145,7 @@ TEST_F(PatchPlanTest, APlanThatLeavesAFixableFindingIsRefused) {
             "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the "
             "config; vLLM: ValueError: Found a different quantization schemes for ['q_proj', "
             "'k_proj', 'v_proj'] in model.layers.0.self_attn.qkv_proj. vLLM requires all to use "
-            "the same scheme.; nothing was written");
+            "the same scheme. (vLLM from 2026-08-06 (0.27 and newer) only); nothing was written");
 }
 
 } // namespace

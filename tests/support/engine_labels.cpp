@@ -5,22 +5,41 @@
 
 namespace qpatch::test {
 
+std::string judged_for(engine::Engine engine,
+                       const std::string& architecture,
+                       const std::string& method) {
+  const auto versions = engine::versions_to_judge(engine, method, architecture);
+  const engine::History& history = engine::history(engine);
+  std::string name(engine::display_name(engine));
+  if (versions.size() > 1) {
+    name += " (" + std::to_string(versions.size()) + " versions, main " + versions.front().from +
+            ".." + std::string(history.newest_date) + ")";
+  } else if (engine == engine::Engine::vllm) {
+    name += " (main, " + std::string(history.newest_date) + ")";
+  }
+  return name;
+}
+
 std::string judged_for(const std::string& architecture, const std::string& method) {
   using engine::Engine;
-  std::vector<std::string> names;
-  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
-    const auto versions = engine::versions_to_judge(engine, method, architecture);
-    const engine::History& history = engine::history(engine);
-    std::string name(engine::display_name(engine));
-    if (versions.size() > 1) {
-      name += " (" + std::to_string(versions.size()) + " versions, main " + versions.front().from +
-              ".." + std::string(history.newest_date) + ")";
-    } else if (engine == Engine::vllm) {
-      name += " (main, " + std::string(history.newest_date) + ")";
-    }
-    names.push_back(name);
-  }
-  return names[0] + ", " + names[1] + " and " + names[2];
+  return judged_for(Engine::vllm, architecture, method) + ", " +
+         judged_for(Engine::sglang, architecture, method) + " and " +
+         judged_for(Engine::transformers, architecture, method);
+}
+
+std::string traced_as(engine::Engine engine,
+                      const std::string& architecture,
+                      const std::string& method) {
+  const auto versions = engine::versions_to_judge(engine, method, architecture);
+  return versions.size() > 1 ? engine::versions_text(versions)
+                             : std::string(engine::rules_of(engine, method));
+}
+
+std::string traced_as(const std::string& architecture, const std::string& method) {
+  using engine::Engine;
+  return traced_as(Engine::vllm, architecture, method) + ", " +
+         traced_as(Engine::sglang, architecture, method) + " and " +
+         traced_as(Engine::transformers, architecture, method);
 }
 
 } // namespace qpatch::test

@@ -13,5 +13,17 @@ namespace qpatch::test {
 // the header's engines for a compressed-tensors checkpoint of `architecture`, every engine.
 std::string judged_for(const std::string& architecture,
                        const std::string& method = "compressed-tensors");
+// The same for one engine: "vLLM (5 versions, main 2026-02-28..2026-08-17)", "SGLang (...)".
+std::string judged_for(engine::Engine engine,
+                       const std::string& architecture,
+                       const std::string& method = "compressed-tensors");
+
+// How explain names the versions traced of one engine ("vLLM main 2026-07-29..017e9f4
+// (2026-08-17), 2 versions", or the one version's rules), and of every engine, joined.
+std::string traced_as(engine::Engine engine,
+                      const std::string& architecture,
+                      const std::string& method = "compressed-tensors");
+std::string traced_as(const std::string& architecture,
+                      const std::string& method = "compressed-tensors");
 
 } // namespace qpatch::test
