@@ -61,14 +61,36 @@ bool reads_as_dense_entry(const quant::IncEntry& entry) {
   return entry.bits == 16 && !entry.group_size && !entry.sym;
 }
 
+bool fix_round(const quant::IncConfig& config,
+               const EngineView& engine_view,
+               const ModuleList& modules,
+               IncFix& fix);
+
+// One fix for every version judged (`judged`): each round asks every version in turn.
 IncFix find_fix(const quant::IncConfig& config,
-                const engine::ModelInfo& model,
-                const ModuleList& modules,
-                const std::vector<LayerView>& views) {
+                const std::vector<std::unique_ptr<EngineView>>& judged,
+                const ModuleList& modules) {
   IncFix fix;
   fix_to_fixpoint([&] {
+    bool changed = false;
+    for (const auto& engine_view : judged) {
+      changed = fix_round(config, *engine_view, modules, fix) || changed;
+    }
+    return changed;
+  });
+  return fix;
+}
+
+// One round of the fix under one version: true when it changed `fix`.
+bool fix_round(const quant::IncConfig& config,
+               const EngineView& engine_view,
+               const ModuleList& modules,
+               IncFix& fix) {
+  const engine::ModelInfo& model = engine_view.model;
+  const std::vector<LayerView>& views = *engine_view.views;
+  {
     const quant::IncConfig current = patched(config, fix);
-    const engine::VllmInc judge(current, model);
+    const engine::VllmInc judge(current, model, engine_view.version);
     // Where each entry of `current` came from: an original index, or one of ours (nothing).
     std::vector<std::optional<size_t>> origin;
     for (size_t i = 0; i < config.extra_config.size(); ++i) {
@@ -145,8 +167,7 @@ IncFix find_fix(const quant::IncConfig& config,
       }
     });
     return changed;
-  });
-  return fix;
+  }
 }
 
 } // namespace
@@ -159,11 +180,22 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const engine::ModelInfo& model = setting.model;
   const std::vector<Layer>& layers = setting.layers;
   const std::vector<LayerView>& views = setting.views;
-  const IncFix fix = find_fix(config, model, modules, views);
+  // Every version of vLLM whose INC rules differ (versions.hpp), one fix for all of them.
+  const auto judged = engine_views(engine::EngineSet::only(engine::Engine::vllm),
+                                   model,
+                                   modules,
+                                   in.inventory,
+                                   in.mtp_head,
+                                   in.options,
+                                   "auto-round");
+  judged_versions(judged, diagnosis);
+  const IncFix fix = find_fix(config, judged, modules);
   const engine::VllmInc before(config, model);
-  const engine::VllmInc after(patched(config, fix), model);
+  const quant::IncConfig fixed_config = patched(config, fix);
 
-  const auto word = [&](const LayerView& view, const Decision& decision) {
+  // How one version words a layer's problem (`after`: that version's judge of the patch).
+  const auto word_for = [&](const engine::VllmInc& judge_before, const engine::VllmInc& judge_after) {
+    return [&](const LayerView& view, const Decision& decision) {
     if (decision.verdict == Verdict::load_error) {
       return shards_disagree(view, decision);
     }
@@ -175,14 +207,14 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
     }
     if (decision.by == DecidedBy::ignore_entry) {
       std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
-      const Decision without = after.decide(*view.layer);
+      const Decision without = judge_after.decide(*view.layer);
       if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
         detail += ", and without that key still dense (" + without.target +
                   "): list its block in the block list by hand";
       }
       return std::pair(FindingKind::quantized_made_dense, detail);
     }
-    if (decision.by == DecidedBy::built_dense && before.mtp_special_case()) {
+    if (decision.by == DecidedBy::built_dense && judge_before.mtp_special_case()) {
       return std::pair(FindingKind::engine_builds_dense,
                        "stored " + view.stored +
                            " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
@@ -194,8 +226,21 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                          (config.block_names_key.empty() ? std::string("block_name_to_quantize")
                                                          : config.block_names_key) +
                          " by hand; qpatch does not widen the block list");
+    };
   };
-  report_layers(views, modules, before, after, word, diagnosis.findings);
+  LayerProblems problems;
+  for (const auto& engine_view : judged) {
+    const engine::VllmInc version_before(config, engine_view->model, engine_view->version);
+    const engine::VllmInc version_after(fixed_config, engine_view->model, engine_view->version);
+    problems.add(*engine_view->views,
+                 modules,
+                 version_before,
+                 version_after,
+                 word_for(version_before, version_after),
+                 engine::Engine::vllm,
+                 &engine_view->version);
+  }
+  problems.report(diagnosis.findings, &judged);
 
   // Layers no config can load: vLLM builds one layer (one quant method) for a fused layer's
   // shards, and a module whose tensors contradict each other loads under none.

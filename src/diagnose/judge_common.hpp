@@ -138,7 +138,8 @@ public:
            const Judge& before,
            const Judge& after,
            Word&& word,
-           engine::Engine judged = engine::Engine::vllm) {
+           engine::Engine judged = engine::Engine::vllm,
+           const engine::EngineVersion* version = nullptr) {
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {
         continue;
@@ -156,7 +157,9 @@ public:
                             std::move(key),
                             std::move(names),
                             view.order,
-                            {std::string(engine::to_string(judged))}});
+                            {std::string(engine::to_string(judged))},
+                            version != nullptr ? std::vector<engine::EngineVersion>{*version}
+                                               : std::vector<engine::EngineVersion>{}});
       (consistent(view, after.decide(*view.layer)) ? m_fixed : m_unfixed).insert(kind);
     }
   }
@@ -197,12 +200,44 @@ public:
       }
     }
   }
-  void report(std::vector<Finding>& findings) {
+  // With `judged` (the views of every version judged), a problem some versions show and others
+  // do not says which (name_versions); problems of one layer merge across versions first.
+  void report(std::vector<Finding>& findings,
+              const std::vector<std::unique_ptr<EngineView>>* judged = nullptr) {
     for (const FindingKind kind : m_unfixed) {
       m_fixed.erase(kind);
     }
+    if (judged != nullptr) {
+      merge_versions();
+      name_versions(m_problems, *judged);
+    }
     add_grouped(m_problems, findings, m_fixed);
   }
+
+private:
+  // One problem per (kind, key, engine, modules), holding every version that shows it.
+  void merge_versions() {
+    std::vector<LayerProblem> merged;
+    for (LayerProblem& problem : m_problems) {
+      auto same = std::find_if(merged.begin(), merged.end(), [&](const LayerProblem& other) {
+        return other.kind == problem.kind && other.key == problem.key &&
+               other.engines == problem.engines && other.names == problem.names;
+      });
+      if (same == merged.end()) {
+        merged.push_back(std::move(problem));
+        continue;
+      }
+      for (const engine::EngineVersion& version : problem.versions) {
+        if (std::find(same->versions.begin(), same->versions.end(), version) ==
+            same->versions.end()) {
+          same->versions.push_back(version);
+        }
+      }
+    }
+    m_problems = std::move(merged);
+  }
+
+public:
 
 private:
   std::vector<LayerProblem> m_problems;

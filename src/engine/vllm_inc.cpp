@@ -88,8 +88,18 @@ PackedMapping inc_packed_mapping(const ModelInfo& model) {
 // same as the target's mapping ("qkv" then resolves a qkv_proj layer exactly as step 6 would,
 // and the GDN keys occur in no draft name), so one mapping serves both.
 
-VllmInc::VllmInc(const quant::IncConfig& config, const ModelInfo& model)
+VllmInc::VllmInc(const quant::IncConfig& config,
+                 const ModelInfo& model,
+                 const EngineVersion& version)
     : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
+  // inc/config_parser.py _resolve_raw before #48589 (948107acf^): an exact key, the fused
+  // shards, then regex keys; no "P ends with .K" step.
+  m_suffix_keys = version.has("#48589");
+  // inc.py get_quant_method before #40601 (bcb518ad7^): the fused-module step ran for any
+  // layer name a packed key occurs in, whether or not a shard name is configured.
+  m_fused_needs_explicit = version.has("#40601");
+  // qwen3_5_mtp.py: the "-:"/"mtp" dynamic special case since #48816 (c8db00b16).
+  m_mtp_special_case = version.has("#48816");
   // INCConfig.apply_vllm_mapper: hf_to_vllm_mapper.apply_dict(extra_config) renames every key
   // (a dict comprehension: a later key renamed onto an earlier name replaces its value, in the
   // earlier key's place); apply_list renames the block names.
@@ -119,7 +129,7 @@ VllmInc::VllmInc(const quant::IncConfig& config, const ModelInfo& model)
 }
 
 bool VllmInc::mtp_special_case() const {
-  return qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
+  return m_mtp_special_case && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 bool VllmInc::entry_kept(size_t index) const {
@@ -229,7 +239,7 @@ std::optional<VllmInc::Fused> VllmInc::fused_entry(const std::string& prefix,
         return std::nullopt;
       }
     }
-    if (configured) {
+    if (configured || !m_fused_needs_explicit) {
       return fused;
     }
   }
@@ -291,7 +301,7 @@ Decision VllmInc::decide(const Layer& layer) const {
   if (const auto key = any_key ? exact_key(prefix) : std::nullopt) {
     return decision_of(from_key(*key, true), layer, true);
   }
-  for (size_t k = 0; any_key && k < m_keys.size(); ++k) {
+  for (size_t k = 0; any_key && m_suffix_keys && k < m_keys.size(); ++k) {
     if (ends_with(prefix, "." + m_keys[k].name)) {
       return decision_of(from_key(k, true), layer, true);
     }
@@ -387,7 +397,7 @@ std::vector<std::pair<std::string, std::string>> VllmInc::trace(const Layer& lay
                              : "is a regex key and does not occur in " + prefix;
     } else if (name == prefix || name == "model." + prefix) {
       text += "is the exact name " + prefix;
-    } else if (ends_with(prefix, "." + name)) {
+    } else if (m_suffix_keys && ends_with(prefix, "." + name)) {
       text += "is a dot-suffix of " + prefix;
     } else {
       text += "is a literal name (no regex metacharacter) and is not " + prefix;

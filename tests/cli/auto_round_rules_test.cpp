@@ -68,6 +68,10 @@ std::string config_json(const std::string& architecture, const std::string& extr
 }
 
 class AutoRoundRulesTest : public test::CheckpointCliTest {
+public:
+  // vLLM main's INC rules; what earlier versions do differently: engine_versions_test.cpp.
+  AutoRoundRulesTest() { m_engine = "vllm@main"; }
+
 protected:
   // Write the layout with `extra_members` (JSON members, each line indented by 4 and ending in
   // ",\n") inside quantization_config.

@@ -52,6 +52,10 @@ std::string dot_mtp_dot_config() {
 }
 
 class AutoRoundTest : public test::CheckpointCliTest {
+public:
+  // vLLM main's INC rules; what earlier versions do differently: engine_versions_test.cpp.
+  AutoRoundTest() { m_engine = "vllm@main"; }
+
 protected:
   nlohmann::ordered_json extra_config() {
     return nlohmann::ordered_json::parse(

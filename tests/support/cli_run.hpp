@@ -5,6 +5,7 @@
 
 #include "support/temp_dir.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -26,10 +27,16 @@ CliOutcome run_cli(std::vector<std::string> args, const std::filesystem::path& d
 class CheckpointCliTest : public TempDirTest {
 protected:
   std::pair<int, std::string> run_qpatch(std::vector<std::string> args) {
+    if (!m_engine.empty() && std::find(args.begin(), args.end(), "--engine") == args.end()) {
+      args.insert(args.end(), {"--engine", m_engine});
+    }
     args.push_back("DIR");
     const CliOutcome outcome = run_cli(std::move(args), dir());
     return {outcome.code, outcome.out + outcome.err};
   }
+  // An --engine every run gets unless it gives its own: suites that test one version's rules
+  // pin it ("vllm@main"); engine_versions_test.cpp tests what differs between versions.
+  std::string m_engine;
 };
 
 } // namespace qpatch::test

@@ -24,6 +24,7 @@
 
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/quant/auto_round.hpp>
 
@@ -43,7 +44,12 @@ PackedMapping inc_packed_mapping(const ModelInfo& model);
 
 class VllmInc {
 public:
-  VllmInc(const quant::IncConfig& config, const ModelInfo& model);
+  // `version`: vLLM before #48589 has no dot-suffix keys (step 2); before #40601 step 5 runs
+  // for every layer a fusion key occurs in, configured or not; before #48816 no Qwen3.5 MTP
+  // special case.
+  VllmInc(const quant::IncConfig& config,
+          const ModelInfo& model,
+          const EngineVersion& version = newest_version(Engine::vllm));
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
@@ -91,6 +97,9 @@ private:
   quant::IncConfig m_config;
   ModelInfo m_model;
   PackedMapping m_packed;
+  bool m_suffix_keys = true;           // #48589
+  bool m_fused_needs_explicit = true;  // #40601
+  bool m_mtp_special_case = true;      // #48816
   std::vector<Key> m_keys;                // vLLM's extra_config keys, in dict order
   std::vector<std::string> m_entry_names; // per extra_config entry: its renamed name
   std::vector<std::string> m_blocks;      // renamed block names
