@@ -352,7 +352,7 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
   }
   trace_each_engine(
       context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
+        const engine::VllmSkipList judge = setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
         return std::pair(judge.trace(layer, setting.list.key), judge.decide(layer));
       });
   return ok_status();

@@ -108,7 +108,7 @@ struct SkipListSetting {
   // The entries `engine` reads today: SGLang derives nothing when the list is absent or empty.
   std::vector<std::string> read_by(engine::Engine engine) const;
   // The judge of `engine` over `entries` (the list as read, or as patched).
-  engine::VllmSkipList judge(engine::Engine engine,
+  engine::VllmSkipList judge(const engine::EngineVersion& version,
                              std::vector<std::string> entries,
                              const engine::ModelInfo& model) const;
 };

@@ -145,7 +145,7 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
     } else if (row->skip_list) {
       QP_TRY_ASSIGN(const detail::SkipListSetting setting,
                     detail::skip_list_setting(*active, configs, modules, inventory));
-      const engine::VllmSkipList judge = setting.judge(engine, setting.read_by(engine), model);
+      const engine::VllmSkipList judge = setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else if (name == "gptq") {

@@ -244,16 +244,35 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
   return setting;
 }
 
-engine::VllmSkipList SkipListSetting::judge(engine::Engine engine,
+engine::VllmSkipList SkipListSetting::judge(const engine::EngineVersion& version,
                                             std::vector<std::string> entries,
                                             const engine::ModelInfo& model) const {
-  engine::VllmSkipList out(method, std::move(entries), model, nvfp4, engine);
+  engine::VllmSkipList out(method, std::move(entries), model, nvfp4, version);
   out.set_lm_head_quantized(lm_head_quantized);
   if (quantized_layers) {
     out.set_quantized_layers(*quantized_layers);
   }
   return out;
 }
+
+namespace {
+
+// The canonical method name of a skip-list method, as the engines' histories name it.
+std::string_view skip_list_method_name(engine::SkipListMethod method) {
+  switch (method) {
+  case engine::SkipListMethod::awq:
+    return "awq";
+  case engine::SkipListMethod::fp8:
+    return "fp8";
+  case engine::SkipListMethod::modelopt:
+    return "modelopt";
+  case engine::SkipListMethod::bitsandbytes:
+    break;
+  }
+  return "bitsandbytes";
+}
+
+} // namespace
 
 std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
   return engine == engine::Engine::sglang && list.derived ? std::vector<std::string>()
@@ -270,24 +289,16 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const SkipListMethod method = skip_list.method;
   SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
   const VllmSetting setting = vllm_setting(inventory, modules, configs, in.options);
-  // SGLang builds layers of its own names (sglang_model_info.cpp), and tests them.
-  const VllmSetting sglang_setting =
-      in.engines.has(engine::Engine::sglang)
-          ? vllm_setting(inventory, modules, configs, in.options, engine::Engine::sglang)
-          : VllmSetting{};
-  const auto model_of = [&](engine::Engine engine) -> const engine::ModelInfo& {
-    return engine == engine::Engine::sglang ? sglang_setting.model : setting.model;
-  };
-  const auto views_of = [&](engine::Engine engine) -> const std::vector<LayerView>& {
-    return engine == engine::Engine::sglang ? sglang_setting.views : setting.views;
-  };
-  // Each judged engine with the list it reads today: SGLang derives nothing from the headers,
-  // so an absent AWQ list is empty for it (the patched list is the same for both).
-  std::vector<std::pair<engine::Engine, std::vector<std::string>>> engines;
-  for (const engine::Engine engine : in.engines.list()) {
-    engines.emplace_back(engine, skip_list.read_by(engine));
-  }
-
+  // Every version of every engine whose rules differ (versions.hpp); SGLang builds layers of
+  // its own names (sglang/naming.cpp), and tests them.
+  const auto judged = engine_views(in.engines,
+                                   setting.model,
+                                   modules,
+                                   inventory,
+                                   in.mtp_head,
+                                   in.options,
+                                   skip_list_method_name(method));
+  judged_versions(judged, diagnosis);
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
   std::set<size_t> removed;
   std::vector<std::pair<std::string, size_t>> appended;
@@ -310,8 +321,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   // stored quantized under any engine's names (vLLM's Qwen3-Next target
   // model.language_model.layers.0.self_attn.qkv_proj contains the draft's model.layers.0...).
   const auto reaches_quantized = [&](const std::string& name) {
-    for (const auto* judged : {&setting.views, &sglang_setting.views}) {
-      for (const LayerView& other : *judged) {
+    for (const auto& engine_view : judged) {
+      for (const LayerView& other : *engine_view->views) {
         if (other.disk == Disk::quantized && (other.layer->prefix.find(name) != std::string::npos ||
                                               other.layer->name.find(name) != std::string::npos)) {
           return true;
@@ -335,14 +346,15 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
         changed = true;
       }
     };
-    for (const auto& engine_names : engines) {
-      const engine::Engine engine = engine_names.first;
-      const engine::VllmSkipList judge = skip_list.judge(engine, entries, model_of(engine));
-      each_decided(views_of(engine), judge, [&](const LayerView& view, const Decision& decision) {
+    for (const auto& engine_view : judged) {
+      const engine::Engine engine = engine_view->engine;
+      const engine::VllmSkipList judge =
+          skip_list.judge(engine_view->version, entries, engine_view->model);
+      each_decided(*engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
         const bool error = decision.verdict == Verdict::load_error;
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
           for (const std::string& name :
-               exclusion_names(view, modules, method, model_of(engine), engine)) {
+               exclusion_names(view, modules, method, engine_view->model, engine)) {
             if (engine == engine::Engine::sglang && name != view.layer->name &&
                 reaches_quantized(name)) {
               continue; // a substring of a quantized layer's name: no list can name it alone
@@ -433,15 +445,24 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     };
   };
   LayerProblems problems;
-  for (const auto& [engine, entries] : engines) {
-    const engine::VllmSkipList before = skip_list.judge(engine, entries, model_of(engine));
-    const engine::VllmSkipList after = skip_list.judge(engine, current().first, model_of(engine));
-    problems.add(views_of(engine), modules, before, after, word_for(engine), engine);
+  for (const auto& engine_view : judged) {
+    const engine::Engine engine = engine_view->engine;
+    const engine::VllmSkipList before = skip_list.judge(
+        engine_view->version, skip_list.read_by(engine), engine_view->model);
+    const engine::VllmSkipList after =
+        skip_list.judge(engine_view->version, current().first, engine_view->model);
+    problems.add(*engine_view->views,
+                 modules,
+                 before,
+                 after,
+                 word_for(engine),
+                 engine,
+                 &engine_view->version);
     // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
     // layer as one, with one quant method, so its shards must be stored alike.
-    problems.add_storage(views_of(engine), modules, engine);
+    problems.add_storage(*engine_view->views, modules, engine);
   }
-  problems.report(diagnosis.findings);
+  problems.report(diagnosis.findings, &judged);
   const bool edit = !removed.empty() || !appended.empty() || !replaced.empty();
   std::stable_sort(appended.begin(), appended.end(), [](const auto& a, const auto& b) {
     return a.second < b.second;

@@ -86,13 +86,19 @@ const Change* History::find(std::string_view id) const {
   return nullptr;
 }
 
-std::string_view History::first_for(std::string_view architecture) const {
+std::string_view History::first_for(std::string_view architecture, std::string_view method) const {
+  std::string_view out = first;
   for (const auto& [architectures, day] : support) {
-    if (any_prefix(architectures, architecture)) {
-      return day;
+    if (any_prefix(architectures, architecture) && day > out) {
+      out = day;
     }
   }
-  return first;
+  for (const auto& [methods, day] : method_support) {
+    if (contains_word(methods, method) && day > out) {
+      out = day;
+    }
+  }
+  return out;
 }
 
 std::string History::releases_between(std::string_view from, std::string_view until) const {
@@ -167,7 +173,7 @@ std::vector<EngineVersion> versions_to_judge(Engine engine,
   const History& h = history(engine);
   // Era boundaries: the days of the merged changes that concern this method and architecture,
   // after the oldest day modelled.
-  const std::string_view first = h.first_for(architecture);
+  const std::string_view first = h.first_for(architecture, method);
   std::vector<std::string> starts{std::string(first)};
   std::vector<std::string_view> unmerged;
   for (const Change& change : h.changes) {

@@ -67,9 +67,20 @@ VllmSkipList::VllmSkipList(SkipListMethod method,
                            std::vector<std::string> entries,
                            const ModelInfo& model,
                            bool nvfp4,
-                           Engine engine)
-    : m_method(method), m_nvfp4(nvfp4), m_engine(engine), m_entries(std::move(entries)),
+                           const EngineVersion& version)
+    : m_method(method), m_nvfp4(nvfp4), m_engine(version.engine), m_entries(std::move(entries)),
       m_model(model) {
+  if (m_engine == Engine::vllm) {
+    // quant_utils.py is_layer_skipped before #43981 (a3195fab7^): a fused prefix is always
+    // judged by prefix.replace(proj, shard) for each shard, never by its own name.
+    m_fused_name_skips = version.has("#43981");
+    // qwen3_5_mtp.py / qwen3_next_mtp.py: fc_quant = None for modelopt_fp4 since #38832
+    // (771913e4a) / #46316 (e45b27992).
+    m_fc_dense_nvfp4 =
+        version.has(m_model.architecture == "Qwen3NextForCausalLM" ? "#46316" : "#38832");
+    // modelopt.py get_quant_method before #42124 (6f5b53324^): LinearBase only.
+    m_modelopt_head = version.has("#42124");
+  }
   // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
   // fp8.py, modelopt.py, vLLM main 017e9f4). vllm-bnb-plugin's BitsAndBytesConfig (85de847,
   // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
@@ -241,7 +252,7 @@ std::optional<size_t> VllmSkipList::modelopt_excluded(const Layer& layer,
   const std::string last(last_component(prefix));
   // 1. quant_utils.py is_layer_skipped, exact mode, with the model's fused layers.
   if (const auto* shards = m_model.shards_of(last)) {
-    if (const auto hit = exact_entry(prefix)) {
+    if (const auto hit = m_fused_name_skips ? exact_entry(prefix) : std::nullopt) {
       return hit;
     }
     std::optional<size_t> first;
@@ -299,7 +310,7 @@ std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) 
   // only; AWQ adds it with lm_head: true (auto_awq.py AutoAWQConfig.get_quant_method); ModelOpt
   // quantizes LinearBase and ParallelLMHead alike (modelopt.py get_quant_method).
   const bool head_quantizable =
-      m_engine == Engine::vllm && (m_method == SkipListMethod::modelopt ||
+      m_engine == Engine::vllm && ((m_method == SkipListMethod::modelopt && m_modelopt_head) ||
                                    (m_method == SkipListMethod::awq && m_lm_head_quantized));
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
       (layer.kind == LayerKind::lm_head && !head_quantizable)) {
@@ -316,7 +327,7 @@ std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) 
       }
     }
   }
-  if (m_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
+  if (m_nvfp4 && m_fc_dense_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
     return std::string("without a quant config by vLLM's Qwen draft under modelopt_fp4 (#38832, "
                        "#46316): always dense");
   }
@@ -464,8 +475,11 @@ Decision VllmSkipList::decide(const Layer& layer) const {
     }
     return listed_or_quantized();
   }
-  // A fused name listed (or, for AWQ, contained) verbatim is honoured first.
-  if (const auto direct = skipping_entry(layer.prefix)) {
+  // A fused name listed (or, for AWQ, contained) verbatim is honoured first; before #43981 a
+  // fused layer was judged through its shards only (a layer no mapping fuses is its own name).
+  if (const auto direct = fused && !m_fused_name_skips && m_method != SkipListMethod::bitsandbytes
+                              ? std::nullopt
+                              : skipping_entry(layer.prefix)) {
     return skipped_by(*direct);
   }
   if (m_method == SkipListMethod::bitsandbytes) {

@@ -42,6 +42,11 @@ std::string config(const std::string& architecture, const std::string& quantizat
 }
 
 class VllmDiffRegressionTest : public test::CheckpointCliTest {
+public:
+  // The newest version of each engine; what earlier versions do differently:
+  // engine_versions_test.cpp.
+  VllmDiffRegressionTest() { m_engine = "vllm@main,sglang@main,transformers"; }
+
 protected:
   void write(const std::string& config_json, const std::vector<TensorSpec>& tensors) {
     synth::CheckpointSpec spec;
@@ -127,7 +132,7 @@ TEST_F(VllmDiffRegressionTest, AwqNullListIsReplacedByTheDerivedList) {
                "{\"bits\": 4, \"group_size\": 32, \"zero_point\": true, \"version\": \"gemm\",\n"
                "    \"modules_to_not_convert\": null, \"quant_method\": \"awq\"}"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
@@ -138,13 +143,13 @@ TEST_F(VllmDiffRegressionTest, AwqNullListIsReplacedByTheDerivedList) {
             "  would patch config.json +1: lm_head\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(read("config.json"),
             config("Qwen3_5ForCausalLM",
                    "{\"bits\": 4, \"group_size\": 32, \"zero_point\": true, \"version\": "
                    "\"gemm\",\n    \"modules_to_not_convert\": [\n      \"lm_head\"\n    ], "
                    "\"quant_method\": \"awq\"}"));
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // Removing the only entry would leave `[]`, which vLLM reads as "derive from the headers": the
@@ -159,7 +164,7 @@ TEST_F(VllmDiffRegressionTest, AwqListTheFixWouldEmptyBecomesTheDerivedList) {
                "    \"modules_to_not_convert\": [\"linear_attn.out_proj\"], \"quant_method\": "
                "\"awq\"}"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
@@ -170,11 +175,11 @@ TEST_F(VllmDiffRegressionTest, AwqListTheFixWouldEmptyBecomesTheDerivedList) {
             "  would patch config.json +1: lm_head; -1: linear_attn.out_proj\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(quantization_config(),
             R"({"bits":4,"group_size":32,"zero_point":true,"modules_to_not_convert":["lm_head"],)"
             R"("quant_method":"awq"})");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // vllm-bnb-plugin's BitsAndBytesConfig has no apply_vllm_mapper: an entry in checkpoint naming
@@ -189,7 +194,7 @@ TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
                "[\"model.language_model.layers.1.self_attn.o_proj\", \"mtp\"], "
                "\"quant_method\": \"bitsandbytes\"}"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
             "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
@@ -214,7 +219,7 @@ TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotCon
                "    \"modules_to_not_convert\": [\"model.layers.0.mlp.down_proj\", \"lm_head\"],\n"
                "    \"quant_method\": \"fp8\"}"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
@@ -226,11 +231,11 @@ TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotCon
             "  would patch config.json -2: model.layers.0.mlp.down_proj, mtp.fc\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(quantization_config(),
             R"({"activation_scheme":"dynamic","ignored_layers":[],)"
             R"("modules_to_not_convert":["lm_head"],"quant_method":"fp8"})");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // vLLM refuses some configs before it builds a layer (each method's from_config): reported as
@@ -244,7 +249,7 @@ TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
          {"model.layers.0.mlp.down_proj.qzeros", "I32", {2, 8}},
          {"model.layers.0.mlp.down_proj.scales", "F16", {2, 64}},
          {"model.layers.0.mlp.down_proj.g_idx", "I32", {64}}});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -263,7 +268,7 @@ TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
                "{\"group_size\": 32, \"zero_point\": true, \"modules_to_not_convert\": "
                "[\"lm_head\"], \"quant_method\": \"awq\"}"),
         tensors);
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"

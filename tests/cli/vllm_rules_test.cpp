@@ -36,6 +36,11 @@ std::string skip_config(const std::string& method,
 }
 
 class VllmRulesTest : public test::CheckpointCliTest {
+public:
+  // The newest version of each engine; what earlier versions do differently:
+  // engine_versions_test.cpp.
+  VllmRulesTest() { m_engine = "vllm@main,sglang@main,transformers"; }
+
 protected:
   std::string list(const std::string& key, const std::string& file = "config.json") {
     const auto doc = nlohmann::ordered_json::parse(read(file));
@@ -93,7 +98,7 @@ TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
 TEST_F(VllmRulesTest, AwqAndModelOptShardsStoredDifferentlyAreReported) {
   write_split_gdn(skip_config("awq", "    \"modules_to_not_convert\": [\"lm_head\"],\n"),
                   awq_module);
-  auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
@@ -280,7 +285,7 @@ TEST_F(VllmRulesTest, AwqEmptyListIsDerived) {
                     HeadFile::indexed_shard,
                     skip_config("awq", "    \"modules_to_not_convert\": [],\n"),
                     Packing::awq});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
@@ -300,7 +305,7 @@ TEST_F(VllmRulesTest, AwqLmHeadFlagQuantizesTheHead) {
                    "    \"lm_head\": true,\n    \"modules_to_not_convert\": [\"visual\"],\n",
                    "Qwen3_5ForConditionalGeneration"),
        Packing::awq});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
@@ -312,9 +317,9 @@ TEST_F(VllmRulesTest, AwqLmHeadFlagQuantizesTheHead) {
             "  would patch config.json +1: lm_head\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["visual","lm_head"])");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // modelopt.py get_quant_method quantizes a ParallelLMHead like a Linear; is_layer_excluded

@@ -53,9 +53,12 @@ struct History {
   // Architectures (space-separated prefixes of config.json's architectures[0]) the engine
   // supports only from a later day than `first`.
   std::vector<std::pair<std::string_view, std::string_view>> support;
+  // Methods whose rules qpatch models only from a later day than `first` (space-separated
+  // canonical names, day): earlier versions are judged as of that day, and the report says so.
+  std::vector<std::pair<std::string_view, std::string_view>> method_support;
 
-  // The first day `architecture` is modelled: `first`, or its later support day.
-  std::string_view first_for(std::string_view architecture) const;
+  // The first day `method` on `architecture` is modelled: `first`, or a later support day.
+  std::string_view first_for(std::string_view architecture, std::string_view method = "") const;
   // "0.20 and older", "0.21 and newer", "0.21 to 0.26": the releases cut in [from, until] (until
   // "": the newest), or "" when none was.
   std::string releases_between(std::string_view from, std::string_view until) const;

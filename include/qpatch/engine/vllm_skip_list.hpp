@@ -54,11 +54,14 @@ bool fnmatch(std::string_view name, std::string_view pattern);
 class VllmSkipList {
 public:
   // `engine`: Engine::vllm for every method; Engine::sglang for awq only.
+  // `version`: vLLM before #43981 judges a fused layer through its shards only (its own name
+  // listed skips nothing); before #38832 (Qwen3.5) / #46316 (Qwen3-Next) modelopt_fp4 builds
+  // mtp.fc quantized; before #42124 ModelOpt gives a ParallelLMHead no quant method.
   VllmSkipList(SkipListMethod method,
                std::vector<std::string> entries,
                const ModelInfo& model,
                bool nvfp4 = false,
-               Engine engine = Engine::vllm);
+               const EngineVersion& version = newest_version(Engine::vllm));
 
   // AWQ `lm_head: true` (auto_awq.py AutoAWQConfig.get_quant_method): vLLM quantizes the
   // ParallelLMHead too, unless the list skips it.
@@ -93,6 +96,9 @@ private:
   SkipListMethod m_method;
   bool m_nvfp4 = false;
   Engine m_engine = Engine::vllm;
+  bool m_fused_name_skips = true;   // #43981 (vLLM)
+  bool m_fc_dense_nvfp4 = true;     // #38832 (Qwen3.5), #46316 (Qwen3-Next)
+  bool m_modelopt_head = true;      // #42124
   bool m_lm_head_quantized = false;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)

@@ -21,6 +21,10 @@ History make_vllm_history() {
   h.newest_date = "2026-08-17";
   // Architectures vLLM registered later than `first` (models/registry.py).
   h.support = {{"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM", "2026-07-29"}}; // #50210
+  // bitsandbytes: the rules modelled are vllm-bnb-plugin's (85de847), which vLLM loads the
+  // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
+  // is not modelled, so earlier days are judged as of then.
+  h.method_support = {{"bitsandbytes", "2026-08-09"}};
   // Only the changes whose rules qpatch models (the rule cites the change); the others of the
   // window are listed in docs/research/vllm-versions.md with why they are left out.
   h.changes = {
@@ -55,6 +59,16 @@ History make_vllm_history() {
        "with the quant config (before: always dense)",
        "",
        "Qwen3_5"},
+      // The same PR: ModelOpt gives a ParallelLMHead a quant method (modelopt.py
+      // get_quant_method), for every architecture.
+      {"#42124",
+       "6f5b53324",
+       "2026-05-26",
+       "0.22",
+       "modelopt.py get_quant_method: a ParallelLMHead is quantized unless excluded (before: "
+       "always dense)",
+       "modelopt",
+       ""},
       {"#43981",
        "a3195fab7",
        "2026-06-15",
