@@ -72,11 +72,12 @@ VllmSetting vllm_setting(const Inventory& inventory,
                          const ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options,
-                         engine::Engine engine) {
+                         engine::Engine engine,
+                         const engine::EngineVersion* version) {
   VllmSetting setting;
-  setting.model = engine == engine::Engine::sglang
-                      ? engine::sglang_model_info(configs.architecture, configs.num_hidden_layers)
-                      : engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  setting.model = engine::naming_of(version != nullptr ? *version : engine::newest_version(engine),
+                                    configs.architecture,
+                                    configs.num_hidden_layers);
   setting.layers = engine::build_layers(modules, setting.model);
   setting.views = layer_views(setting.layers, modules, inventory, options);
   return setting;

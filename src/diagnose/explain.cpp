@@ -362,7 +362,7 @@ Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
   const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
   trace_each_engine(context,
                     [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-                      const engine::VllmGptq judge(config, model, derived, engine);
+                      const engine::VllmGptq judge(config, model, derived, engine::newest_version(engine));
                       return std::pair(judge.trace(layer), judge.decide(layer));
                     });
   return ok_status();

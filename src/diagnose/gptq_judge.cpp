@@ -213,7 +213,9 @@ GptqFix find_fix(const quant::GptqConfig& config,
                  const std::vector<LayerView>& views,
                  const ModuleList& modules,
                  const std::vector<engine::Engine>& engines,
-                 const VllmSetting& sglang) {
+                 const VllmSetting& sglang,
+                 const engine::EngineVersion& vllm_version,
+                 const engine::EngineVersion& sglang_version) {
   // Each engine's name for the layer holding a module, for keys every engine matches.
   std::map<uint32_t, std::vector<std::string>> names_of;
   for (const engine::Engine engine : engines) {
@@ -227,13 +229,13 @@ GptqFix find_fix(const quant::GptqConfig& config,
   });
   const bool vllm =
       std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
-  const engine::VllmGptq original(config, model, derived);
+  const engine::VllmGptq original(config, model, derived, vllm_version);
   fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
     if (vllm && config.modules_in_block &&
         fix_list_round(config,
                        original,
-                       engine::VllmGptq(current, model, derived),
+                       engine::VllmGptq(current, model, derived, vllm_version),
                        views,
                        modules,
                        model,
@@ -251,7 +253,10 @@ GptqFix find_fix(const quant::GptqConfig& config,
     std::vector<std::pair<size_t, std::string>> wanted;
     for (const engine::Engine engine : engines) {
       const bool sglang_engine = engine == engine::Engine::sglang;
-      const engine::VllmGptq judge(current, sglang_engine ? sglang.model : model, derived, engine);
+      const engine::VllmGptq judge(current,
+                                   sglang_engine ? sglang.model : model,
+                                   derived,
+                                   sglang_engine ? sglang_version : vllm_version);
       each_decided(
           sglang_engine ? sglang.views : views,
           judge,
@@ -453,16 +458,31 @@ void list_changes(const quant::ConfigFile& file,
 Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
   const ModuleList& modules = in.modules;
   const quant::ConfigSet& configs = in.configs;
-  const VllmSetting setting = vllm_setting(in.inventory, modules, configs, in.options);
+  // GPTQ judges one version of each engine per run: the one --engine ENGINE@REF pins, else the
+  // newest (judging every version at once as compressed-tensors does is not built yet).
+  const engine::EngineVersion vllm_version =
+      engine::one_version(engine::Engine::vllm, "gptq", configs.architecture, in.options.pins);
+  const engine::EngineVersion sglang_version =
+      engine::one_version(engine::Engine::sglang, "gptq", configs.architecture, in.options.pins);
+  const auto version_of = [&](engine::Engine engine) -> const engine::EngineVersion& {
+    return engine == engine::Engine::sglang ? sglang_version : vllm_version;
+  };
+  diagnosis.versions_judged.clear();
+  for (const engine::Engine engine : in.engines.list()) {
+    diagnosis.versions_judged.push_back(version_of(engine));
+  }
+  const VllmSetting setting = vllm_setting(
+      in.inventory, modules, configs, in.options, engine::Engine::vllm, &vllm_version);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
   const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
   const std::vector<engine::Engine> engines = in.engines.list();
-  // SGLang asks `dynamic` about its own layer names (engine naming, sglang_model_info.cpp).
-  const VllmSetting sglang_setting =
-      vllm_setting(in.inventory, modules, configs, in.options, engine::Engine::sglang);
-  const GptqFix fix = find_fix(config, model, derived, views, modules, engines, sglang_setting);
-  const engine::VllmGptq before(config, model, derived);
+  // SGLang asks `dynamic` about its own layer names (engine naming, sglang/naming.cpp).
+  const VllmSetting sglang_setting = vllm_setting(
+      in.inventory, modules, configs, in.options, engine::Engine::sglang, &sglang_version);
+  const GptqFix fix = find_fix(
+      config, model, derived, views, modules, engines, sglang_setting, vllm_version, sglang_version);
+  const engine::VllmGptq before(config, model, derived, vllm_version);
 
   const auto word_for = [&](engine::Engine engine) {
     return [&, engine](const LayerView& view, const Decision& decision) {
@@ -513,8 +533,9 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   for (const engine::Engine engine : engines) {
     const bool sglang_engine = engine == engine::Engine::sglang;
     const engine::ModelInfo& engine_model = sglang_engine ? sglang_setting.model : model;
-    const engine::VllmGptq engine_before(config, engine_model, derived, engine);
-    const engine::VllmGptq engine_after(patched(config, fix), engine_model, derived, engine);
+    const engine::VllmGptq engine_before(config, engine_model, derived, version_of(engine));
+    const engine::VllmGptq engine_after(
+        patched(config, fix), engine_model, derived, version_of(engine));
     problems.add(sglang_engine ? sglang_setting.views : views,
                  modules,
                  engine_before,
@@ -530,7 +551,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
       continue;
     }
-    const engine::VllmGptq one(only_rule(config, rule), model, derived);
+    const engine::VllmGptq one(only_rule(config, rule), model, derived, vllm_version);
     bool matches_any = false;
     for (const LayerView& view : views) {
       bool undecidable = false;
@@ -557,7 +578,8 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
       if (!config.dynamic[j].negative) {
         continue;
       }
-      const engine::VllmGptq one(only_rule(config, config.dynamic[j]), model, derived);
+      const engine::VllmGptq one(
+          only_rule(config, config.dynamic[j]), model, derived, vllm_version);
       if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
         const auto pair = std::pair(*first, j);
         const auto it = std::find_if(shadowed.begin(), shadowed.end(), [&](const auto& entry) {

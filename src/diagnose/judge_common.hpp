@@ -70,11 +70,13 @@ struct VllmSetting {
   std::vector<engine::Layer> layers;
   std::vector<LayerView> views;
 };
+// `version`: whose naming row (default: the newest of `engine`).
 VllmSetting vllm_setting(const checkpoint::Inventory& inventory,
                          const checkpoint::ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options,
-                         engine::Engine engine = engine::Engine::vllm);
+                         engine::Engine engine = engine::Engine::vllm,
+                         const engine::EngineVersion* version = nullptr);
 bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
 // in every *.safetensors file (indexed or not), whose dtype is not a float dtype.

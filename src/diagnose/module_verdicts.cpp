@@ -150,7 +150,8 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else if (name == "gptq") {
       QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-      const engine::VllmGptq judge(config, model, engine::derived_gptq_list(inventory), engine);
+      const engine::VllmGptq judge(
+          config, model, engine::derived_gptq_list(inventory), engine::newest_version(engine));
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else {

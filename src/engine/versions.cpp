@@ -218,6 +218,17 @@ EngineVersion newest_version(Engine engine) {
   return version;
 }
 
+EngineVersion one_version(Engine engine,
+                          std::string_view method,
+                          std::string_view architecture,
+                          const VersionPins& pins) {
+  std::vector<EngineVersion> versions = versions_to_judge(engine, method, architecture, pins);
+  while (versions.size() > 1 && !versions.back().with.empty()) {
+    versions.pop_back();
+  }
+  return versions.back();
+}
+
 ResolvedRef resolve_ref(Engine engine, std::string_view ref) {
   const History& h = history(engine);
   const std::string name(to_string(engine));

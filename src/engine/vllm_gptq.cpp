@@ -30,8 +30,10 @@ std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventor
 VllmGptq::VllmGptq(const quant::GptqConfig& config,
                    const ModelInfo& model,
                    std::vector<std::string> derived,
-                   Engine engine)
-    : m_config(config), m_model(model), m_engine(engine) {
+                   const EngineVersion& version)
+    : m_config(config), m_model(model), m_engine(version.engine) {
+  // qwen3_5_mtp.py: the "-:"/"mtp" dynamic special case since #48816 (c8db00b16).
+  m_mtp_special_case = version.has("#48816");
   const std::vector<std::string>& list =
       config.modules_in_block ? *config.modules_in_block : derived;
   for (const std::string& entry : list) {
@@ -52,7 +54,7 @@ bool VllmGptq::mtp_special_case() const {
   // Qwen3_5MultiTokenPredictor.__init__ (models/qwen3_5_mtp.py, vLLM main 017e9f4) reads
   // getattr(model_config.hf_config, "quantization_config"): a config nested in text_config or
   // read from quantize_config.json never triggers it.
-  return m_engine == Engine::vllm && m_config.in_hf_config &&
+  return m_engine == Engine::vllm && m_mtp_special_case && m_config.in_hf_config &&
          qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 

@@ -33,7 +33,7 @@ protected:
     config.modules_in_block = std::vector<std::string>{"self_attn.q_proj"};
     config.in_hf_config = true; // config.json's quantization_config, where vLLM's Qwen3.5 MTP
                                 // special case looks
-    return verdict_text(VllmGptq(config, model, {}, engine).decide(layer));
+    return verdict_text(VllmGptq(config, model, {}, newest_version(engine)).decide(layer));
   }
   std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {
     return verdict_text(

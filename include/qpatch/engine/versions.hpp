@@ -105,6 +105,12 @@ std::vector<EngineVersion> versions_to_judge(Engine engine,
 
 // The newest version of `engine` (main as read), for callers that judge one version.
 EngineVersion newest_version(Engine engine);
+// The one version a judge that judges one version at a time uses: the pinned one, else the
+// newest version of main (no unmerged PR).
+EngineVersion one_version(Engine engine,
+                          std::string_view method,
+                          std::string_view architecture,
+                          const VersionPins& pins);
 
 // Resolve REF for `engine`: "main" (the newest source read), "YYYY-MM-DD" (main as of that day),
 // or a release ("0.27", "0.27.1": the day main was cut for it). Returns the day, or an error

@@ -28,6 +28,7 @@
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/engine/vllm_compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
 
@@ -45,10 +46,11 @@ std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventor
 class VllmGptq {
 public:
   // `derived` is the module list vLLM derives from the headers when the config has none.
+  // `version`: vLLM before #48816 has no Qwen3.5 MTP special case.
   VllmGptq(const quant::GptqConfig& config,
            const ModelInfo& model,
            std::vector<std::string> derived,
-           Engine engine = Engine::vllm);
+           const EngineVersion& version = newest_version(Engine::vllm));
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
@@ -72,6 +74,7 @@ private:
   quant::GptqConfig m_config;
   ModelInfo m_model;
   Engine m_engine = Engine::vllm;
+  bool m_mtp_special_case = true; // #48816
   std::vector<std::string> m_list; // renamed like layers
   std::vector<std::optional<Pattern>> m_patterns;
 };
