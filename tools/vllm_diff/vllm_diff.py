@@ -29,6 +29,7 @@ import collections
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -274,14 +275,56 @@ def _diff_spots(a, b, path):
 
 
 # -- shrinking -----------------------------------------------------------------------------
+# Shards of one fused layer disagree together: one class for them.
+_FUSED = {"in_proj_qkv": "in_proj_qkvz", "in_proj_z": "in_proj_qkvz", "in_proj_b": "in_proj_ba",
+          "in_proj_a": "in_proj_ba", "q_proj": "qkv_proj", "k_proj": "qkv_proj",
+          "v_proj": "qkv_proj", "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
+
+
+def _component(module: str) -> str:
+    """The part of the model a module belongs to, as disagreements come: the vision tower,
+    the MTP decoder layer, or one (fused) layer of the text model (prefix and index gone)."""
+    if module.startswith("model.visual."):
+        return "vision tower"
+    if module.startswith("mtp.layers."):
+        return "mtp.layers.N"
+    if module in ("mtp.fc", "lm_head"):
+        return module
+    m = re.sub(r"^model\.(language_model\.)?", "", module)
+    m = re.sub(r"\.\d+\.", ".N.", m)
+    head, _, last = m.rpartition(".")
+    return f"{head}.{_FUSED.get(last, last)}"
+
+
 def _signature(result: dict) -> frozenset:
-    return frozenset(p[0] for p in result["problems"])
+    """The disagreement classes a case shows. A class is one component (_component) that both
+    sides judge differently in the same way, with where it shows (before the fix, after it,
+    or both), or one other kind of problem (rejection, exit, fix:not-clean, confined,
+    idempotent). The kinds alone lumped unrelated disagreements together once earlier vLLM
+    commits were judged; a case can be in several classes."""
+    where_of: dict[str, set] = {}
+    for kind, text in result["problems"]:
+        where, _, what = kind.partition(":")
+        if what == "detect":
+            module, _, verdicts = text.partition(": ")
+            key = f"detect {_component(module)}: {verdicts}"
+        elif what == "rejection":
+            v, _, q = text.partition("; ")
+            key = (f"rejection: vllm {'accepts' if v == 'vllm: None' else 'refuses'}, "
+                   f"qpatch {'accepts' if q == 'qpatch: None' else 'refuses'}")
+        else:
+            key, where = kind, ""
+        where_of.setdefault(key, set()).add(where)
+    return frozenset(f"{k} ({'+'.join(sorted(w))})" if any(w) else k
+                     for k, w in where_of.items())
 
 
-def shrink(runner: Runner, case: Case, result: dict, budget: int = 150) -> Case:
+def shrink(runner: Runner, case: Case, result: dict, budget: int = 150,
+           target: frozenset | None = None) -> Case:
     """Greedy: drop list entries and object keys of the quantization config, and put the
-    storage back to the default, while the same kinds of problem remain."""
-    target = _signature(result)
+    storage back to the default, while the target classes (default: all of the case's)
+    remain."""
+    target = _signature(result) if target is None else target
     best = case
     default = case.default_storage()
     progress = True
@@ -433,8 +476,8 @@ def main() -> int:
                 counts["cases"] += 1
                 for key in ("detect", "fix_clean", "confined", "idempotent"):
                     counts[key] += bool(r.get(key))
-                if r["problems"]:
-                    classes[_signature(r)].append((seed, case, r))
+                for sig in _signature(r):
+                    classes[frozenset([sig])].append((seed, case, r))
             n = counts["cases"]
             for reason, k in skipped.items():
                 print(f"\n{method}: {k} case(s) not judged: {reason}")
@@ -447,7 +490,7 @@ def main() -> int:
                 failed = True
                 print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
                 for seed, case, r in items[: args.shrink]:
-                    small = shrink(runner, case, r)
+                    small = shrink(runner, case, r, target=sig)
                     print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small))}")
     return 1 if failed else 0
 
