@@ -388,7 +388,9 @@ def _get(value, path):
     return value
 
 
-def describe(case: Case, result: dict) -> str:
+def describe(case: Case, result: dict, target: frozenset = frozenset()) -> str:
+    """The case and its first problems, those of the `target` class first (a shrunk case
+    can keep other disagreements; the six lines shown should include the one it shows)."""
     default = case.default_storage()
     flips = {m: ("quantized" if q else "dense") for m, q in case.storage.items()
              if q != default[m]}
@@ -397,7 +399,11 @@ def describe(case: Case, result: dict) -> str:
              f"  quantization_config: {json.dumps(case.quant)}"]
     if case.sidecar is not None:
         lines.append(f"  {SIDE_CARS[case.method]}: {json.dumps(case.sidecar)}")
-    for kind, text in result["problems"][:6]:
+    def bare(sig):  # the class without where it shows
+        return {re.sub(r" \((after|before|after\+before)\)$", "", k) for k in sig}
+    mine = [p for p in result["problems"] if bare(_signature({"problems": [p]})) <= bare(target)]
+    others = [p for p in result["problems"] if p not in mine]
+    for kind, text in (mine + others)[:6]:
         lines.append(f"  {kind}: {text}")
     return "\n".join(lines)
 
@@ -491,7 +497,7 @@ def main() -> int:
                 print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
                 for seed, case, r in items[: args.shrink]:
                     small = shrink(runner, case, r, target=sig)
-                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small))}")
+                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small), sig)}")
     return 1 if failed else 0
 
 
