@@ -15,6 +15,12 @@ Disagreements are shrunk (entries, keys and storage flips removed while the disa
 stays) and printed as minimal configs.
 
   VLLM_SRC=/path/to/vllm tools/vllm_diff/vllm_diff.py --qpatch build/qpatch --cases 2000
+
+Earlier vLLM main commits (2026-02-09 onwards) are judged by their own code: export one with
+`git archive <commit> vllm | tar -x -C DIR`, then `VLLM_COMMIT=<commit>
+VLLM_GIT_DIR=<vllm .git> vllm_diff.py --vllm-src DIR --qpatch-engine vllm@YYYY-MM-DD`. Cases
+a commit cannot judge (Qwen3_5ForCausalLM before it was registered, #50210) are counted
+apart as "not judged".
 """
 from __future__ import annotations
 
@@ -23,6 +29,7 @@ import collections
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cases import GENERATORS, SIDE_CARS, Case, make_case  # noqa: E402
 from layout import LAYER_TYPES, tensors_for, write_checkpoint  # noqa: E402
-from vllm_model import VllmEngine, VllmRaised  # noqa: E402
+from vllm_model import VllmEngine, VllmRaised, VllmUnmodelled  # noqa: E402
 
 # The snapshot this harness was run against: Nero10578/vllm, equal to upstream main of
 # 2026-08-17. bitsandbytes left the tree in #43529 (073c510c9); main loads it only through
@@ -95,9 +102,13 @@ def qpatch_categories(case: Case, doc: dict):
 
 
 class Runner:
-    def __init__(self, qpatch: str, engine: VllmEngine, work: str, fix_engine: str = "vllm"):
+    def __init__(self, qpatch: str, engine: VllmEngine, work: str, fix_engine: str = "vllm",
+                 qpatch_engine: str = "vllm"):
         self.qpatch, self.engine, self.work = qpatch, engine, work
-        self.fix_engine = fix_engine
+        # --engine for qpatch's verdicts (--check) and for the fix: "vllm", or vllm@DATE for
+        # the vLLM of that day; the fix may instead be for "all" engines (--fix-engine).
+        self.qpatch_engine = qpatch_engine
+        self.fix_engine = qpatch_engine if fix_engine == "vllm" else fix_engine
         self.counter = 0
 
     def _dir(self) -> str:
@@ -120,6 +131,8 @@ class Runner:
         out = {"problems": []}
         try:
             self._check(case, d, out)
+        except VllmUnmodelled as e:
+            out = {"problems": [], "skipped": str(e)}
         finally:
             shutil.rmtree(d, ignore_errors=True)
         return out
@@ -134,11 +147,14 @@ class Runner:
         return files
 
     def _compare(self, case, d, where, out) -> bool:
-        code, stdout, stderr = self.run(["--check", "--json", "--engine", "vllm"], d)
-        if code == 70 or code >= 3:
+        code, stdout, stderr = self.run(["--check", "--json", "--engine", self.qpatch_engine], d)
+        try:
+            doc = json.loads(stdout) if not (code == 70 or code >= 3) else None
+        except ValueError:
+            doc = None
+        if doc is None:
             out["problems"].append((f"{where}:exit{code}", stderr.strip()[:300]))
             return False
-        doc = json.loads(stdout)
         files = self._json_files(d)
         v_cats, v_rej = vllm_categories(self.engine, case, files["config.json"], files)
         q_cats, q_rej = qpatch_categories(case, doc)
@@ -259,14 +275,56 @@ def _diff_spots(a, b, path):
 
 
 # -- shrinking -----------------------------------------------------------------------------
+# Shards of one fused layer disagree together: one class for them.
+_FUSED = {"in_proj_qkv": "in_proj_qkvz", "in_proj_z": "in_proj_qkvz", "in_proj_b": "in_proj_ba",
+          "in_proj_a": "in_proj_ba", "q_proj": "qkv_proj", "k_proj": "qkv_proj",
+          "v_proj": "qkv_proj", "gate_proj": "gate_up_proj", "up_proj": "gate_up_proj"}
+
+
+def _component(module: str) -> str:
+    """The part of the model a module belongs to, as disagreements come: the vision tower,
+    the MTP decoder layer, or one (fused) layer of the text model (prefix and index gone)."""
+    if module.startswith("model.visual."):
+        return "vision tower"
+    if module.startswith("mtp.layers."):
+        return "mtp.layers.N"
+    if module in ("mtp.fc", "lm_head"):
+        return module
+    m = re.sub(r"^model\.(language_model\.)?", "", module)
+    m = re.sub(r"\.\d+\.", ".N.", m)
+    head, _, last = m.rpartition(".")
+    return f"{head}.{_FUSED.get(last, last)}"
+
+
 def _signature(result: dict) -> frozenset:
-    return frozenset(p[0] for p in result["problems"])
+    """The disagreement classes a case shows. A class is one component (_component) that both
+    sides judge differently in the same way, with where it shows (before the fix, after it,
+    or both), or one other kind of problem (rejection, exit, fix:not-clean, confined,
+    idempotent). The kinds alone lumped unrelated disagreements together once earlier vLLM
+    commits were judged; a case can be in several classes."""
+    where_of: dict[str, set] = {}
+    for kind, text in result["problems"]:
+        where, _, what = kind.partition(":")
+        if what == "detect":
+            module, _, verdicts = text.partition(": ")
+            key = f"detect {_component(module)}: {verdicts}"
+        elif what == "rejection":
+            v, _, q = text.partition("; ")
+            key = (f"rejection: vllm {'accepts' if v == 'vllm: None' else 'refuses'}, "
+                   f"qpatch {'accepts' if q == 'qpatch: None' else 'refuses'}")
+        else:
+            key, where = kind, ""
+        where_of.setdefault(key, set()).add(where)
+    return frozenset(f"{k} ({'+'.join(sorted(w))})" if any(w) else k
+                     for k, w in where_of.items())
 
 
-def shrink(runner: Runner, case: Case, result: dict, budget: int = 150) -> Case:
+def shrink(runner: Runner, case: Case, result: dict, budget: int = 150,
+           target: frozenset | None = None) -> Case:
     """Greedy: drop list entries and object keys of the quantization config, and put the
-    storage back to the default, while the same kinds of problem remain."""
-    target = _signature(result)
+    storage back to the default, while the target classes (default: all of the case's)
+    remain."""
+    target = _signature(result) if target is None else target
     best = case
     default = case.default_storage()
     progress = True
@@ -330,7 +388,9 @@ def _get(value, path):
     return value
 
 
-def describe(case: Case, result: dict) -> str:
+def describe(case: Case, result: dict, target: frozenset = frozenset()) -> str:
+    """The case and its first problems, those of the `target` class first (a shrunk case
+    can keep other disagreements; the six lines shown should include the one it shows)."""
     default = case.default_storage()
     flips = {m: ("quantized" if q else "dense") for m, q in case.storage.items()
              if q != default[m]}
@@ -339,17 +399,32 @@ def describe(case: Case, result: dict) -> str:
              f"  quantization_config: {json.dumps(case.quant)}"]
     if case.sidecar is not None:
         lines.append(f"  {SIDE_CARS[case.method]}: {json.dumps(case.sidecar)}")
-    for kind, text in result["problems"][:6]:
+    def bare(sig):  # the class without where it shows
+        return {re.sub(r" \((after|before|after\+before)\)$", "", k) for k in sig}
+    mine = [p for p in result["problems"] if bare(_signature({"problems": [p]})) <= bare(target)]
+    others = [p for p in result["problems"] if p not in mine]
+    for kind, text in (mine + others)[:6]:
         lines.append(f"  {kind}: {text}")
     return "\n".join(lines)
 
 
 def _commit_of(root: str) -> str:
-    """The checkout's commit: `git rev-parse HEAD`, or $VLLM_COMMIT for an exported tree."""
+    """The checkout's commit and its date: `git rev-parse HEAD`, or $VLLM_COMMIT for an
+    exported tree (dated when $VLLM_GIT_DIR, or the current directory, is a repository that
+    has it)."""
     p = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True)
     if p.returncode == 0:
-        return p.stdout.strip()[:12]
-    return os.environ.get("VLLM_COMMIT", "unknown commit (not a git checkout; set VLLM_COMMIT)")
+        commit, git = p.stdout.strip(), ["git", "-C", root]
+    elif os.environ.get("VLLM_COMMIT"):
+        commit = os.environ["VLLM_COMMIT"]
+        git = ["git", f"--git-dir={os.environ['VLLM_GIT_DIR']}"] \
+            if os.environ.get("VLLM_GIT_DIR") else ["git"]
+    else:
+        return "unknown commit (not a git checkout; set VLLM_COMMIT)"
+    d = subprocess.run([*git, "log", "-1", "--format=%cs", commit], capture_output=True,
+                       text=True)
+    date = f" ({d.stdout.strip()})" if d.returncode == 0 and d.stdout.strip() else ""
+    return commit[:12] + date
 
 
 def main() -> int:
@@ -366,7 +441,10 @@ def main() -> int:
     ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
     ap.add_argument("--fix-engine", default="vllm",
                     help="--engine for the patch whose result vLLM judges (all: the one patch "
-                         "that must satisfy every engine)")
+                         "that must satisfy every engine; vllm: the --qpatch-engine value)")
+    ap.add_argument("--qpatch-engine", default="vllm",
+                    help="--engine qpatch judges and fixes for: vllm, or vllm@YYYY-MM-DD for "
+                         "the vLLM main of that day (match it to the --vllm-src commit)")
     args = ap.parse_args()
     if not args.vllm_src:
         ap.error("give --vllm-src or set VLLM_SRC")
@@ -375,22 +453,42 @@ def main() -> int:
     commit = _commit_of(args.vllm_src)
     print(f"vLLM source {args.vllm_src} at {commit} (harness written against "
           f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
-          f"; qpatch {args.qpatch}; seeds {args.seed}..{args.seed + args.cases - 1}")
+          f"; qpatch {args.qpatch} --engine {args.qpatch_engine}"
+          f"; seeds {args.seed}..{args.seed + args.cases - 1}")
     failed = False
     with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine)
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine,
+                        args.qpatch_engine)
+        # A qpatch that does not know the engine name (vllm@DATE before it was added) would
+        # fail every case alike: say so once.
+        probe = runner.write(make_case(methods[0], args.seed))
+        code, stdout, stderr = runner.run(["--check", "--json", "--engine", args.qpatch_engine],
+                                          probe)
+        shutil.rmtree(probe, ignore_errors=True)
+        if code == 2 and not stdout.strip():
+            print(f"qpatch refuses --engine {args.qpatch_engine}: {stderr.strip()[:300]}",
+                  file=sys.stderr)
+            return 2
         for method in methods:
             counts = collections.Counter()
             classes = collections.defaultdict(list)
+            skipped = collections.Counter()
             for seed in range(args.seed, args.seed + args.cases):
                 case = make_case(method, seed)
                 r = runner.check(case)
+                if "skipped" in r:
+                    skipped[r["skipped"]] += 1
+                    continue
                 counts["cases"] += 1
                 for key in ("detect", "fix_clean", "confined", "idempotent"):
                     counts[key] += bool(r.get(key))
-                if r["problems"]:
-                    classes[_signature(r)].append((seed, case, r))
+                for sig in _signature(r):
+                    classes[frozenset([sig])].append((seed, case, r))
             n = counts["cases"]
+            for reason, k in skipped.items():
+                print(f"\n{method}: {k} case(s) not judged: {reason}")
+            if n == 0:
+                continue
             print(f"\n{method}: {n} cases; detection {counts['detect']}/{n} "
                   f"({100 * counts['detect'] / n:.1f}%), fix-then-clean {counts['fix_clean']}/{n}, "
                   f"confined {counts['confined']}/{n}, idempotent {counts['idempotent']}/{n}")
@@ -398,8 +496,8 @@ def main() -> int:
                 failed = True
                 print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
                 for seed, case, r in items[: args.shrink]:
-                    small = shrink(runner, case, r)
-                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small))}")
+                    small = shrink(runner, case, r, target=sig)
+                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small), sig)}")
     return 1 if failed else 0
 
 

@@ -138,6 +138,22 @@ class VllmSource:
         self._texts: dict[str, str] = {}
 
     # -- reading -------------------------------------------------------------------------
+    def exists(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def first(self, *rels: str) -> str | None:
+        """The first of `rels` this checkout has (files move between vLLM versions)."""
+        return next((r for r in rels if self.exists(r)), None)
+
+    def has(self, rel: str, name: str) -> bool:
+        """Whether `rel` exists and defines the top-level `name`."""
+        if not self.exists(rel):
+            return False
+        return any(getattr(n, "name", None) == name or (
+            isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                              for t in n.targets))
+            for n in self.tree(rel).body)
+
     def text(self, rel: str) -> str:
         if rel not in self._texts:
             self._texts[rel] = (self.root / rel).read_text(encoding="utf-8")
@@ -212,9 +228,11 @@ class VllmSource:
                 else:
                     ns[target] = Marker(f"{node.module}.{alias.name}")
 
-    def load(self, rel: str, *names: str, ns: Namespace | None = None) -> Namespace:
+    def load(self, rel: str, *names: str, ns: Namespace | None = None,
+             optional: bool = False) -> Namespace:
         """Execute the top-level definitions `names` of `rel` (in file order) and return the
-        namespace holding them."""
+        namespace holding them. With `optional`, names this version lacks are skipped
+        (helpers come and go: gptq_utils.flatten_list arrived with #44120)."""
         ns = ns if ns is not None else self.namespace(rel)
         wanted = set(names)
         body = [n for n in self.tree(rel).body
@@ -223,7 +241,7 @@ class VllmSource:
                     and any(isinstance(t, ast.Name) and t.id in wanted for t in n.targets))]
         found = {getattr(n, "name", None) or n.targets[0].id for n in body}
         missing = wanted - found
-        if missing:
+        if missing and not optional:
             raise SystemExit(f"{rel}: no top-level {sorted(missing)} (has vLLM changed?)")
         module = ast.Module(body=body, type_ignores=[])
         exec(compile(module, str(self.root / rel), "exec"), ns)  # noqa: S102 - vLLM's own code
