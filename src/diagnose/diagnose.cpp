@@ -515,7 +515,11 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   std::vector<Finding> inventory_part = std::move(diagnosis.findings);
   diagnosis.findings.clear();
   if (modelled.has(engine::Engine::vllm)) {
-    if (auto rejection = engine::vllm_config_rejection(diagnosis.quant_method, active->config())) {
+    // Judged at the one version the method's judge judges alone, or the newest.
+    const engine::EngineVersion version = engine::one_version(
+        engine::Engine::vllm, method->name, configs.architecture, options.pins);
+    if (auto rejection =
+            engine::vllm_config_rejection(diagnosis.quant_method, active->config(), version)) {
       Finding finding;
       finding.kind = FindingKind::config_rejected;
       finding.label = active->name;

@@ -60,7 +60,7 @@ bool is_true(const Json& value) {
 }
 
 // auto_gptq.py AutoGPTQConfig.from_config, __init__: TYPE_MAP holds (4, True) and (8, True).
-std::optional<std::string> gptq(const Json& config) {
+std::optional<std::string> gptq(const Json& config, const EngineVersion& version) {
   std::optional<std::string> error;
   const Json* bits = get_from_keys(config, {"bits"}, error);
   get_from_keys(config, {"group_size"}, error);
@@ -68,6 +68,16 @@ std::optional<std::string> gptq(const Json& config) {
   const Json* sym = get_from_keys(config, {"sym"}, error);
   if (error) {
     return error;
+  }
+  if (!version.has("#38288")) {
+    // Before #38288 (fa2a33b89^) a config gptq_marlin cannot serve fell back to GPTQConfig
+    // (gptq.py __init__), which takes 2, 3, 4 and 8 bits, either sym.
+    if (!(is_int(*bits, 2) || is_int(*bits, 3) || is_int(*bits, 4) || is_int(*bits, 8))) {
+      return "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for "
+             "GPTQ, but got " +
+             py_str(*bits) + " bits.";
+    }
+    return std::nullopt;
   }
   if (!((is_int(*bits, 4) || is_int(*bits, 8)) && is_true(*sym))) {
     return "ValueError: Unsupported quantization config: bits=" + py_str(*bits) +
@@ -208,9 +218,10 @@ std::optional<std::string> modelopt(const Json& config) {
 } // namespace
 
 std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
-                                                 const json::Json& config) {
+                                                 const json::Json& config,
+                                                 const EngineVersion& version) {
   if (quant_method == "gptq") {
-    return gptq(config);
+    return gptq(config, version);
   }
   if (quant_method == "auto-round") {
     return auto_round(config);

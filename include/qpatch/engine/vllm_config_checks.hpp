@@ -4,6 +4,7 @@
 // skip lists say. The layer rules are in the method's own rules file.
 #pragma once
 
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/json/strict_json.hpp>
 
 #include <optional>
@@ -12,9 +13,11 @@
 
 namespace qpatch::engine {
 
-// Return the exception vLLM main (017e9f4) raises while reading `config` as `quant_method`
+// Return the exception vLLM `version` raises while reading `config` as `quant_method`
 // ("ValueError: Unsupported quantization config: bits=3, sym=True"), or nothing when it reads.
-std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
-                                                 const json::Json& config);
+std::optional<std::string> vllm_config_rejection(
+    std::string_view quant_method,
+    const json::Json& config,
+    const EngineVersion& version = newest_version(Engine::vllm));
 
 } // namespace qpatch::engine
