@@ -147,7 +147,9 @@ Judged judge(const std::string& dir,
       }
     }
     outcome.engine_versions.emplace_back(name, std::move(labels));
-    if (versions.size() > 1) {
+    // Several versions, or one other than the newest (--engine ENGINE@REF): the header says.
+    if (versions.size() > 1 || (versions.size() == 1 && (!versions.front().newest() ||
+                                                        !versions.front().with.empty()))) {
       outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
     }
   }

@@ -346,6 +346,9 @@ std::string range_text(const std::vector<EngineVersion>& versions) {
   if (versions.empty()) {
     return "";
   }
+  if (versions.size() == 1) {
+    return versions.front().range(); // "main 2026-03-30..2026-05-06", one version pinned
+  }
   return std::to_string(versions.size()) + " versions, main " + versions.front().from + ".." +
          std::string(history(versions.front().engine).newest_date);
 }

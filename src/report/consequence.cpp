@@ -56,6 +56,9 @@ std::string vllm_effect(const diagnose::Finding& finding, const std::string& qua
            " while building the fused layer (its shards must agree)";
   case FindingKind::unindexed_tensors:
     return "never opens the file, so its tensors are not loaded";
+  case FindingKind::untargeted_raises:
+    return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
+           "target for ... in the compressed-tensors config.\"";
   case FindingKind::quantized_without_config:
     // Without a quantization config vLLM builds every Linear unquantized, whose only parameters
     // are weight (and bias): the first packed or scale tensor has nowhere to go

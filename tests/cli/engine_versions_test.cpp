@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// What differs between engine versions, each case on both sides of the change that moved it:
+// the default run judges every version and says which a finding holds for; --engine
+// ENGINE@REF judges one (main, a day, a release). The rules of each change are cited where they
+// are implemented (src/engine/<engine>/history.cpp names the PR, commit and day).
+#include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+
+class EngineVersionsTest : public test::CheckpointCliTest {
+protected:
+  std::string ignore() const {
+    return nlohmann::ordered_json::parse(read_file("config.json"))["quantization_config"]["ignore"]
+        .dump();
+  }
+  std::string read_file(const std::string& name) const;
+};
+
+std::string EngineVersionsTest::read_file(const std::string& name) const {
+  return test::read_bytes(dir() / name);
+}
+
+// A Qwen3.5 VLM config whose one target names the text layers only: the MTP head (stored BF16)
+// is untargeted. Since #41965 vLLM builds it dense; before, find_matched_target raised.
+std::string text_layers_only() {
+  return test::ct_config_json(
+      R"(["lm_head"])", R"(["re:^language_model\\.model\\."])", "Qwen3_5ForConditionalGeneration");
+}
+
+constexpr const char* k_untargeted_mtp =
+    "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+    "(mtp_num_hidden_layers: 1)\n"
+    "  fixable     mtp: 8 modules stored BF16 and no target matches them, and vLLM raises for "
+    "that while it builds the model (\"ValueError: Unable to find matching target for ... in the "
+    "compressed-tensors config.\")";
+constexpr const char* k_untargeted_fix =
+    "  breaks      vLLM: start-up fails while it builds the model: \"ValueError: Unable to find "
+    "matching target for ... in the compressed-tensors config.\"\n"
+    "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+    "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+    "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+    "  status      needs-patch\n"
+    "  apply       qpatch DIR\n";
+
+TEST_F(EngineVersionsTest, UntargetedLinearRaisedBefore41965) {
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, text_layers_only()});
+  // One version pinned by a day: the era it falls in (#37291 opened it, #41965 closed it).
+  const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "vllm@2026-05-06"});
+  EXPECT_EQ(old_code, 1);
+  EXPECT_EQ(
+      old_out,
+      std::string("DIR: compressed-tensors, judged for vLLM (main 2026-03-30..2026-05-06)\n") +
+          k_untargeted_mtp + "\n" + k_untargeted_fix);
+  // A release is the day main was cut for it: 0.20 (2026-04-28) raises, 0.21 does not.
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@0.20"}).first, 1);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@0.21.1"}).first, 0);
+  const auto [new_code, new_out] = run_qpatch({"--check", "--engine", "vllm@main"});
+  EXPECT_EQ(new_code, 0);
+  EXPECT_EQ(new_out,
+            "DIR: compressed-tensors, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  status      clean\n");
+  // Every version by default: the finding says which it holds for, and the one patch (the
+  // exact names, which today's vLLM reads as it reads the file) satisfies all of them.
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged for " +
+                test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration") + "\n" +
+                k_untargeted_mtp + " (vLLM before 2026-05-07 (0.20 and older) only)\n" +
+                k_untargeted_fix);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(
+      ignore(),
+      R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
+      R"("mtp.layers.0.self_attn.v_proj","mtp.layers.0.self_attn.o_proj",)"
+      R"("mtp.layers.0.mlp.gate_proj","mtp.layers.0.mlp.up_proj","mtp.layers.0.mlp.down_proj"])");
+  for (const char* engine : {"vllm", "vllm@2026-03-01", "vllm@2026-05-06", "vllm@main"}) {
+    EXPECT_EQ(run_qpatch({"--check", "--engine", engine}).first, 0) << engine;
+  }
+}
+
+// auto-round: since #48589 an extra_config key K reaches every layer whose name ends in ".K",
+// so {"fc": 16 bits} keeps mtp.fc dense; before it a key applied by its exact name only.
+TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
+  const std::string config =
+      "{\n  \"architectures\": [\n    \"Qwen3_5ForConditionalGeneration\"\n  ],\n"
+      "  \"quantization_config\": {\n    \"bits\": 4,\n    \"data_type\": \"int\",\n"
+      "    \"extra_config\": {\n      \"fc\": {\n        \"bits\": 16,\n"
+      "        \"data_type\": \"fp\"\n      }\n    },\n    \"group_size\": 128,\n"
+      "    \"packing_format\": \"auto_round:auto_gptq\",\n    \"quant_method\": \"auto-round\",\n"
+      "    \"sym\": true\n  }\n}\n";
+  test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config, Packing::gptq});
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+  const std::string finding =
+      "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in model_extra_tensors.safetensors\n"
+      "  fixable     mtp.fc: 1 module stored BF16 but quantized (4 bits) by the global bits (no "
+      "block list); no extra_config key of 16 bits names them";
+  const std::string fix =
+      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+      "  would patch config.json +1: mtp.fc\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n";
+  const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "vllm@2026-07-20"});
+  EXPECT_EQ(old_code, 1);
+  EXPECT_EQ(old_out,
+            "DIR: auto-round, judged for vLLM (main 2026-06-17..2026-07-22)\n" + finding + "\n" +
+                fix);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for " +
+          test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          "\n" + finding + " (vLLM before 2026-07-28 (0.26 and older) only)\n" + fix);
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@2026-07-20"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+}
+
+} // namespace
+} // namespace qpatch::cli
