@@ -55,6 +55,7 @@ KIND_CATEGORY = {
     "quantized_untargeted": "quantized_built_dense",
     "engine_builds_dense": "quantized_built_dense",
     "fused_shards_disagree": "raises",
+    "untargeted_raises": "raises",
     "config_rejected": "raises",
     "disk_shards_disagree": "disk_shards_disagree",
     "inconsistent_storage": "disk_shards_disagree",
