@@ -148,8 +148,9 @@ Judged judge(const std::string& dir,
     }
     outcome.engine_versions.emplace_back(name, std::move(labels));
     // Several versions, or one other than the newest (--engine ENGINE@REF): the header says.
-    if (versions.size() > 1 || (versions.size() == 1 && (!versions.front().newest() ||
-                                                        !versions.front().with.empty()))) {
+    if (versions.size() > 1 ||
+        (versions.size() == 1 && (versions.front().spans_eras || !versions.front().newest() ||
+                                  !versions.front().with.empty()))) {
       outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
     }
   }
@@ -169,7 +170,7 @@ Judged judge(const std::string& dir,
     outcome.status = unresolved;
     return judged;
   }
-  auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, diagnose_options);
+  auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, diagnose_options, &modules);
   if (!plan) {
     return fail(plan.take_error());
   }

@@ -158,13 +158,15 @@ public:
   }
 
 private:
-  bool in_ignore(const std::string& name) const {
+  // True when `name` is an entry of the list as patched so far (kept or appended): a set kept
+  // in step with m_removed and m_appended, since a 1T MoE's fix appends hundreds of names and
+  // every layer asks.
+  bool in_ignore(const std::string& name) const { return m_listed.count(name) > 0; }
+  void relist() {
+    m_listed.clear();
     for (const IgnoreItem& item : items()) {
-      if (item.text == name) {
-        return true;
-      }
+      m_listed.insert(item.text);
     }
-    return false;
   }
   // True when `name` is part of the name of a layer other than `self`.
   static bool
@@ -200,6 +202,7 @@ private:
     for (const std::string& name : names) {
       if (!in_ignore(name)) {
         m_appended.emplace_back(name, view.order);
+        m_listed.insert(name);
         changed = true;
       }
     }
@@ -227,6 +230,7 @@ private:
   }
   // One round over every engine: a patch must satisfy all of them at once.
   bool step() {
+    relist();
     const std::vector<IgnoreItem> current = items();
     const quant::CtConfig config = patched_config();
     const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
@@ -268,6 +272,7 @@ private:
   const ModuleList& m_modules;
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
+  std::unordered_set<std::string> m_listed; // the texts of items(), see in_ignore
   std::vector<std::vector<std::optional<Decision>>> m_first; // by engine, then view
 };
 
@@ -334,8 +339,17 @@ void judge_compressed_tensors(const Inventory& inventory,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto engines = engine_views(
-      options.engines, model, modules, inventory, mtp_head, options, "compressed-tensors");
+  const auto engines = engine_views(options.engines,
+                                    model,
+                                    modules,
+                                    inventory,
+                                    mtp_head,
+                                    options,
+                                    "compressed-tensors",
+                                    [&](const engine::EngineVersion& version) {
+                                      return engine::VllmCompressedTensors::rules_key(config,
+                                                                                      version);
+                                    });
   judged_versions(engines, diagnosis);
   Fixer fixer(config, engines, modules);
   fixer.run();

@@ -89,7 +89,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options,
-                                                      std::string_view method) {
+                                                      std::string_view method,
+                                                      const RulesKey& rules_key) {
   // One view per version of each engine whose verdicts can differ (versions.hpp). Versions whose
   // naming rows are equal build the same layers, so they share them and their storage views.
   const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());
@@ -109,8 +110,23 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   };
   const auto build_engine = [&](engine::Engine engine) {
     std::vector<std::unique_ptr<EngineView>> out;
+    std::string previous_key;
     for (engine::EngineVersion& version :
          engine::versions_to_judge(engine, method, model.architecture, options.pins)) {
+      const std::string key = rules_key ? rules_key(version) : std::string();
+      if (rules_key && !out.empty() && key == previous_key &&
+          out.back()->version.with == version.with) {
+        const engine::ModelInfo naming =
+            engine == engine::Engine::transformers
+                ? engine::transformers_view(model)
+                : engine::naming_of(version, model.architecture, model.num_hidden_layers);
+        if (naming.row == out.back()->model.row) {
+          out.back()->version.until = version.until; // one version for both eras
+          out.back()->version.spans_eras = true;
+          continue;
+        }
+      }
+      previous_key = key;
       auto view = std::make_unique<EngineView>();
       view->engine = engine;
       view->model = engine == engine::Engine::transformers

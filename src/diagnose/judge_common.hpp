@@ -14,6 +14,7 @@
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -308,6 +309,11 @@ struct EngineView {
   std::vector<engine::Layer> not_built;                // layers this engine never builds
 };
 
+// The key of the version-dependent rules that can change a verdict for the config being judged
+// (VllmCompressedTensors::rules_key); consecutive versions of equal keys and naming are judged
+// once, as one version spanning them. Empty: every version apart.
+using RulesKey = std::function<std::string(const engine::EngineVersion&)>;
+
 // Build the view of every version judged of every engine in `engines` for `method` (oldest
 // version first; options.pins narrows an engine to one). `model` is vLLM's newest naming row.
 // transformers never builds the MTP head (`mtp_head`, module indices): its layers go to
@@ -318,7 +324,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const checkpoint::Inventory& inventory,
                                                       const std::vector<uint32_t>& mtp_head,
                                                       const DiagnoseOptions& options,
-                                                      std::string_view method);
+                                                      std::string_view method,
+                                                      const RulesKey& rules_key = {});
 // Record the versions `views` judge in `diagnosis` (versions_judged, engine_rules).
 void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diagnosis& diagnosis);
 // The versions `views` judge of `engine`, in their order.

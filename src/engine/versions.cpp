@@ -133,7 +133,7 @@ std::string EngineVersion::range() const {
   const History& h = history(engine);
   std::string out = "main ";
   if (newest()) {
-    out += from == h.first || from.empty()
+    out += from == h.newest_date || from.empty()
                ? std::string(h.newest_commit) + " (" + std::string(h.newest_date) + ")"
                : from + ".." + std::string(h.newest_commit) + " (" +
                      std::string(h.newest_date) + ")";
@@ -346,10 +346,12 @@ std::string range_text(const std::vector<EngineVersion>& versions) {
   if (versions.empty()) {
     return "";
   }
-  if (versions.size() == 1) {
+  if (versions.size() == 1 && !versions.front().spans_eras) {
     return versions.front().range(); // "main 2026-03-30..2026-05-06", one version pinned
   }
-  return std::to_string(versions.size()) + " versions, main " + versions.front().from + ".." +
+  // The span only: how many versions it holds depends on the config (equal rules merge), and
+  // JSON's engine_versions lists them.
+  return "main " + versions.front().from + ".." +
          std::string(history(versions.front().engine).newest_date);
 }
 

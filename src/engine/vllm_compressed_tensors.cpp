@@ -62,6 +62,14 @@ VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
   for (const std::string& entry : config.ignore) {
     m_ignore.push_back(make_entry(entry));
   }
+  for (size_t i = 0; i < m_ignore.size(); ++i) {
+    if (is_regex(m_ignore[i].text)) {
+      m_regex_entries.push_back(i);
+    } else {
+      m_plain_first.emplace(m_ignore[i].mapped, i); // emplace keeps the first
+      m_text_first.emplace(m_ignore[i].text, i);
+    }
+  }
   bool has_linear = false;
   bool has_routed = false;
   for (const auto& group : config.groups) {
@@ -80,6 +88,31 @@ VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
       }
     }
   }
+}
+
+std::string VllmCompressedTensors::rules_key(const quant::CtConfig& config,
+                                             const EngineVersion& version) {
+  if (version.engine != Engine::vllm) {
+    return "";
+  }
+  size_t targets = 0;
+  bool plain = false;       // a target that can match a class name
+  bool linear = false;      // "Linear": every LinearBase matches by class
+  bool head_target = false; // a target that can name the head (class targets cannot)
+  for (const auto& group : config.groups) {
+    for (const std::string& target : group.targets) {
+      ++targets;
+      const bool regex = is_regex(target);
+      plain = plain || !regex;
+      linear = linear || lower(target) == "linear";
+      head_target = head_target || regex || target.find("lm_head") != std::string::npos;
+    }
+  }
+  std::string key;
+  key += !linear && !version.has("#41965") ? "U" : "-";
+  key += targets > 1 && plain && !version.has("#49483") ? "C" : "-";
+  key += head_target && !version.has("#37291") ? "H" : "-";
+  return key;
 }
 
 std::vector<std::string> VllmCompressedTensors::exhausted_entries() const {
@@ -147,12 +180,47 @@ bool VllmCompressedTensors::ignores(const Entry& entry,
   return entry.mapped == name;
 }
 
+std::optional<size_t> VllmCompressedTensors::first_exact(const std::string& name,
+                                                         const std::string& cls) const {
+  std::optional<size_t> best;
+  const auto consider = [&](const std::unordered_map<std::string, size_t>& index,
+                            const std::string& key) {
+    if (const auto hit = index.find(key); hit != index.end() && (!best || hit->second < *best)) {
+      best = hit->second;
+    }
+  };
+  consider(m_plain_first, name);
+  if (m_engine == Engine::transformers) { // the library also honours class and fused names
+    if (!cls.empty()) {
+      consider(m_text_first, cls);
+    }
+    if (const std::string alias = m_model.fused_alias(name); !alias.empty()) {
+      consider(m_plain_first, alias);
+    }
+  }
+  return best;
+}
+
 std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& prefix,
                                                           bool& undecidable,
                                                           const std::string& cls) const {
-  const std::string lowered = m_engine == Engine::sglang ? lower(prefix) : std::string();
+  if (m_engine != Engine::sglang) {
+    // The first entry that matches, in list order: the first exact hit, unless a regex entry
+    // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
+    const std::optional<size_t> exact = first_exact(prefix, cls);
+    for (const size_t i : m_regex_entries) {
+      if (exact && i > *exact) {
+        break;
+      }
+      if (ignores(m_ignore[i], prefix, cls, undecidable)) {
+        return i;
+      }
+    }
+    return exact;
+  }
+  const std::string lowered = lower(prefix);
   for (size_t i = 0; i < m_ignore.size(); ++i) {
-    const bool substring = m_engine == Engine::sglang && !is_regex(m_ignore[i].text);
+    const bool substring = !is_regex(m_ignore[i].text);
     if (ignores(m_ignore[i], substring ? lowered : prefix, cls, undecidable)) {
       return i;
     }

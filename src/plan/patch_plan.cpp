@@ -220,7 +220,8 @@ apply_insert(const diagnose::ConfigInsert& insert, quant::ConfigSet& patched, Pa
 Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const quant::ConfigSet& configs,
                              const checkpoint::Inventory& inventory,
-                             const diagnose::DiagnoseOptions& options) {
+                             const diagnose::DiagnoseOptions& options,
+                             const checkpoint::ModuleList* modules) {
   PatchPlan plan;
   quant::ConfigSet patched = configs;
   for (quant::ConfigFile& file : patched.files) {
@@ -331,9 +332,13 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
     return plan;
   }
   // Re-judge: every finding the patch claimed to fix must be gone.
-  const auto modules = checkpoint::build_modules(*judged);
+  const checkpoint::ModuleList rebuilt = modules != nullptr && judged == &inventory
+                                             ? checkpoint::ModuleList{}
+                                             : checkpoint::build_modules(*judged);
+  const checkpoint::ModuleList& judged_modules =
+      modules != nullptr && judged == &inventory ? *modules : rebuilt;
   QP_TRY_ASSIGN(const diagnose::Diagnosis again,
-                diagnose::diagnose(*judged, modules, patched, options));
+                diagnose::diagnose(*judged, judged_modules, patched, options));
   for (const auto& finding : again.findings) {
     if (finding.fixable) {
       return internal(plan.changes.front().file,

@@ -12,8 +12,7 @@ std::string judged_for(engine::Engine engine,
   const engine::History& history = engine::history(engine);
   std::string name(engine::display_name(engine));
   if (versions.size() > 1) {
-    name += " (" + std::to_string(versions.size()) + " versions, main " + versions.front().from +
-            ".." + std::string(history.newest_date) + ")";
+    name += " (main " + versions.front().from + ".." + std::string(history.newest_date) + ")";
   } else if (engine == engine::Engine::vllm) {
     name += " (main, " + std::string(history.newest_date) + ")";
   }

@@ -74,6 +74,9 @@ struct EngineVersion {
   std::string from;                   // main as of this day: the changes merged by then
   std::string until;                  // the last day of the same verdicts ("" = newest read)
   std::vector<std::string_view> with; // unmerged PRs applied (SGLang "#35887")
+  // True when this version stands for several eras whose rules judge the checkpoint alike
+  // (engine_views merges them): reports name the span, not one era.
+  bool spans_eras = false;
 
   // True when `id` (a PR of the engine's history) is in force in this version.
   bool has(std::string_view id) const;
@@ -135,7 +138,8 @@ struct ParsedEngineChoice {
 };
 ParsedEngineChoice parse_engine_choice(std::string_view text);
 
-// "5 versions, main 2026-02-28..2026-08-17": how a header names several versions of one engine.
+// "main 2026-02-28..2026-08-17": how a header names the versions judged of one engine (one pinned
+// version: its era, "main 2026-03-30..2026-05-06").
 std::string range_text(const std::vector<EngineVersion>& versions);
 
 // "vLLM 2026-02-09..main, 3 versions": the versions judged for one engine, for headers.

@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace qpatch::engine {
@@ -38,6 +39,12 @@ public:
   VllmCompressedTensors(const quant::CtConfig& config,
                         const ModelInfo& model,
                         const EngineVersion& version = newest_version(Engine::vllm));
+
+  // The version-dependent rules that can change a verdict under `config` in `version`, as a
+  // key: versions with equal keys (and equal naming) judge every layer alike, so one is judged
+  // for all of them (a "Linear" target leaves no Linear untargeted; one target cannot be matched
+  // two ways; a class target never reaches the head).
+  static std::string rules_key(const quant::CtConfig& config, const EngineVersion& version);
 
   // Return what vLLM builds for `layer`.
   Decision decide(const Layer& layer) const;
@@ -92,6 +99,14 @@ private:
   bool m_class_before_fused = false; // vLLM before #49483
   bool m_head_without_method = false; // SGLang; vLLM before #37291
   std::vector<Entry> m_ignore;
+  // Where exact matching applies (not SGLang's substrings), each plain entry's first index by
+  // its renamed text (and by its text as written, for transformers' class names), and the
+  // regex entries in order: match_ignore looks up instead of scanning hundreds of entries.
+  std::unordered_map<std::string, size_t> m_plain_first;
+  std::unordered_map<std::string, size_t> m_text_first;
+  std::vector<size_t> m_regex_entries;
+  // The first index among exact hits, class hits and fused-alias hits of `name`, or nothing.
+  std::optional<size_t> first_exact(const std::string& name, const std::string& cls) const;
   std::vector<Target> m_targets;
   std::vector<Target> m_moe_targets; // with "Linear" copied to "RoutedExperts"
 };

@@ -30,10 +30,13 @@ struct PatchPlan {
   bool empty() const { return changes.empty(); }
 };
 
-// Build and verify the patch for `diagnosis`.
+// Build and verify the patch for `diagnosis`. `modules`: those of `inventory`, when the caller
+// has them (the re-judging reuses them unless the patch changes the index; a 1T-parameter MoE's
+// modules take a tenth of a --check to build).
 Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const quant::ConfigSet& configs,
                              const checkpoint::Inventory& inventory,
-                             const diagnose::DiagnoseOptions& options);
+                             const diagnose::DiagnoseOptions& options,
+                             const checkpoint::ModuleList* modules = nullptr);
 
 } // namespace qpatch::plan
