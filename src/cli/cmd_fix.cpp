@@ -233,8 +233,8 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
     return ExitCode::usage;
   }
   // CLI11 has already refused anything else (engine_choice).
-  const auto choice = engine::parse_engine_choice(options.engine).choice.value_or(
-      engine::EngineChoice{});
+  const auto choice =
+      engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
   diagnose_options.engines = choice.engines;
   diagnose_options.pins = choice.pins;
   if (!options.quiet) {

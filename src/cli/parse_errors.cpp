@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "parse_errors.hpp"
 
-#include <qpatch/engine/versions.hpp>
-
 #include "did_you_mean.hpp"
+
+#include <qpatch/engine/versions.hpp>
 
 #include <algorithm>
 #include <sstream>

@@ -272,7 +272,7 @@ private:
   const ModuleList& m_modules;
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
-  std::unordered_set<std::string> m_listed; // the texts of items(), see in_ignore
+  std::unordered_set<std::string> m_listed;                  // the texts of items(), see in_ignore
   std::vector<std::vector<std::optional<Decision>>> m_first; // by engine, then view
 };
 
@@ -339,17 +339,17 @@ void judge_compressed_tensors(const Inventory& inventory,
                               Diagnosis& diagnosis) {
   const engine::ModelInfo model =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto engines = engine_views(options.engines,
-                                    model,
-                                    modules,
-                                    inventory,
-                                    mtp_head,
-                                    options,
-                                    "compressed-tensors",
-                                    [&](const engine::EngineVersion& version) {
-                                      return engine::VllmCompressedTensors::rules_key(config,
-                                                                                      version);
-                                    });
+  const auto engines =
+      engine_views(options.engines,
+                   model,
+                   modules,
+                   inventory,
+                   mtp_head,
+                   options,
+                   "compressed-tensors",
+                   [&](const engine::EngineVersion& version) {
+                     return engine::VllmCompressedTensors::rules_key(config, version);
+                   });
   judged_versions(engines, diagnosis);
   Fixer fixer(config, engines, modules);
   fixer.run();
@@ -518,8 +518,7 @@ void judge_compressed_tensors(const Inventory& inventory,
               " builds them dense: not fixable by a config patch (qpatch does not invent "
               "targets)";
       }
-      add_problem(
-          {kind, key, module_names(), view.order, {engine_name}, {engine_view->version}});
+      add_problem({kind, key, module_names(), view.order, {engine_name}, {engine_view->version}});
       (resolved ? fixed : unfixed).insert(kind);
     }
   }

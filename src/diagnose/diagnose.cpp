@@ -255,9 +255,12 @@ void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diag
   }
   for (size_t i = 0; i < engines.size(); ++i) {
     const auto versions = versions_of(views, engines[i]);
-    rules += std::string(i == 0 ? "" : i + 1 == engines.size() ? " and " : ", ") +
-             (versions.size() > 1 ? engine::versions_text(versions)
-                                  : std::string(engine::rules_of(engines[i], diagnosis.quant_method)));
+    rules +=
+        std::string(i == 0                    ? ""
+                    : i + 1 == engines.size() ? " and "
+                                              : ", ") +
+        (versions.size() > 1 ? engine::versions_text(versions)
+                             : std::string(engine::rules_of(engines[i], diagnosis.quant_method)));
   }
   diagnosis.engine_rules = rules;
 }
@@ -516,8 +519,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   diagnosis.findings.clear();
   if (modelled.has(engine::Engine::vllm)) {
     // Judged at the one version the method's judge judges alone, or the newest.
-    const engine::EngineVersion version = engine::one_version(
-        engine::Engine::vllm, method->name, configs.architecture, options.pins);
+    const engine::EngineVersion version =
+        engine::one_version(engine::Engine::vllm, method->name, configs.architecture, options.pins);
     if (auto rejection =
             engine::vllm_config_rejection(diagnosis.quant_method, active->config(), version)) {
       Finding finding;

@@ -99,9 +99,9 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
     for (Layer& layer : engine::build_layers(modules, view.model)) {
       // transformers never builds the MTP head (modeling_qwen3_5.py drops ^mtp.* on load).
       const bool in_head = !view.model.engine_layers &&
-                           std::all_of(layer.modules.begin(),
-                                       layer.modules.end(),
-                                       [&](uint32_t m) { return head.count(m) > 0; });
+                           std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+                             return head.count(m) > 0;
+                           });
       (in_head ? view.not_built : layers).push_back(std::move(layer));
     }
     view.layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
@@ -165,8 +165,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   return out;
 }
 
-std::vector<engine::EngineVersion> versions_of(const std::vector<std::unique_ptr<EngineView>>& views,
-                                               engine::Engine engine) {
+std::vector<engine::EngineVersion>
+versions_of(const std::vector<std::unique_ptr<EngineView>>& views, engine::Engine engine) {
   std::vector<engine::EngineVersion> out;
   for (const auto& view : views) {
     if (view->engine == engine) {

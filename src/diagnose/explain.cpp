@@ -37,7 +37,9 @@ std::string judged_text(engine::EngineSet engines,
     const auto versions =
         versioned ? engine::versions_to_judge(list[i], "compressed-tensors", architecture, pins)
                   : std::vector<engine::EngineVersion>{};
-    out += std::string(i == 0 ? "" : i + 1 == list.size() ? " and " : ", ") +
+    out += std::string(i == 0                 ? ""
+                       : i + 1 == list.size() ? " and "
+                                              : ", ") +
            (versions.size() > 1 ? engine::versions_text(versions)
                                 : std::string(engine::rules_of(list[i], method)));
   }
@@ -201,7 +203,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   engines = modelled_engines(row, engines);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                         "), judged as " + judged_text(engines, method, configs.architecture, pins) +
+                         "), judged as " +
+                         judged_text(engines, method, configs.architecture, pins) +
                          (engines.list().size() > 1 ? " load it" : " loads it"));
   const auto views = detail::layer_views(layers, modules, inventory, DiagnoseOptions{});
   const auto view = std::find_if(
@@ -352,7 +355,8 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
   }
   trace_each_engine(
       context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::VllmSkipList judge = setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
+        const engine::VllmSkipList judge =
+            setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
         return std::pair(judge.trace(layer, setting.list.key), judge.decide(layer));
       });
   return ok_status();
@@ -360,11 +364,11 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
 
 Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
   const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
-  trace_each_engine(context,
-                    [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-                      const engine::VllmGptq judge(config, model, derived, engine::newest_version(engine));
-                      return std::pair(judge.trace(layer), judge.decide(layer));
-                    });
+  trace_each_engine(
+      context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
+        const engine::VllmGptq judge(config, model, derived, engine::newest_version(engine));
+        return std::pair(judge.trace(layer), judge.decide(layer));
+      });
   return ok_status();
 }
 

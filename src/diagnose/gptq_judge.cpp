@@ -471,8 +471,8 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   for (const engine::Engine engine : in.engines.list()) {
     diagnosis.versions_judged.push_back(version_of(engine));
   }
-  const VllmSetting setting = vllm_setting(
-      in.inventory, modules, configs, in.options, engine::Engine::vllm, &vllm_version);
+  const VllmSetting setting =
+      vllm_setting(in.inventory, modules, configs, in.options, engine::Engine::vllm, &vllm_version);
   const engine::ModelInfo& model = setting.model;
   const std::vector<LayerView>& views = setting.views;
   const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
@@ -480,8 +480,15 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   // SGLang asks `dynamic` about its own layer names (engine naming, sglang/naming.cpp).
   const VllmSetting sglang_setting = vllm_setting(
       in.inventory, modules, configs, in.options, engine::Engine::sglang, &sglang_version);
-  const GptqFix fix = find_fix(
-      config, model, derived, views, modules, engines, sglang_setting, vllm_version, sglang_version);
+  const GptqFix fix = find_fix(config,
+                               model,
+                               derived,
+                               views,
+                               modules,
+                               engines,
+                               sglang_setting,
+                               vllm_version,
+                               sglang_version);
   const engine::VllmGptq before(config, model, derived, vllm_version);
 
   const auto word_for = [&](engine::Engine engine) {

@@ -194,38 +194,39 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const quant::IncConfig fixed_config = patched(config, fix);
 
   // How one version words a layer's problem (`after`: that version's judge of the patch).
-  const auto word_for = [&](const engine::VllmInc& judge_before, const engine::VllmInc& judge_after) {
+  const auto word_for = [&](const engine::VllmInc& judge_before,
+                            const engine::VllmInc& judge_after) {
     return [&](const LayerView& view, const Decision& decision) {
-    if (decision.verdict == Verdict::load_error) {
-      return shards_disagree(view, decision);
-    }
-    if (view.disk == Disk::dense) {
-      return std::pair(FindingKind::dense_quantized_by_config,
-                       "stored " + view.stored + " but quantized (" + std::to_string(config.bits) +
-                           " bits) by " + decision.target +
-                           "; no extra_config key of 16 bits names them");
-    }
-    if (decision.by == DecidedBy::ignore_entry) {
-      std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
-      const Decision without = judge_after.decide(*view.layer);
-      if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
-        detail += ", and without that key still dense (" + without.target +
-                  "): list its block in the block list by hand";
+      if (decision.verdict == Verdict::load_error) {
+        return shards_disagree(view, decision);
       }
-      return std::pair(FindingKind::quantized_made_dense, detail);
-    }
-    if (decision.by == DecidedBy::built_dense && judge_before.mtp_special_case()) {
-      return std::pair(FindingKind::engine_builds_dense,
-                       "stored " + view.stored +
-                           " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
-                           "containing \"mtp\") builds them dense: remove that key");
-    }
-    return std::pair(FindingKind::quantized_untargeted,
-                     "stored " + view.stored + " but vLLM builds them dense (" + decision.target +
-                         "): list their block in " +
-                         (config.block_names_key.empty() ? std::string("block_name_to_quantize")
-                                                         : config.block_names_key) +
-                         " by hand; qpatch does not widen the block list");
+      if (view.disk == Disk::dense) {
+        return std::pair(FindingKind::dense_quantized_by_config,
+                         "stored " + view.stored + " but quantized (" +
+                             std::to_string(config.bits) + " bits) by " + decision.target +
+                             "; no extra_config key of 16 bits names them");
+      }
+      if (decision.by == DecidedBy::ignore_entry) {
+        std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
+        const Decision without = judge_after.decide(*view.layer);
+        if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
+          detail += ", and without that key still dense (" + without.target +
+                    "): list its block in the block list by hand";
+        }
+        return std::pair(FindingKind::quantized_made_dense, detail);
+      }
+      if (decision.by == DecidedBy::built_dense && judge_before.mtp_special_case()) {
+        return std::pair(FindingKind::engine_builds_dense,
+                         "stored " + view.stored +
+                             " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
+                             "containing \"mtp\") builds them dense: remove that key");
+      }
+      return std::pair(FindingKind::quantized_untargeted,
+                       "stored " + view.stored + " but vLLM builds them dense (" + decision.target +
+                           "): list their block in " +
+                           (config.block_names_key.empty() ? std::string("block_name_to_quantize")
+                                                           : config.block_names_key) +
+                           " by hand; qpatch does not widen the block list");
     };
   };
   LayerProblems problems;

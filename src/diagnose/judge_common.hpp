@@ -241,7 +241,6 @@ private:
   }
 
 public:
-
 private:
   std::vector<LayerProblem> m_problems;
   std::set<FindingKind> m_fixed;
@@ -329,8 +328,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
 // Record the versions `views` judge in `diagnosis` (versions_judged, engine_rules).
 void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diagnosis& diagnosis);
 // The versions `views` judge of `engine`, in their order.
-std::vector<engine::EngineVersion> versions_of(const std::vector<std::unique_ptr<EngineView>>& views,
-                                               engine::Engine engine);
+std::vector<engine::EngineVersion>
+versions_of(const std::vector<std::unique_ptr<EngineView>>& views, engine::Engine engine);
 
 // Python re.escape for the characters engine layer names hold.
 std::string escape_regex(const std::string& name);

@@ -135,7 +135,8 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
                                                         options,
                                                         "compressed-tensors")
                                        .front());
-      const engine::VllmCompressedTensors judge(config, plain->model, engine::newest_version(engine));
+      const engine::VllmCompressedTensors judge(
+          config, plain->model, engine::newest_version(engine));
       fill(
           *plain->layers,
           *plain->views,
@@ -145,7 +146,8 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
     } else if (row->skip_list) {
       QP_TRY_ASSIGN(const detail::SkipListSetting setting,
                     detail::skip_list_setting(*active, configs, modules, inventory));
-      const engine::VllmSkipList judge = setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
+      const engine::VllmSkipList judge =
+          setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else if (name == "gptq") {

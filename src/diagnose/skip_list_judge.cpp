@@ -350,23 +350,24 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       const engine::Engine engine = engine_view->engine;
       const engine::VllmSkipList judge =
           skip_list.judge(engine_view->version, entries, engine_view->model);
-      each_decided(*engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
-        const bool error = decision.verdict == Verdict::load_error;
-        if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-          for (const std::string& name :
-               exclusion_names(view, modules, method, engine_view->model, engine)) {
-            if (engine == engine::Engine::sglang && name != view.layer->name &&
-                reaches_quantized(name)) {
-              continue; // a substring of a quantized layer's name: no list can name it alone
+      each_decided(
+          *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
+            const bool error = decision.verdict == Verdict::load_error;
+            if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+              for (const std::string& name :
+                   exclusion_names(view, modules, method, engine_view->model, engine)) {
+                if (engine == engine::Engine::sglang && name != view.layer->name &&
+                    reaches_quantized(name)) {
+                  continue; // a substring of a quantized layer's name: no list can name it alone
+                }
+                append(name, view.order);
+              }
+            } else if (view.disk == Disk::quantized && decision.ignore_index) {
+              if (const auto original = origin.at(*decision.ignore_index)) {
+                changed = removed.insert(*original).second || changed;
+              }
             }
-            append(name, view.order);
-          }
-        } else if (view.disk == Disk::quantized && decision.ignore_index) {
-          if (const auto original = origin.at(*decision.ignore_index)) {
-            changed = removed.insert(*original).second || changed;
-          }
-        }
-      });
+          });
     }
     return changed;
   };
@@ -447,8 +448,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   LayerProblems problems;
   for (const auto& engine_view : judged) {
     const engine::Engine engine = engine_view->engine;
-    const engine::VllmSkipList before = skip_list.judge(
-        engine_view->version, skip_list.read_by(engine), engine_view->model);
+    const engine::VllmSkipList before =
+        skip_list.judge(engine_view->version, skip_list.read_by(engine), engine_view->model);
     const engine::VllmSkipList after =
         skip_list.judge(engine_view->version, current().first, engine_view->model);
     problems.add(*engine_view->views,

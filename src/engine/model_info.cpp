@@ -117,9 +117,10 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
 }
 
 bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
-  return std::any_of(built_without_quant_config.begin(),
-                     built_without_quant_config.end(),
-                     [&](const std::string& prefix) { return name.substr(0, prefix.size()) == prefix; });
+  return std::any_of(
+      built_without_quant_config.begin(),
+      built_without_quant_config.end(),
+      [&](const std::string& prefix) { return name.substr(0, prefix.size()) == prefix; });
 }
 
 std::string ModelInfo::fused_alias(std::string_view name) const {

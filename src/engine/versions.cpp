@@ -133,10 +133,10 @@ std::string EngineVersion::range() const {
   const History& h = history(engine);
   std::string out = "main ";
   if (newest()) {
-    out += from == h.newest_date || from.empty()
-               ? std::string(h.newest_commit) + " (" + std::string(h.newest_date) + ")"
-               : from + ".." + std::string(h.newest_commit) + " (" +
-                     std::string(h.newest_date) + ")";
+    out +=
+        from == h.newest_date || from.empty()
+            ? std::string(h.newest_commit) + " (" + std::string(h.newest_date) + ")"
+            : from + ".." + std::string(h.newest_commit) + " (" + std::string(h.newest_date) + ")";
   } else {
     out += from + ".." + until;
   }
@@ -196,10 +196,8 @@ std::vector<EngineVersion> versions_to_judge(Engine engine,
     eras.push_back(std::move(version));
   }
   if (const auto& pin = pins.of(engine)) {
-    const auto in_force =
-        std::find_if(eras.rbegin(), eras.rend(), [&](const EngineVersion& v) {
-          return v.from <= *pin;
-        });
+    const auto in_force = std::find_if(
+        eras.rbegin(), eras.rend(), [&](const EngineVersion& v) { return v.from <= *pin; });
     return {in_force != eras.rend() ? *in_force : eras.front()};
   }
   for (const std::string_view pr : unmerged) {
@@ -232,9 +230,9 @@ EngineVersion one_version(Engine engine,
 ResolvedRef resolve_ref(Engine engine, std::string_view ref) {
   const History& h = history(engine);
   const std::string name(to_string(engine));
-  const std::string modelled = "qpatch models " + std::string(display_name(engine)) + " main from " +
-                               std::string(h.first) + " to " + std::string(h.newest_date) + " (" +
-                               std::string(h.newest_commit) + ")";
+  const std::string modelled =
+      "qpatch models " + std::string(display_name(engine)) + " main from " + std::string(h.first) +
+      " to " + std::string(h.newest_date) + " (" + std::string(h.newest_commit) + ")";
   ResolvedRef out;
   if (ref == "main") {
     out.day = std::string(h.newest_date);
@@ -401,8 +399,7 @@ std::string subset_text(const std::vector<EngineVersion>& subset,
       parts.push_back(with_releases("from " + all[i].from, all[i].from, "") +
                       (without.empty() ? "" : " " + without));
     } else {
-      parts.push_back(
-          with_releases(all[i].from + ".." + all[j].until, all[i].from, all[j].until));
+      parts.push_back(with_releases(all[i].from + ".." + all[j].until, all[i].from, all[j].until));
     }
     i = j + 1;
   }

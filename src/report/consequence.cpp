@@ -3,7 +3,6 @@
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/report/consequence.hpp>
 
-
 #include <regex>
 
 namespace qpatch::report {
@@ -153,8 +152,8 @@ std::string plain_engines(const std::vector<std::string>& engines,
       continue;
     }
     std::string shown(engine::display_name(*which));
-    const auto range = std::find_if(
-        ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == name; });
+    const auto range =
+        std::find_if(ranges.begin(), ranges.end(), [&](const auto& r) { return r.first == name; });
     if (range != ranges.end()) {
       names.push_back(shown + " (" + range->second + ")");
       continue;

@@ -252,7 +252,8 @@ std::string render_total(const std::vector<CheckpointOutcome>& outcomes, Mode mo
 namespace {
 
 // {"vllm": ["vLLM main 2026-02-09..2026-05-06", ...], ...}: every version judged per engine.
-json::Json versions_json(const std::vector<std::pair<std::string, std::vector<std::string>>>& versions) {
+json::Json
+versions_json(const std::vector<std::pair<std::string, std::vector<std::string>>>& versions) {
   json::Json out = json::Json::object();
   for (const auto& [engine, labels] : versions) {
     out[engine] = labels;

@@ -2,8 +2,8 @@
 // `--engine`: the same compressed-tensors checkpoint judged by vLLM, SGLang and transformers
 // (engines.md §3.4-3.5). SGLang's Qwen3.5 draft builds mtp.fc as a plain nn.Linear and reads
 // plain ignore entries as case-insensitive substrings; transformers never builds the MTP head.
-#include "support/engine_labels.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -30,17 +30,19 @@ TEST_F(EnginesTest, PackedMtpFcCannotLoadInSglangOnly) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
-      "(mtp_num_hidden_layers: 1)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
-      "without a quant config: it cannot load these tensors; graft dense weights from the "
-      "base model [sglang]\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  status      unfixable\n"
-      "  why         qpatch explain DIR mtp.fc\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+          "\n"
+          "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+          "(mtp_num_hidden_layers: 1)\n"
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+          "without a quant config: it cannot load these tensors; graft dense weights from the "
+          "base model [sglang]\n"
+          "  breaks      SGLang: loads, and drops the stored weights silently\n"
+          "  status      unfixable\n"
+          "  why         qpatch explain DIR mtp.fc\n");
 }
 
 TEST_F(EnginesTest, TransformersNeverLoadsTheHead) {
@@ -67,50 +69,52 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
       "DIR: compressed-tensors, judged for " +
           test::judged_for(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
           "\n"
-      "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
-      "(mtp_num_hidden_layers: 1)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
-      "without a quant config: it cannot load these tensors; graft dense weights from the "
-      "base model\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-      "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
-      "entries as case-insensitive substrings)\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  would patch config.json -1: mtp\n"
-      "  status      unfixable\n"
-      "  why         qpatch explain DIR mtp.fc\n");
+          "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
+          "(mtp_num_hidden_layers: 1)\n"
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "
+          "without a quant config: it cannot load these tensors; graft dense weights from the "
+          "base model\n"
+          "  breaks      SGLang: loads, and drops the stored weights silently\n"
+          "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
+          "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
+          "entries as case-insensitive substrings)\n"
+          "  breaks      SGLang: loads, and drops the stored weights silently\n"
+          "  would patch config.json -1: mtp\n"
+          "  status      unfixable\n"
+          "  why         qpatch explain DIR mtp.fc\n");
   // explain shows the rule each engine applies to the same module.
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.mlp.down_proj"}, dir());
   EXPECT_EQ(explained.code, 1);
-  EXPECT_EQ(explained.out,
-            "mtp.layers.0.mlp.down_proj\n"
-            "  stored       ct-pack-quantized I32 [64, 16] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.layers.0.mlp.down_proj (RowParallelLinear)\n"
-            "  config       config.json /quantization_config (compressed-tensors), judged as " +
-                test::traced_as("Qwen3_5ForCausalLM") +
-                " load it\n"
-                "  engine       " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM") +
-                "\n"
-            "  ignore       2 entries checked, none matches mtp.layers.0.mlp.down_proj\n"
-            "  target       group_0 \"Linear\" matches class RowParallelLinear (case-insensitive "
-            "substring)\n"
-            "  verdict      quantized (target_class, group_0)\n"
-            "  engine       " +
-                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
-                "\n"
-            "  ignore[1]    \"mtp\" matches mtp.layers.0.mlp.down_proj (case-insensitive "
-            "substring)\n"
-            "  targets      not consulted: ignore is checked first\n"
-            "  verdict      dense (ignore_entry)\n"
-            "  engine       transformers + compressed-tensors ac8e2ba\n"
-            "  not built    mtp.layers.0.mlp.down_proj: transformers never builds the MTP head\n"
-            "  on disk      quantized (ct-pack-quantized)\n"
-            "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out,
+      "mtp.layers.0.mlp.down_proj\n"
+      "  stored       ct-pack-quantized I32 [64, 16] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.layers.0.mlp.down_proj (RowParallelLinear)\n"
+      "  config       config.json /quantization_config (compressed-tensors), judged as " +
+          test::traced_as("Qwen3_5ForCausalLM") +
+          " load it\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM") +
+          "\n"
+          "  ignore       2 entries checked, none matches mtp.layers.0.mlp.down_proj\n"
+          "  target       group_0 \"Linear\" matches class RowParallelLinear (case-insensitive "
+          "substring)\n"
+          "  verdict      quantized (target_class, group_0)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
+          "\n"
+          "  ignore[1]    \"mtp\" matches mtp.layers.0.mlp.down_proj (case-insensitive "
+          "substring)\n"
+          "  targets      not consulted: ignore is checked first\n"
+          "  verdict      dense (ignore_entry)\n"
+          "  engine       transformers + compressed-tensors ac8e2ba\n"
+          "  not built    mtp.layers.0.mlp.down_proj: transformers never builds the MTP head\n"
+          "  on disk      quantized (ct-pack-quantized)\n"
+          "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
 }
 
 // Targets written with vLLM's fused names: the compressed-tensors library on the transformers

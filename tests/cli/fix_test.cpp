@@ -3,9 +3,9 @@
 // reverse trap, sidecars, the index, symlinks, and the properties (fix twice == fix once;
 // --check and --dry-run never change a byte).
 #include "run.hpp"
-#include "support/engine_labels.hpp"
 #include "support/builder.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -64,28 +64,30 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   EXPECT_EQ(fixed.code, 0);
   EXPECT_EQ(
       fixed.out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
-      "(mtp_num_hidden_layers: 1)\n"
-      // SGLang's draft builds mtp.fc as a plain nn.Linear: only vLLM gets it wrong.
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  fixable     mtp.fc: 1 module stored BF16 but quantized by targets [\"Linear\"] "
-      "(group_0, class name); not in ignore [vllm]\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by targets "
-      "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' "
-      "in ...\"; SGLang: loads, and drops the stored weights silently\n"
-      "  patched     config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
-      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-      "mtp.layers.0.mlp.down_proj\n"
-      "  backup      config.json.bak\n"
-      "  status      patched\n"
-      "  undo        qpatch restore DIR\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+          "\n"
+          "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+          "(mtp_num_hidden_layers: 1)\n"
+          // SGLang's draft builds mtp.fc as a plain nn.Linear: only vLLM gets it wrong.
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  fixable     mtp.fc: 1 module stored BF16 but quantized by targets [\"Linear\"] "
+          "(group_0, class name); not in ignore [vllm]\n"
+          "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+          "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+          "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by targets "
+          "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
+          "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+          "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' "
+          "in ...\"; SGLang: loads, and drops the stored weights silently\n"
+          "  patched     config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+          "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+          "mtp.layers.0.mlp.down_proj\n"
+          "  backup      config.json.bak\n"
+          "  status      patched\n"
+          "  undo        qpatch restore DIR\n");
   std::string expected = config;
   expected.replace(expected.find("\"lm_head\"\n"),
                    10,
@@ -107,22 +109,23 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config});
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
-  EXPECT_EQ(
-      checked.out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
-      "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
-      "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named "
-      "'layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
-      "stored weights silently\n"
-      "  would patch config.json +1: mtp.fc; -1: re:^mtp.*\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+  EXPECT_EQ(checked.out,
+            "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+                "\n"
+                "  mtp head    1 linear BF16, 4 norms, 7 linears ct-pack-quantized in "
+                "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n"
+                "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under "
+                "assumed names "
+                "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+                "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
+                "ignore entry \"re:^mtp.*\" (ignore[1]) [vllm, sglang]\n"
+                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+                "\"ValueError: There is no module or parameter named "
+                "'layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and drops the "
+                "stored weights silently\n"
+                "  would patch config.json +1: mtp.fc; -1: re:^mtp.*\n"
+                "  status      needs-patch\n"
+                "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head","mtp.fc"])");
   expect_idempotent();
@@ -137,28 +140,37 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
-      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one layer "
-      "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the config; "
-      "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', 'v_proj'] "
-      "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. (vLLM "
-      "from 2026-08-06 (0.27 and newer) only) [vllm]\n"
-      // Before #50355 the text-only class had no mapper: the checkpoint-named entry reached no
-      // shard (model.layers.0...), so the shards agreed. SGLang asks about model.layers.0.self_attn.k_proj, which the checkpoint-named entry
-      // (model.language_model...) does not contain: its shards agree there.
-      "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
-      "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "
-      "ct-pack-quantized but made dense by ignore entry "
-      "\"model.language_model.layers.0.self_attn.k_proj\" (ignore[1]) [transformers]\n"
-      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
-      "the layer at random\n"
-      "  would patch config.json -1: model.language_model.layers.0.self_attn.k_proj\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+          "\n"
+          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
+          "MTP "
+          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  fixable     model.language_model.layers.0.self_attn: 3 modules are judged as one "
+          "layer "
+          "(model.language_model.layers.0.self_attn.qkv_proj) but its shards disagree in the "
+          "config; "
+          "vLLM: ValueError: Found a different quantization schemes for ['q_proj', 'k_proj', "
+          "'v_proj'] "
+          "in model.layers.0.self_attn.qkv_proj. vLLM requires all to use the same scheme. (vLLM "
+          "from 2026-08-06 (0.27 and newer) only) [vllm]\n"
+          // Before #50355 the text-only class had no mapper: the checkpoint-named entry reached no
+          // shard (model.layers.0...), so the shards agreed. SGLang asks about
+          // model.layers.0.self_attn.k_proj, which the checkpoint-named entry
+          // (model.language_model...) does not contain: its shards agree there.
+          "  breaks      vLLM: start-up fails while building the fused layer (its shards must "
+          "agree)\n"
+          "  fixable     model.language_model.layers.0.self_attn.k_proj: 1 module stored "
+          "ct-pack-quantized but made dense by ignore entry "
+          "\"model.language_model.layers.0.self_attn.k_proj\" (ignore[1]) [transformers]\n"
+          "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+          "initialises "
+          "the layer at random\n"
+          "  would patch config.json -1: model.language_model.layers.0.self_attn.k_proj\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(ignore_of(), R"(["lm_head"])");
 }
@@ -172,20 +184,25 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
   EXPECT_EQ(outcome.code, 1);
   EXPECT_EQ(
       outcome.out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
-      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  not fixable model.language_model.layers.0.self_attn: 4 modules stored ct-pack-quantized "
-      "but no target matches them, so vLLM builds them dense: not fixable by a config patch "
-      "(qpatch does not invent targets)\n"
-      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
-      "'model.language_model.layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and "
-      "drops the stored weights silently; transformers: loads with \"Some weights ... were not "
-      "used\" and initialises the layer at random\n"
-      "  status      unfixable\n"
-      "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+          "\n"
+          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
+          "MTP "
+          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  not fixable model.language_model.layers.0.self_attn: 4 modules stored "
+          "ct-pack-quantized "
+          "but no target matches them, so vLLM builds them dense: not fixable by a config patch "
+          "(qpatch does not invent targets)\n"
+          "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+          "'model.language_model.layers.0.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, "
+          "and "
+          "drops the stored weights silently; transformers: loads with \"Some weights ... were not "
+          "used\" and initialises the layer at random\n"
+          "  status      unfixable\n"
+          "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
   EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
@@ -201,16 +218,19 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
   EXPECT_EQ(checked.code, 1);
   EXPECT_EQ(
       checked.out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") + "\n"
-      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no MTP "
-      "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
-      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
-      "  fixable     quantization_config.json: ignore differs from config.json's (vLLM reads "
-      "config.json): 0 entries only in config.json, 1 only in quantization_config.json\n"
-      "  would patch quantization_config.json -1: model.language_model.embed_tokens\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
+          "\n"
+          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
+          "MTP "
+          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+          "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+          "names "
+          "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+          "  fixable     quantization_config.json: ignore differs from config.json's (vLLM reads "
+          "config.json): 0 entries only in config.json, 1 only in quantization_config.json\n"
+          "  would patch quantization_config.json -1: model.language_model.embed_tokens\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"DIR"}).code, 0);
   EXPECT_EQ(read("quantization_config.json"),
             "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "

@@ -2,8 +2,8 @@
 // MiMo: vLLM builds the draft's model.mtp_layers.{i} as model.layers.{num_hidden_layers + i} and
 // does not rename config entries for it (engines.md §10.2), so an exclusion must carry the
 // renumbered name; input_proj is a plain nn.Linear. Built from the real MiMo-7B config.json.
-#include "support/engine_labels.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -39,26 +39,29 @@ TEST_F(MimoTest, DenseDraftNeedsItsRenumberedNames) {
   // input_proj is a plain nn.Linear in vLLM: dense whatever the config says, so not listed.
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") + "\n"
-      "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
-      "(num_nextn_predict_layers: 1)\n"
-      "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-      "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
-      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
-      "'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops the stored "
-      "weights silently\n"
-      // SGLang's MiMoMTP builds its block with prefix "": self_attn.qkv_proj, which plain
-      // entries cannot name without also naming model.layers.N.self_attn.qkv_proj.
-      "  would patch config.json +18: model.mtp_layers.0.self_attn.q_proj, "
-      "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
-      "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
-      "model.layers.36.self_attn.v_proj, re:^self_attn\\.qkv_proj$, "
-      "model.mtp_layers.0.self_attn.o_proj, model.layers.36.self_attn.o_proj, "
-      "re:^self_attn\\.o_proj$, model.mtp_layers.0.mlp.gate_proj, model.mtp_layers.0.mlp.up_proj, "
-      "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
-      "model.mtp_layers.0.mlp.down_proj, model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") +
+          "\n"
+          "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
+          "(num_nextn_predict_layers: 1)\n"
+          "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
+          "[\"Linear\"] (group_0, class name); not in ignore [vllm, sglang]\n"
+          "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+          "'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops the "
+          "stored "
+          "weights silently\n"
+          // SGLang's MiMoMTP builds its block with prefix "": self_attn.qkv_proj, which plain
+          // entries cannot name without also naming model.layers.N.self_attn.qkv_proj.
+          "  would patch config.json +18: model.mtp_layers.0.self_attn.q_proj, "
+          "model.mtp_layers.0.self_attn.k_proj, model.mtp_layers.0.self_attn.v_proj, "
+          "model.layers.36.self_attn.q_proj, model.layers.36.self_attn.k_proj, "
+          "model.layers.36.self_attn.v_proj, re:^self_attn\\.qkv_proj$, "
+          "model.mtp_layers.0.self_attn.o_proj, model.layers.36.self_attn.o_proj, "
+          "re:^self_attn\\.o_proj$, model.mtp_layers.0.mlp.gate_proj, "
+          "model.mtp_layers.0.mlp.up_proj, "
+          "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
+          "model.mtp_layers.0.mlp.down_proj, model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto config = nlohmann::ordered_json::parse(read("config.json"));
   EXPECT_EQ(
@@ -84,23 +87,25 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
                     "model.mtp_layers.0.mlp.up_proj", "model.mtp_layers.0.mlp.down_proj"])"));
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") + "\n"
-            "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
-            "(num_nextn_predict_layers: 1)\n"
-            "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
-            "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but vLLM "
-            "matches its own layer names, which differ (explain shows them) [vllm, sglang]\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops "
-            "the stored weights silently\n"
-            "  would patch config.json +11: model.layers.36.self_attn.q_proj, "
-            "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
-            "re:^self_attn\\.qkv_proj$, model.layers.36.self_attn.o_proj, re:^self_attn\\.o_proj$, "
-            "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
-            "model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for " + test::judged_for("MiMoForCausalLM") +
+          "\n"
+          "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
+          "(num_nextn_predict_layers: 1)\n"
+          "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
+          "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but vLLM "
+          "matches its own layer names, which differ (explain shows them) [vllm, sglang]\n"
+          "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+          "named 'model.mtp_layers.0.self_attn.q_proj.weight' in ...\"; SGLang: loads, and drops "
+          "the stored weights silently\n"
+          "  would patch config.json +11: model.layers.36.self_attn.q_proj, "
+          "model.layers.36.self_attn.k_proj, model.layers.36.self_attn.v_proj, "
+          "re:^self_attn\\.qkv_proj$, model.layers.36.self_attn.o_proj, re:^self_attn\\.o_proj$, "
+          "model.layers.36.mlp.gate_proj, model.layers.36.mlp.up_proj, re:^mlp\\.gate_up_proj$, "
+          "model.layers.36.mlp.down_proj, re:^mlp\\.down_proj$\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch DIR\n");
 }
 
 } // namespace

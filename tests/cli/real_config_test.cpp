@@ -58,9 +58,9 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsCleanForVllm) {
             dir().string() + ": compressed-tensors, judged for " +
                 test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration") +
                 "\n"
-                             "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
-                             "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
-                             "  status      clean\n");
+                "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
+                "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
+                "  status      clean\n");
 }
 
 // The same real config lists 48 parent modules ("model.language_model.layers.0.linear_attn")

@@ -37,7 +37,8 @@ protected:
   }
   std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {
     return verdict_text(
-        VllmSkipList(SkipListMethod::awq, std::move(entries), model, false, newest_version(engine)).decide(layer));
+        VllmSkipList(SkipListMethod::awq, std::move(entries), model, false, newest_version(engine))
+            .decide(layer));
   }
 };
 

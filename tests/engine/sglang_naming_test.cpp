@@ -97,9 +97,8 @@ TEST(SglangNaming, Qwen35VlmSince18926LayersCarryCheckpointNames) {
   EXPECT_EQ(model.layer_prefix("lm_head"), "lm_head");
   EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
   EXPECT_EQ(shards_text(model, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
-  EXPECT_NE(model.row, sglang_model_info("Qwen3_5ForConditionalGeneration", 64,
-                                         sglang_at("2026-02-16"))
-                           .row);
+  EXPECT_NE(model.row,
+            sglang_model_info("Qwen3_5ForConditionalGeneration", 64, sglang_at("2026-02-16")).row);
 }
 
 TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {

@@ -5,9 +5,8 @@
 
 namespace qpatch::test {
 
-std::string judged_for(engine::Engine engine,
-                       const std::string& architecture,
-                       const std::string& method) {
+std::string
+judged_for(engine::Engine engine, const std::string& architecture, const std::string& method) {
   const auto versions = engine::versions_to_judge(engine, method, architecture);
   const engine::History& history = engine::history(engine);
   std::string name(engine::display_name(engine));
@@ -26,9 +25,8 @@ std::string judged_for(const std::string& architecture, const std::string& metho
          judged_for(Engine::transformers, architecture, method);
 }
 
-std::string traced_as(engine::Engine engine,
-                      const std::string& architecture,
-                      const std::string& method) {
+std::string
+traced_as(engine::Engine engine, const std::string& architecture, const std::string& method) {
   const auto versions = engine::versions_to_judge(engine, method, architecture);
   return versions.size() > 1 ? engine::versions_text(versions)
                              : std::string(engine::rules_of(engine, method));

@@ -95,8 +95,8 @@ private:
   quant::CtConfig m_config;
   ModelInfo m_model;
   Engine m_engine = Engine::vllm;
-  bool m_untargeted_raises = false; // vLLM before #41965
-  bool m_class_before_fused = false; // vLLM before #49483
+  bool m_untargeted_raises = false;   // vLLM before #41965
+  bool m_class_before_fused = false;  // vLLM before #49483
   bool m_head_without_method = false; // SGLang; vLLM before #37291
   std::vector<Entry> m_ignore;
   // Where exact matching applies (not SGLang's substrings), each plain entry's first index by

@@ -15,9 +15,9 @@ namespace qpatch::engine {
 
 // Return the exception vLLM `version` raises while reading `config` as `quant_method`
 // ("ValueError: Unsupported quantization config: bits=3, sym=True"), or nothing when it reads.
-std::optional<std::string> vllm_config_rejection(
-    std::string_view quant_method,
-    const json::Json& config,
-    const EngineVersion& version = newest_version(Engine::vllm));
+std::optional<std::string>
+vllm_config_rejection(std::string_view quant_method,
+                      const json::Json& config,
+                      const EngineVersion& version = newest_version(Engine::vllm));
 
 } // namespace qpatch::engine

@@ -74,7 +74,7 @@ private:
   quant::GptqConfig m_config;
   ModelInfo m_model;
   Engine m_engine = Engine::vllm;
-  bool m_mtp_special_case = true; // #48816
+  bool m_mtp_special_case = true;  // #48816
   std::vector<std::string> m_list; // renamed like layers
   std::vector<std::optional<Pattern>> m_patterns;
 };

@@ -97,9 +97,9 @@ private:
   quant::IncConfig m_config;
   ModelInfo m_model;
   PackedMapping m_packed;
-  bool m_suffix_keys = true;           // #48589
-  bool m_fused_needs_explicit = true;  // #40601
-  bool m_mtp_special_case = true;      // #48816
+  bool m_suffix_keys = true;              // #48589
+  bool m_fused_needs_explicit = true;     // #40601
+  bool m_mtp_special_case = true;         // #48816
   std::vector<Key> m_keys;                // vLLM's extra_config keys, in dict order
   std::vector<std::string> m_entry_names; // per extra_config entry: its renamed name
   std::vector<std::string> m_blocks;      // renamed block names

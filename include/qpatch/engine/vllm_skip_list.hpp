@@ -96,9 +96,9 @@ private:
   SkipListMethod m_method;
   bool m_nvfp4 = false;
   Engine m_engine = Engine::vllm;
-  bool m_fused_name_skips = true;   // #43981 (vLLM)
-  bool m_fc_dense_nvfp4 = true;     // #38832 (Qwen3.5), #46316 (Qwen3-Next)
-  bool m_modelopt_head = true;      // #42124
+  bool m_fused_name_skips = true; // #43981 (vLLM)
+  bool m_fc_dense_nvfp4 = true;   // #38832 (Qwen3.5), #46316 (Qwen3-Next)
+  bool m_modelopt_head = true;    // #42124
   bool m_lm_head_quantized = false;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)

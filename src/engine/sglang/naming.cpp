@@ -73,8 +73,9 @@ ModelInfo sglang_model_info(const std::string& architecture,
       info.row = "qwen3_5_vlm/language_model";
     } else {
       // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
-      // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71: Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration)
-      // sets hf_to_sglang_mapper = None and packed_modules_mapping =
+      // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71:
+      // Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration) sets
+      // hf_to_sglang_mapper = None and packed_modules_mapping =
       // Qwen3_5ForCausalLM.packed_modules_mapping (no Qwen3-VL "qkv" entry). The text model is
       // built at add_prefix("model", ""), its layers at model.layers.N (make_layers) with
       // self_attn / linear_attn children; lm_head at "lm_head"; embed_tokens without a quant
