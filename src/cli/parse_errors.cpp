@@ -112,20 +112,9 @@ CLI::Validator engine_choice() {
         if (parsed.choice) {
           return std::string();
         }
-        if (parsed.error.rfind("unknown engine '", 0) == 0) {
-          std::string name = value.substr(0, std::min(value.find('@'), value.find(',')));
-          for (size_t start = 0; start <= value.size();) {
-            const size_t end = std::min(value.find(',', start), value.size());
-            const std::string item = value.substr(start, end - start);
-            const std::string engine = item.substr(0, item.find('@'));
-            if (!engine::EngineSet::parse(engine) || (engine == "all" && value != "all")) {
-              name = engine;
-              break;
-            }
-            start = end + 1;
-          }
+        if (!parsed.unknown.empty()) {
           const std::vector<std::string> choices{"vllm", "sglang", "transformers", "all"};
-          return "unknown engine '" + name + "'" + did_you_mean(name, choices) +
+          return "unknown engine '" + parsed.unknown + "'" + did_you_mean(parsed.unknown, choices) +
                  " (vllm, sglang, transformers, all, or ENGINE@REF: one version)";
         }
         return parsed.error;

@@ -245,7 +245,6 @@ void name_versions(std::vector<LayerProblem>& problems,
 
 void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diagnosis& diagnosis) {
   diagnosis.versions_judged.clear();
-  std::string rules;
   std::vector<engine::Engine> engines;
   for (const auto& view : views) {
     diagnosis.versions_judged.push_back(view->version);
@@ -253,16 +252,11 @@ void judged_versions(const std::vector<std::unique_ptr<EngineView>>& views, Diag
       engines.push_back(view->engine);
     }
   }
-  for (size_t i = 0; i < engines.size(); ++i) {
-    const auto versions = versions_of(views, engines[i]);
-    rules +=
-        std::string(i == 0                    ? ""
-                    : i + 1 == engines.size() ? " and "
-                                              : ", ") +
-        (versions.size() > 1 ? engine::versions_text(versions)
-                             : std::string(engine::rules_of(engines[i], diagnosis.quant_method)));
+  std::vector<std::string> rules;
+  for (const engine::Engine engine : engines) {
+    rules.push_back(engine::versions_text(versions_of(views, engine), diagnosis.quant_method));
   }
-  diagnosis.engine_rules = rules;
+  diagnosis.engine_rules = engine::join_names(rules);
 }
 
 std::vector<std::string> derived_module_list(const checkpoint::Inventory& inventory) {

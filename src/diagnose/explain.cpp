@@ -31,19 +31,15 @@ std::string judged_text(engine::EngineSet engines,
                         const engine::VersionPins& pins) {
   const Method* row = find_method(method);
   const bool versioned = row != nullptr && row->name == "compressed-tensors";
-  std::string out;
-  const auto list = engines.list();
-  for (size_t i = 0; i < list.size(); ++i) {
-    const auto versions =
-        versioned ? engine::versions_to_judge(list[i], "compressed-tensors", architecture, pins)
-                  : std::vector<engine::EngineVersion>{};
-    out += std::string(i == 0                 ? ""
-                       : i + 1 == list.size() ? " and "
-                                              : ", ") +
-           (versions.size() > 1 ? engine::versions_text(versions)
-                                : std::string(engine::rules_of(list[i], method)));
+  std::vector<std::string> rules;
+  for (const engine::Engine engine : engines.list()) {
+    rules.push_back(
+        versioned ? engine::versions_text(
+                        engine::versions_to_judge(engine, "compressed-tensors", architecture, pins),
+                        method)
+                  : std::string(engine::rules_of(engine, method)));
   }
-  return out;
+  return engine::join_names(rules);
 }
 
 std::string disk_text(const detail::LayerView& v) {
@@ -267,9 +263,7 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
     const std::string engine_name(engine::to_string(engine));
     const auto versions = versions_of(views, engine);
     if (list.size() > 1) {
-      lines.emplace_back("engine",
-                         versions.size() > 1 ? engine::versions_text(versions)
-                                             : std::string(engine::rules_of(engine)));
+      lines.emplace_back("engine", engine::versions_text(versions));
     }
     // Each version's trace; versions whose traces are equal are shown once, named together.
     std::vector<std::pair<engine::EngineVersion, std::vector<std::pair<std::string, std::string>>>>

@@ -109,16 +109,20 @@ std::vector<std::string> EngineSet::names() const {
   return out;
 }
 
-std::string rules_of(const EngineSet& engines, std::string_view quant_method) {
+std::string join_names(const std::vector<std::string>& names) {
   std::string out;
-  const auto list = engines.list();
-  for (size_t i = 0; i < list.size(); ++i) {
-    out += std::string(i == 0                 ? ""
-                       : i + 1 == list.size() ? " and "
-                                              : ", ") +
-           std::string(rules_of(list[i], quant_method));
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += std::string(i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
   }
   return out;
+}
+
+std::string rules_of(const EngineSet& engines, std::string_view quant_method) {
+  std::vector<std::string> rules;
+  for (const Engine engine : engines.list()) {
+    rules.emplace_back(rules_of(engine, quant_method));
+  }
+  return join_names(rules);
 }
 
 } // namespace qpatch::engine

@@ -45,11 +45,13 @@ std::string day_before(std::string_view day) {
   return buffer;
 }
 
-bool contains_word(std::string_view list, std::string_view word) {
+// True when `matches` holds for one item of the space-separated `list`.
+template <class Matches> bool any_item(std::string_view list, Matches&& matches) {
   size_t start = 0;
   while (start <= list.size()) {
     const size_t end = std::min(list.find(' ', start), list.size());
-    if (list.substr(start, end - start) == word) {
+    const std::string_view item = list.substr(start, end - start);
+    if (!item.empty() && matches(item)) {
       return true;
     }
     start = end + 1;
@@ -57,17 +59,14 @@ bool contains_word(std::string_view list, std::string_view word) {
   return false;
 }
 
+bool contains_word(std::string_view list, std::string_view word) {
+  return any_item(list, [&](std::string_view item) { return item == word; });
+}
+
 bool any_prefix(std::string_view prefixes, std::string_view architecture) {
-  size_t start = 0;
-  while (start <= prefixes.size()) {
-    const size_t end = std::min(prefixes.find(' ', start), prefixes.size());
-    const std::string_view prefix = prefixes.substr(start, end - start);
-    if (!prefix.empty() && architecture.substr(0, prefix.size()) == prefix) {
-      return true;
-    }
-    start = end + 1;
-  }
-  return false;
+  return any_item(prefixes, [&](std::string_view prefix) {
+    return architecture.substr(0, prefix.size()) == prefix;
+  });
 }
 
 } // namespace
@@ -304,7 +303,8 @@ ParsedEngineChoice parse_engine_choice(std::string_view text) {
     const std::string_view name = item.substr(0, at);
     const auto engine = EngineSet::parse(name);
     if (!engine || name == "all") {
-      out.error = "unknown engine '" + std::string(name) + "'";
+      out.unknown = std::string(name);
+      out.error = "unknown engine '" + out.unknown + "'";
       return out;
     }
     const Engine which = engine->list().front();
@@ -326,13 +326,17 @@ ParsedEngineChoice parse_engine_choice(std::string_view text) {
   return out;
 }
 
-std::string versions_text(const std::vector<EngineVersion>& versions) {
+std::string versions_text(const std::vector<EngineVersion>& versions, std::string_view method) {
   if (versions.empty()) {
     return "";
   }
   const Engine engine = versions.front().engine;
   if (versions.size() == 1) {
-    return versions.front().label();
+    const EngineVersion& only = versions.front();
+    // The newest version alone is named by the rules judged (a plugin the method needs too).
+    return only.newest() && !only.spans_eras && only.with.empty()
+               ? std::string(rules_of(engine, method))
+               : only.label();
   }
   const History& h = history(engine);
   return std::string(display_name(engine)) + " main " + versions.front().from + ".." +

@@ -168,11 +168,7 @@ std::string plain_engines(const std::vector<std::string>& engines,
     }
     names.push_back(shown);
   }
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
-  }
-  return out;
+  return engine::join_names(names);
 }
 
 } // namespace qpatch::report

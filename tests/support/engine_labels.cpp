@@ -28,8 +28,7 @@ std::string judged_for(const std::string& architecture, const std::string& metho
 std::string
 traced_as(engine::Engine engine, const std::string& architecture, const std::string& method) {
   const auto versions = engine::versions_to_judge(engine, method, architecture);
-  return versions.size() > 1 ? engine::versions_text(versions)
-                             : std::string(engine::rules_of(engine, method));
+  return engine::versions_text(versions, method);
 }
 
 std::string traced_as(const std::string& architecture, const std::string& method) {

@@ -21,6 +21,9 @@ std::string_view rules_of(Engine engine, std::string_view quant_method = "compre
 // How reports name the engine in sentences ("vLLM", "SGLang", "transformers").
 std::string_view display_name(Engine engine);
 
+// "a", "a and b", "a, b and c": how reports list engines (or their rules).
+std::string join_names(const std::vector<std::string>& names);
+
 class EngineSet;
 // "vllm main 017e9f4 (2026-08-17), sglang 2026 (#35887) and transformers + ...": the rules of
 // every engine in `engines`, for the sentence "judged as ... load(s) it".

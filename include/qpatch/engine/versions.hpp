@@ -135,6 +135,7 @@ struct EngineChoice {
 struct ParsedEngineChoice {
   std::optional<EngineChoice> choice;
   std::string error;
+  std::string unknown; // the engine name not known, when that is the error
 };
 ParsedEngineChoice parse_engine_choice(std::string_view text);
 
@@ -142,8 +143,10 @@ ParsedEngineChoice parse_engine_choice(std::string_view text);
 // version: its era, "main 2026-03-30..2026-05-06").
 std::string range_text(const std::vector<EngineVersion>& versions);
 
-// "vLLM 2026-02-09..main, 3 versions": the versions judged for one engine, for headers.
-std::string versions_text(const std::vector<EngineVersion>& versions);
+// "vLLM main 2026-02-28..017e9f4 (2026-08-17), 3 versions": the versions judged of one engine;
+// one version: its label, or the rules judged for `method` when it is the newest.
+std::string versions_text(const std::vector<EngineVersion>& versions,
+                          std::string_view method = "compressed-tensors");
 
 // The smallest description of `subset` among `all` (both oldest first, one engine): "vLLM before
 // 2026-05-07", "vLLM from 2026-07-28", "vLLM 2026-05-07..2026-07-27", "SGLang with #35887".
