@@ -12,7 +12,7 @@
 
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/layers.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <algorithm>
@@ -218,7 +218,7 @@ private:
   size_t inconsistent_layers(const quant::CtConfig& config) const {
     size_t count = 0;
     for (const auto& engine_view : m_engines) {
-      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->version);
+      const engine::CompressedTensorsRules judge(config, engine_view->model, engine_view->version);
       for (const LayerView& view : *engine_view->views) {
         if ((view.disk == Disk::dense || view.disk == Disk::quantized) &&
             !consistent(view, judge.decide(*view.layer))) {
@@ -236,7 +236,7 @@ private:
     const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
     bool changed = false;
     for (const auto& engine_view : m_engines) {
-      const engine::VllmCompressedTensors judge(config, engine_view->model, engine_view->version);
+      const engine::CompressedTensorsRules judge(config, engine_view->model, engine_view->version);
       if (first) {
         m_first.emplace_back(engine_view->views->size());
       }
@@ -348,7 +348,7 @@ void judge_compressed_tensors(const Inventory& inventory,
                    options,
                    "compressed-tensors",
                    [&](const engine::EngineVersion& version) {
-                     return engine::VllmCompressedTensors::rules_key(config, version);
+                     return engine::CompressedTensorsRules::rules_key(config, version);
                    });
   judged_versions(engines, diagnosis);
   Fixer fixer(config, engines, modules);
@@ -413,8 +413,8 @@ void judge_compressed_tensors(const Inventory& inventory,
     const engine::Engine engine = engine_view->engine;
     const std::string engine_name(engine::to_string(engine));
     const std::string who(engine::display_name(engine));
-    const engine::VllmCompressedTensors before(config, engine_view->model, engine_view->version);
-    const engine::VllmCompressedTensors after(patched, engine_view->model, engine_view->version);
+    const engine::CompressedTensorsRules before(config, engine_view->model, engine_view->version);
+    const engine::CompressedTensorsRules after(patched, engine_view->model, engine_view->version);
     for (size_t v = 0; v < engine_view->views->size(); ++v) {
       const LayerView& view = (*engine_view->views)[v];
       const Layer& layer = *view.layer;
@@ -495,7 +495,7 @@ void judge_compressed_tensors(const Inventory& inventory,
         const std::string& entry = config.ignore.at(*decision.ignore_index);
         bool undecidable = false;
         // The exact-match reading of the same entries (vLLM's), to tell a substring hit apart.
-        const engine::VllmCompressedTensors exact(
+        const engine::CompressedTensorsRules exact(
             config, engine_view->model, engine::newest_version(engine::Engine::vllm));
         if (engine == engine::Engine::sglang &&
             !exact.match_ignore(layer.prefix, undecidable).has_value() &&

@@ -7,7 +7,7 @@
 #include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/model_info.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/vllm_config_checks.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 

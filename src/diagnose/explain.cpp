@@ -4,9 +4,9 @@
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/diagnose/methods.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
-#include <qpatch/engine/vllm_gptq.hpp>
-#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
+#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
@@ -273,7 +273,7 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
         continue;
       }
       std::vector<std::pair<std::string, std::string>> trace_lines;
-      const engine::VllmCompressedTensors judge(config, view->model, view->version);
+      const engine::CompressedTensorsRules judge(config, view->model, view->version);
       const auto judge_one = [&](const Layer& candidate, const LayerView* stored) {
         const auto trace = judge.trace(candidate);
         trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
@@ -349,7 +349,7 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
   }
   trace_each_engine(
       context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::VllmSkipList judge =
+        const engine::SkipListRules judge =
             setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
         return std::pair(judge.trace(layer, setting.list.key), judge.decide(layer));
       });
@@ -360,7 +360,7 @@ Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
   const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
   trace_each_engine(
       context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::VllmGptq judge(config, model, derived, engine::newest_version(engine));
+        const engine::GptqRules judge(config, model, derived, engine::newest_version(engine));
         return std::pair(judge.trace(layer), judge.decide(layer));
       });
   return ok_status();
@@ -369,7 +369,7 @@ Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
 // vLLM alone (the only engine modelled for auto-round), so the status speaks of one engine.
 Status explain_auto_round(ExplainContext& context, const quant::IncConfig& config) {
   auto& lines = context.out.lines;
-  const engine::VllmInc judge(config, context.model);
+  const engine::AutoRoundRules judge(config, context.model);
   const auto trace = judge.trace(context.layer);
   lines.insert(lines.end(), trace.begin(), trace.end());
   const engine::Decision decision = judge.decide(context.layer);

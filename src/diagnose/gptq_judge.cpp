@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The judge for GPTQ under vLLM's rules (engine/vllm_gptq.hpp). The fix inserts negative
+// The judge for GPTQ under vLLM's rules (engine/gptq_rules.hpp). The fix inserts negative
 // `dynamic` rules at the front (first match wins, so nothing earlier can shadow them) and
 // removes a negative rule that makes quantized modules dense, as a fixpoint like the
 // compressed-tensors judge. Rules match vLLM's fused names: one "-:^mtp\." when every MTP layer
@@ -9,7 +9,7 @@
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
-#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
 
@@ -76,7 +76,7 @@ std::optional<std::pair<std::string, size_t>> list_entry_for(const std::string& 
                                                              const Layer& layer,
                                                              const ModuleList& modules,
                                                              const engine::ModelInfo& model,
-                                                             const engine::VllmGptq& judge) {
+                                                             const engine::GptqRules& judge) {
   std::vector<std::pair<std::string, size_t>> candidates;
   for (const uint32_t m : layer.modules) {
     const std::string name(modules[m].name);
@@ -99,8 +99,8 @@ std::optional<std::pair<std::string, size_t>> list_entry_for(const std::string& 
 // uncovered) gets its missing shards' exact names; a dense layer covered in part loses every
 // entry that covers one of its shards. The head, with "lm_head" true, is listed when packed.
 bool fix_list_round(const quant::GptqConfig& config,
-                    const engine::VllmGptq& original,
-                    const engine::VllmGptq& current,
+                    const engine::GptqRules& original,
+                    const engine::GptqRules& current,
                     const std::vector<LayerView>& views,
                     const ModuleList& modules,
                     const engine::ModelInfo& model,
@@ -115,7 +115,7 @@ bool fix_list_round(const quant::GptqConfig& config,
       continue;
     }
     const std::vector<std::string> names = current.tested_names(layer);
-    const auto count = [&](const engine::VllmGptq& judge) {
+    const auto count = [&](const engine::GptqRules& judge) {
       return static_cast<size_t>(std::count_if(
           names.begin(), names.end(), [&](const auto& n) { return judge.listed(n); }));
     };
@@ -229,13 +229,13 @@ GptqFix find_fix(const quant::GptqConfig& config,
   });
   const bool vllm =
       std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
-  const engine::VllmGptq original(config, model, derived, vllm_version);
+  const engine::GptqRules original(config, model, derived, vllm_version);
   fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
     if (vllm && config.modules_in_block &&
         fix_list_round(config,
                        original,
-                       engine::VllmGptq(current, model, derived, vllm_version),
+                       engine::GptqRules(current, model, derived, vllm_version),
                        views,
                        modules,
                        model,
@@ -253,7 +253,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
     std::vector<std::pair<size_t, std::string>> wanted;
     for (const engine::Engine engine : engines) {
       const bool sglang_engine = engine == engine::Engine::sglang;
-      const engine::VllmGptq judge(current,
+      const engine::GptqRules judge(current,
                                    sglang_engine ? sglang.model : model,
                                    derived,
                                    sglang_engine ? sglang_version : vllm_version);
@@ -358,7 +358,7 @@ quant::GptqConfig only_rule(const quant::GptqConfig& config, const quant::GptqRu
 // list vLLM derives from the headers it raises at once, naming the layer).
 void add_disk_problems(const std::vector<LayerView>& views,
                        const ModuleList& modules,
-                       const engine::VllmGptq& judge,
+                       const engine::GptqRules& judge,
                        const std::vector<engine::Engine>& engines,
                        std::vector<Finding>& findings) {
   std::vector<LayerProblem> problems;
@@ -489,7 +489,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
                                sglang_setting,
                                vllm_version,
                                sglang_version);
-  const engine::VllmGptq before(config, model, derived, vllm_version);
+  const engine::GptqRules before(config, model, derived, vllm_version);
 
   const auto word_for = [&](engine::Engine engine) {
     return [&, engine](const LayerView& view, const Decision& decision) {
@@ -540,8 +540,8 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   for (const engine::Engine engine : engines) {
     const bool sglang_engine = engine == engine::Engine::sglang;
     const engine::ModelInfo& engine_model = sglang_engine ? sglang_setting.model : model;
-    const engine::VllmGptq engine_before(config, engine_model, derived, version_of(engine));
-    const engine::VllmGptq engine_after(
+    const engine::GptqRules engine_before(config, engine_model, derived, version_of(engine));
+    const engine::GptqRules engine_after(
         patched(config, fix), engine_model, derived, version_of(engine));
     problems.add(sglang_engine ? sglang_setting.views : views,
                  modules,
@@ -558,7 +558,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
       continue;
     }
-    const engine::VllmGptq one(only_rule(config, rule), model, derived, vllm_version);
+    const engine::GptqRules one(only_rule(config, rule), model, derived, vllm_version);
     bool matches_any = false;
     for (const LayerView& view : views) {
       bool undecidable = false;
@@ -585,7 +585,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
       if (!config.dynamic[j].negative) {
         continue;
       }
-      const engine::VllmGptq one(
+      const engine::GptqRules one(
           only_rule(config, config.dynamic[j]), model, derived, vllm_version);
       if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
         const auto pair = std::pair(*first, j);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The judge for auto-round configs under vLLM's INC rules (engine/vllm_inc.hpp). The fix adds an
+// The judge for auto-round configs under vLLM's INC rules (engine/auto_round_rules.hpp). The fix adds an
 // exact extra_config key {"bits": 16, "data_type": "fp"} for every module stored dense that the
 // config would quantize (all shards of a fused layer; "...mlp.experts" for an experts layer),
 // and removes a key that makes quantized modules dense, as a fixpoint like the other judges.
@@ -8,7 +8,7 @@
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
-#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -90,7 +90,7 @@ bool fix_round(const quant::IncConfig& config,
   const std::vector<LayerView>& views = *engine_view.views;
   {
     const quant::IncConfig current = patched(config, fix);
-    const engine::VllmInc judge(current, model, engine_view.version);
+    const engine::AutoRoundRules judge(current, model, engine_view.version);
     // Where each entry of `current` came from: an original index, or one of ours (nothing).
     std::vector<std::optional<size_t>> origin;
     for (size_t i = 0; i < config.extra_config.size(); ++i) {
@@ -190,12 +190,12 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                                    "auto-round");
   judged_versions(judged, diagnosis);
   const IncFix fix = find_fix(config, judged, modules);
-  const engine::VllmInc before(config, model);
+  const engine::AutoRoundRules before(config, model);
   const quant::IncConfig fixed_config = patched(config, fix);
 
   // How one version words a layer's problem (`after`: that version's judge of the patch).
-  const auto word_for = [&](const engine::VllmInc& judge_before,
-                            const engine::VllmInc& judge_after) {
+  const auto word_for = [&](const engine::AutoRoundRules& judge_before,
+                            const engine::AutoRoundRules& judge_after) {
     return [&](const LayerView& view, const Decision& decision) {
       if (decision.verdict == Verdict::load_error) {
         return shards_disagree(view, decision);
@@ -231,8 +231,8 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   };
   LayerProblems problems;
   for (const auto& engine_view : judged) {
-    const engine::VllmInc version_before(config, engine_view->model, engine_view->version);
-    const engine::VllmInc version_after(fixed_config, engine_view->model, engine_view->version);
+    const engine::AutoRoundRules version_before(config, engine_view->model, engine_view->version);
+    const engine::AutoRoundRules version_after(fixed_config, engine_view->model, engine_view->version);
     problems.add(*engine_view->views,
                  modules,
                  version_before,

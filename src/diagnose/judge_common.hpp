@@ -8,8 +8,8 @@
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/engine/layers.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
@@ -111,7 +111,7 @@ struct SkipListSetting {
   // The entries `engine` reads today: SGLang derives nothing when the list is absent or empty.
   std::vector<std::string> read_by(engine::Engine engine) const;
   // The judge of `engine` over `entries` (the list as read, or as patched).
-  engine::VllmSkipList judge(const engine::EngineVersion& version,
+  engine::SkipListRules judge(const engine::EngineVersion& version,
                              std::vector<std::string> entries,
                              const engine::ModelInfo& model) const;
 };
@@ -309,7 +309,7 @@ struct EngineView {
 };
 
 // The key of the version-dependent rules that can change a verdict for the config being judged
-// (VllmCompressedTensors::rules_key); consecutive versions of equal keys and naming are judged
+// (CompressedTensorsRules::rules_key); consecutive versions of equal keys and naming are judged
 // once, as one version spanning them. Empty: every version apart.
 using RulesKey = std::function<std::string(const engine::EngineVersion&)>;
 

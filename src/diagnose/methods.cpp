@@ -84,7 +84,7 @@ const std::vector<Method>& table() {
   const EngineSet vllm_sglang = engines_of({Engine::vllm, Engine::sglang});
   // vLLM renames "compressed_tensors" to "compressed-tensors" and a ModelOpt NVFP4 config to
   // "modelopt_fp4" (vllm/config/model.py ModelConfig._normalize_quantization_config); the
-  // latter is judged by ModelOpt's rules with its NVFP4 cases (vllm_skip_list.cpp).
+  // latter is judged by ModelOpt's rules with its NVFP4 cases (skip_list_rules.cpp).
   static const std::vector<Method> rows{
       row<read_ct, judge_ct, detail::explain_compressed_tensors>(
           "compressed-tensors", {"compressed_tensors"}, all, "weight_packed"),

@@ -6,9 +6,9 @@
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/methods.hpp>
 #include <qpatch/diagnose/module_verdicts.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
-#include <qpatch/engine/vllm_gptq.hpp>
-#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
+#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
@@ -116,7 +116,7 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
     } else if (ct) {
       QP_TRY_ASSIGN(const quant::CtConfig config, quant::read_compressed_tensors(*active));
       if (engine != engine::Engine::transformers) {
-        const engine::VllmCompressedTensors judge(config, model, engine::newest_version(engine));
+        const engine::CompressedTensorsRules judge(config, model, engine::newest_version(engine));
         fill(
             layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
         continue;
@@ -135,7 +135,7 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
                                                         options,
                                                         "compressed-tensors")
                                        .front());
-      const engine::VllmCompressedTensors judge(
+      const engine::CompressedTensorsRules judge(
           config, plain->model, engine::newest_version(engine));
       fill(
           *plain->layers,
@@ -146,19 +146,19 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
     } else if (row->skip_list) {
       QP_TRY_ASSIGN(const detail::SkipListSetting setting,
                     detail::skip_list_setting(*active, configs, modules, inventory));
-      const engine::VllmSkipList judge =
+      const engine::SkipListRules judge =
           setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else if (name == "gptq") {
       QP_TRY_ASSIGN(const quant::GptqConfig config, quant::read_gptq(*active));
-      const engine::VllmGptq judge(
+      const engine::GptqRules judge(
           config, model, engine::derived_gptq_list(inventory), engine::newest_version(engine));
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     } else {
       QP_TRY_ASSIGN(const quant::IncConfig config, quant::read_auto_round(*active));
-      const engine::VllmInc judge(config, model);
+      const engine::AutoRoundRules judge(config, model);
       fill(
           layers, views, column, [&](const Layer& layer) { return judge.decide(layer); }, out);
     }

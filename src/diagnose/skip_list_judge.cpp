@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The judge for AWQ (`modules_to_not_convert`; vLLM's and SGLang's rules), FP8 (`ignored_layers`,
 // else `modules_to_not_convert`), ModelOpt and bitsandbytes (vLLM's rules), all in
-// engine/vllm_skip_list.hpp. The fix is the same fixpoint as for compressed-tensors, over every
+// engine/skip_list_rules.hpp. The fix is the same fixpoint as for compressed-tensors, over every
 // judged engine at once: append exact checkpoint names for dense layers an engine would quantize
 // (for AWQ experts, the experts layer name, which its substring test needs; for SGLang's AWQ, a
 // fused layer's fused name, the only name it tests; for FP8 experts, every expert's names, which
@@ -12,7 +12,7 @@
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/diagnose/methods.hpp>
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -244,10 +244,10 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
   return setting;
 }
 
-engine::VllmSkipList SkipListSetting::judge(const engine::EngineVersion& version,
+engine::SkipListRules SkipListSetting::judge(const engine::EngineVersion& version,
                                             std::vector<std::string> entries,
                                             const engine::ModelInfo& model) const {
-  engine::VllmSkipList out(method, std::move(entries), model, nvfp4, version);
+  engine::SkipListRules out(method, std::move(entries), model, nvfp4, version);
   out.set_lm_head_quantized(lm_head_quantized);
   if (quantized_layers) {
     out.set_quantized_layers(*quantized_layers);
@@ -348,7 +348,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     };
     for (const auto& engine_view : judged) {
       const engine::Engine engine = engine_view->engine;
-      const engine::VllmSkipList judge =
+      const engine::SkipListRules judge =
           skip_list.judge(engine_view->version, entries, engine_view->model);
       each_decided(
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
@@ -448,9 +448,9 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   LayerProblems problems;
   for (const auto& engine_view : judged) {
     const engine::Engine engine = engine_view->engine;
-    const engine::VllmSkipList before =
+    const engine::SkipListRules before =
         skip_list.judge(engine_view->version, skip_list.read_by(engine), engine_view->model);
-    const engine::VllmSkipList after =
+    const engine::SkipListRules after =
         skip_list.judge(engine_view->version, current().first, engine_view->model);
     problems.add(*engine_view->views,
                  modules,

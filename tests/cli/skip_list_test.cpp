@@ -6,7 +6,7 @@
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -518,7 +518,7 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
 // the layer's (fused) name, so "mtp" covers the whole head and a short "fc" would too.
 TEST(BitsandbytesMatcher, ComponentsAndDottedPrefixes) {
   const engine::ModelInfo model = engine::model_info_for("Qwen3_5ForCausalLM");
-  const engine::VllmSkipList list(
+  const engine::SkipListRules list(
       engine::SkipListMethod::bitsandbytes, {"mtp", "model.layers.1", "out_proj"}, model);
   EXPECT_EQ(list.skipping_entry("mtp.layers.0.self_attn.qkv_proj"), std::optional<size_t>(0));
   EXPECT_EQ(list.skipping_entry("model.layers.1.mlp.down_proj"), std::optional<size_t>(1));

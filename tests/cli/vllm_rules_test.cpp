@@ -11,7 +11,7 @@
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -363,12 +363,12 @@ TEST(ModelOptExclusion, GlobSplitReachesTheVlmHead) {
   head.prefix = vlm.layer_prefix("lm_head");
   head.cls = "ParallelLMHead";
   EXPECT_EQ(head.prefix, "language_model.lm_head");
-  const engine::VllmSkipList split(engine::SkipListMethod::modelopt, {"lm_head*"}, vlm);
+  const engine::SkipListRules split(engine::SkipListMethod::modelopt, {"lm_head*"}, vlm);
   EXPECT_EQ(split.decide(head).verdict, engine::Verdict::dense);
   EXPECT_EQ(split.decide(head).ignore_index, std::optional<size_t>(0));
   const engine::ModelInfo next = engine::model_info_for("Qwen3NextForCausalLM");
   head.prefix = "language_model.lm_head"; // no mapper: the glob is matched as written
-  const engine::VllmSkipList glob(engine::SkipListMethod::modelopt, {"lm_head*"}, next);
+  const engine::SkipListRules glob(engine::SkipListMethod::modelopt, {"lm_head*"}, next);
   EXPECT_EQ(glob.decide(head).verdict, engine::Verdict::quantized);
 }
 
@@ -379,7 +379,7 @@ TEST(Fp8ExpertsRule, AppliesToLinearsHoldingExperts) {
   engine::Layer linear;
   linear.name = linear.prefix = "model.layers.3.mlp.shared_experts.down_proj";
   linear.cls = "RowParallelLinear";
-  const engine::VllmSkipList list(
+  const engine::SkipListRules list(
       engine::SkipListMethod::fp8, {"model.layers.3.mlp.shared_experts.down_proj.weight"}, model);
   EXPECT_EQ(list.decide(linear).verdict, engine::Verdict::dense);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SGLang's dialects of the GPTQ and AWQ rules, against vLLM's, on the layers of a Qwen3.5 MoE
 // draft: where the two engines build the same MTP layer differently from the same config.
-#include <qpatch/engine/vllm_gptq.hpp>
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 
 #include <gtest/gtest.h>
 
@@ -33,11 +33,11 @@ protected:
     config.modules_in_block = std::vector<std::string>{"self_attn.q_proj"};
     config.in_hf_config = true; // config.json's quantization_config, where vLLM's Qwen3.5 MTP
                                 // special case looks
-    return verdict_text(VllmGptq(config, model, {}, newest_version(engine)).decide(layer));
+    return verdict_text(GptqRules(config, model, {}, newest_version(engine)).decide(layer));
   }
   std::string awq(Engine engine, std::vector<std::string> entries, const Layer& layer) const {
     return verdict_text(
-        VllmSkipList(SkipListMethod::awq, std::move(entries), model, false, newest_version(engine))
+        SkipListRules(SkipListMethod::awq, std::move(entries), model, false, newest_version(engine))
             .decide(layer));
   }
 };

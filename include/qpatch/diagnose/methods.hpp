@@ -17,7 +17,7 @@
 
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/engines.hpp>
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/error.hpp>
 
 #include <optional>

@@ -29,7 +29,7 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/quant/gptq.hpp>
 
 #include <optional>
@@ -43,11 +43,11 @@ namespace qpatch::engine {
 // F32, its name up to the last dot (the whole name when it has none).
 std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventory);
 
-class VllmGptq {
+class GptqRules {
 public:
   // `derived` is the module list vLLM derives from the headers when the config has none.
   // `version`: vLLM before #48816 has no Qwen3.5 MTP special case.
-  VllmGptq(const quant::GptqConfig& config,
+  GptqRules(const quant::GptqConfig& config,
            const ModelInfo& model,
            std::vector<std::string> derived,
            const EngineVersion& version = newest_version(Engine::vllm));

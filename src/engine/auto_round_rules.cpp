@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/qwen35_mtp.hpp>
-#include <qpatch/engine/vllm_inc.hpp>
+#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -88,7 +88,7 @@ PackedMapping inc_packed_mapping(const ModelInfo& model) {
 // same as the target's mapping ("qkv" then resolves a qkv_proj layer exactly as step 6 would,
 // and the GDN keys occur in no draft name), so one mapping serves both.
 
-VllmInc::VllmInc(const quant::IncConfig& config,
+AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
                  const ModelInfo& model,
                  const EngineVersion& version)
     : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
@@ -128,15 +128,15 @@ VllmInc::VllmInc(const quant::IncConfig& config,
   }
 }
 
-bool VllmInc::mtp_special_case() const {
+bool AutoRoundRules::mtp_special_case() const {
   return m_mtp_special_case && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
-bool VllmInc::entry_kept(size_t index) const {
+bool AutoRoundRules::entry_kept(size_t index) const {
   return std::any_of(m_keys.begin(), m_keys.end(), [&](const Key& k) { return k.entry == index; });
 }
 
-std::optional<size_t> VllmInc::exact_key(const std::string& name) const {
+std::optional<size_t> AutoRoundRules::exact_key(const std::string& name) const {
   for (size_t k = 0; k < m_keys.size(); ++k) {
     if (m_keys[k].name == name) {
       return k;
@@ -145,7 +145,7 @@ std::optional<size_t> VllmInc::exact_key(const std::string& name) const {
   return std::nullopt;
 }
 
-VllmInc::Tuple VllmInc::by_default(bool quantized) const {
+AutoRoundRules::Tuple AutoRoundRules::by_default(bool quantized) const {
   Tuple tuple;
   tuple.bits = quantized ? m_config.bits : 16;
   tuple.group_size = quantized ? m_config.group_size : json::Json(-1);
@@ -153,7 +153,7 @@ VllmInc::Tuple VllmInc::by_default(bool quantized) const {
   return tuple;
 }
 
-VllmInc::Tuple VllmInc::from_key(size_t key, bool quantized) const {
+AutoRoundRules::Tuple AutoRoundRules::from_key(size_t key, bool quantized) const {
   // config_parser.py get_config: cfg.get("bits", weight_bits if quantized else 16), and alike
   // for group_size (-1) and sym (True).
   const quant::IncEntry& entry = m_config.extra_config[m_keys[key].entry];
@@ -171,8 +171,8 @@ VllmInc::Tuple VllmInc::from_key(size_t key, bool quantized) const {
   return tuple;
 }
 
-VllmInc::Tuple
-VllmInc::get_config(const std::string& name, bool quantized, bool& undecidable) const {
+AutoRoundRules::Tuple
+AutoRoundRules::get_config(const std::string& name, bool quantized, bool& undecidable) const {
   if (const auto key = exact_key(name)) {
     return from_key(*key, quantized);
   }
@@ -192,7 +192,7 @@ VllmInc::get_config(const std::string& name, bool quantized, bool& undecidable) 
   return by_default(quantized);
 }
 
-bool VllmInc::explicitly_configured(const std::string& name, bool& undecidable) const {
+bool AutoRoundRules::explicitly_configured(const std::string& name, bool& undecidable) const {
   if (exact_key(name)) {
     return true;
   }
@@ -212,7 +212,7 @@ bool VllmInc::explicitly_configured(const std::string& name, bool& undecidable) 
   return false;
 }
 
-bool VllmInc::default_quantized(const Layer& layer) const {
+bool AutoRoundRules::default_quantized(const Layer& layer) const {
   // `quantized = not isinstance(layer, ParallelLMHead)`, then replaced by the block test when
   // block_name_to_quantize is non-empty (lm_head included).
   if (!m_config.block_names) {
@@ -223,7 +223,7 @@ bool VllmInc::default_quantized(const Layer& layer) const {
   });
 }
 
-std::optional<VllmInc::Fused> VllmInc::fused_entry(const std::string& prefix,
+std::optional<AutoRoundRules::Fused> AutoRoundRules::fused_entry(const std::string& prefix,
                                                    bool& undecidable) const {
   for (size_t e = 0; e < m_packed.size(); ++e) {
     const auto& [fusion_key, sub_keys] = m_packed[e];
@@ -246,12 +246,12 @@ std::optional<VllmInc::Fused> VllmInc::fused_entry(const std::string& prefix,
   return std::nullopt;
 }
 
-std::string VllmInc::tuple_text(const Tuple& tuple) const {
+std::string AutoRoundRules::tuple_text(const Tuple& tuple) const {
   return "(" + std::to_string(tuple.bits) + ", " + python_repr(tuple.group_size) + ", " +
          python_repr(tuple.sym) + ")";
 }
 
-Decision VllmInc::decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const {
+Decision AutoRoundRules::decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const {
   Decision decision;
   decision.verdict = tuple.bits < 16 ? Verdict::quantized : Verdict::dense;
   if (tuple.key) {
@@ -274,7 +274,7 @@ Decision VllmInc::decision_of(const Tuple& tuple, const Layer& layer, bool quant
   return decision;
 }
 
-Decision VllmInc::decide(const Layer& layer) const {
+Decision AutoRoundRules::decide(const Layer& layer) const {
   Decision decision;
   const std::string& prefix = layer.prefix;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
@@ -372,7 +372,7 @@ Decision VllmInc::decide(const Layer& layer) const {
   return decision_of(tuple, layer, quantized);
 }
 
-std::vector<std::pair<std::string, std::string>> VllmInc::trace(const Layer& layer) const {
+std::vector<std::pair<std::string, std::string>> AutoRoundRules::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));

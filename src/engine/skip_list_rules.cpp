@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/qwen35_mtp.hpp>
-#include <qpatch/engine/vllm_skip_list.hpp>
+#include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -63,7 +63,7 @@ bool fnmatch(std::string_view name, std::string_view pattern) {
   return p == pattern.size();
 }
 
-VllmSkipList::VllmSkipList(SkipListMethod method,
+SkipListRules::SkipListRules(SkipListMethod method,
                            std::vector<std::string> entries,
                            const ModelInfo& model,
                            bool nvfp4,
@@ -108,14 +108,14 @@ VllmSkipList::VllmSkipList(SkipListMethod method,
   }
 }
 
-void VllmSkipList::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
+void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
   for (auto& [key, algo] : layers) {
     key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
   }
   m_layers = std::move(layers);
 }
 
-std::string VllmSkipList::resolve_algo(const Layer& layer) const {
+std::string SkipListRules::resolve_algo(const Layer& layer) const {
   const auto& layers = *m_layers;
   // The name and its other Qwen-VL spelling (vLLM tries both), and lm_head for "...lm_head".
   const auto candidates = [](const std::string& name) {
@@ -186,7 +186,7 @@ std::string VllmSkipList::resolve_algo(const Layer& layer) const {
   return "";
 }
 
-bool VllmSkipList::matches(const std::string& entry, const std::string& name) const {
+bool SkipListRules::matches(const std::string& entry, const std::string& name) const {
   switch (m_method) {
   case SkipListMethod::awq:
     return name.find(entry) != std::string::npos;
@@ -214,7 +214,7 @@ bool VllmSkipList::matches(const std::string& entry, const std::string& name) co
   return false;
 }
 
-std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) const {
+std::optional<size_t> SkipListRules::skipping_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
     if (matches(m_mapped[i], name)) {
       return m_origin[i];
@@ -223,7 +223,7 @@ std::optional<size_t> VllmSkipList::skipping_entry(const std::string& name) cons
   return std::nullopt;
 }
 
-std::optional<size_t> VllmSkipList::exact_entry(const std::string& name) const {
+std::optional<size_t> SkipListRules::exact_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
     if (m_mapped[i] == name) {
       return m_origin[i];
@@ -232,7 +232,7 @@ std::optional<size_t> VllmSkipList::exact_entry(const std::string& name) const {
   return std::nullopt;
 }
 
-std::optional<size_t> VllmSkipList::experts_entry(const std::string& name) const {
+std::optional<size_t> SkipListRules::experts_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
     if (m_mapped[i].find("experts") != std::string::npos &&
         m_mapped[i].find(name) != std::string::npos) {
@@ -242,7 +242,7 @@ std::optional<size_t> VllmSkipList::experts_entry(const std::string& name) const
   return std::nullopt;
 }
 
-std::optional<size_t> VllmSkipList::modelopt_excluded(const Layer& layer,
+std::optional<size_t> SkipListRules::modelopt_excluded(const Layer& layer,
                                                       Decision& decision) const {
   // modelopt.py ModelOptQuantConfigBase.is_layer_excluded (vLLM main 017e9f4).
   if (m_mapped.empty()) {
@@ -304,7 +304,7 @@ std::optional<size_t> VllmSkipList::modelopt_excluded(const Layer& layer,
   return std::nullopt;
 }
 
-std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) const {
+std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer) const {
   const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
   // ParallelLMHead: FP8 (fp8.py Fp8Config.get_quant_method) and bitsandbytes ask LinearBase
   // only; AWQ adds it with lm_head: true (auto_awq.py AutoAWQConfig.get_quant_method); ModelOpt
@@ -337,7 +337,7 @@ std::optional<std::string> VllmSkipList::built_dense_reason(const Layer& layer) 
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer& layer,
+std::vector<std::pair<std::string, std::string>> SkipListRules::trace(const Layer& layer,
                                                                      const std::string& key) const {
   std::vector<std::pair<std::string, std::string>> lines;
   const auto how = [&] {
@@ -398,7 +398,7 @@ std::vector<std::pair<std::string, std::string>> VllmSkipList::trace(const Layer
   return lines;
 }
 
-Decision VllmSkipList::decide(const Layer& layer) const {
+Decision SkipListRules::decide(const Layer& layer) const {
   Decision decision;
   decision.target = m_method == SkipListMethod::awq            ? "AWQ"
                     : m_method == SkipListMethod::fp8          ? "FP8"

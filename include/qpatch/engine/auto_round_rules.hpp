@@ -25,7 +25,7 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 
 #include <optional>
@@ -42,12 +42,12 @@ using PackedMapping = std::vector<std::pair<std::string, std::vector<std::string
 // "qkv": ["qkv"] for its vision tower reaches the Qwen3.5 VLM's in_proj_qkvz first).
 PackedMapping inc_packed_mapping(const ModelInfo& model);
 
-class VllmInc {
+class AutoRoundRules {
 public:
   // `version`: vLLM before #48589 has no dot-suffix keys (step 2); before #40601 step 5 runs
   // for every layer a fusion key occurs in, configured or not; before #48816 no Qwen3.5 MTP
   // special case.
-  VllmInc(const quant::IncConfig& config,
+  AutoRoundRules(const quant::IncConfig& config,
           const ModelInfo& model,
           const EngineVersion& version = newest_version(Engine::vllm));
 

@@ -28,7 +28,7 @@
 
 namespace qpatch::engine {
 
-class VllmCompressedTensors {
+class CompressedTensorsRules {
 public:
   // `engine` selects the dialect (engines.md §3.4-3.5): vLLM; SGLang (plain ignore entries
   // match as case-insensitive substrings; Qwen3.5 mtp.fc is a plain nn.Linear); transformers
@@ -36,7 +36,7 @@ public:
   // names in ignore are honoured). Targets match the same way in all three.
   // `version` says which engine and which of its versions: vLLM before #41965 raises for a
   // Linear no target matches; before #49483 it tries a class target before the fused shards.
-  VllmCompressedTensors(const quant::CtConfig& config,
+  CompressedTensorsRules(const quant::CtConfig& config,
                         const ModelInfo& model,
                         const EngineVersion& version = newest_version(Engine::vllm));
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/qwen35_mtp.hpp>
-#include <qpatch/engine/vllm_gptq.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -27,7 +27,7 @@ std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventor
   return {names.begin(), names.end()};
 }
 
-VllmGptq::VllmGptq(const quant::GptqConfig& config,
+GptqRules::GptqRules(const quant::GptqConfig& config,
                    const ModelInfo& model,
                    std::vector<std::string> derived,
                    const EngineVersion& version)
@@ -45,12 +45,12 @@ VllmGptq::VllmGptq(const quant::GptqConfig& config,
   }
 }
 
-std::string VllmGptq::as_read(const std::string& entry) const {
+std::string GptqRules::as_read(const std::string& entry) const {
   // apply_vllm_mapper renames modules_in_block_to_quantize (dotted entries); dynamic is not.
   return entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry;
 }
 
-bool VllmGptq::mtp_special_case() const {
+bool GptqRules::mtp_special_case() const {
   // Qwen3_5MultiTokenPredictor.__init__ (models/qwen3_5_mtp.py, vLLM main 017e9f4) reads
   // getattr(model_config.hf_config, "quantization_config"): a config nested in text_config or
   // read from quantize_config.json never triggers it.
@@ -58,7 +58,7 @@ bool VllmGptq::mtp_special_case() const {
          qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
-std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& undecidable) const {
+std::optional<size_t> GptqRules::first_dynamic(const std::string& prefix, bool& undecidable) const {
   for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
     if (!m_patterns[i]) {
       continue; // vLLM would raise re.error; diagnose reports the key
@@ -75,13 +75,13 @@ std::optional<size_t> VllmGptq::first_dynamic(const std::string& prefix, bool& u
   return std::nullopt;
 }
 
-bool VllmGptq::listed(const std::string& name) const {
+bool GptqRules::listed(const std::string& name) const {
   return std::any_of(m_list.begin(), m_list.end(), [&](const std::string& entry) {
     return name.find(entry) != std::string::npos;
   });
 }
 
-std::vector<std::string> VllmGptq::tested_names(const Layer& layer) const {
+std::vector<std::string> GptqRules::tested_names(const Layer& layer) const {
   // is_layer_gptq_quantized (utils/gptq_utils.py): proj_name = prefix.split(".")[-1]; a fused
   // name is expanded with prefix.replace(proj_name, shard), which replaces every occurrence.
   const std::string last(last_component(layer.prefix));
@@ -97,7 +97,7 @@ std::vector<std::string> VllmGptq::tested_names(const Layer& layer) const {
 }
 
 // The verdict of `dynamic` alone, or nothing when no negative rule decides it.
-std::optional<Decision> VllmGptq::decide_dynamic(const Layer& layer) const {
+std::optional<Decision> GptqRules::decide_dynamic(const Layer& layer) const {
   Decision decision;
   bool undecidable = false;
   const auto rule = first_dynamic(layer.prefix, undecidable);
@@ -114,7 +114,7 @@ std::optional<Decision> VllmGptq::decide_dynamic(const Layer& layer) const {
   return std::nullopt;
 }
 
-Decision VllmGptq::decide(const Layer& layer) const {
+Decision GptqRules::decide(const Layer& layer) const {
   Decision decision;
   const bool sglang = m_engine == Engine::sglang;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
@@ -188,7 +188,7 @@ Decision VllmGptq::decide(const Layer& layer) const {
   return decision;
 }
 
-std::vector<std::pair<std::string, std::string>> VllmGptq::trace(const Layer& layer) const {
+std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   const Decision decision = decide(layer);
   const auto verdict = [&] {

@@ -39,7 +39,7 @@
 
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 
 #include <string>
 #include <vector>
@@ -51,13 +51,13 @@ enum class SkipListMethod { awq, fp8, modelopt, bitsandbytes };
 // Python fnmatch.fnmatchcase: `*` any run (dots included), `?` one character, `[seq]`/`[!seq]`.
 bool fnmatch(std::string_view name, std::string_view pattern);
 
-class VllmSkipList {
+class SkipListRules {
 public:
   // `engine`: Engine::vllm for every method; Engine::sglang for awq only.
   // `version`: vLLM before #43981 judges a fused layer through its shards only (its own name
   // listed skips nothing); before #38832 (Qwen3.5) / #46316 (Qwen3-Next) modelopt_fp4 builds
   // mtp.fc quantized; before #42124 ModelOpt gives a ParallelLMHead no quant method.
-  VllmSkipList(SkipListMethod method,
+  SkipListRules(SkipListMethod method,
                std::vector<std::string> entries,
                const ModelInfo& model,
                bool nvfp4 = false,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The matcher against vLLM's compressed-tensors rules (engines.md §3, §11, §13): a golden table
 // of ignore/targets cases, each with the verdict vLLM's own code reaches.
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ std::string verdict(const Case& c) {
   config.ignore = c.ignore;
   config.groups.push_back({"group_0", c.targets, "pack-quantized"});
   const ModelInfo model = model_info_for(c.architecture);
-  const VllmCompressedTensors judge(config, model);
+  const CompressedTensorsRules judge(config, model);
   Layer layer;
   layer.kind = c.kind;
   layer.name = c.layer;
@@ -48,9 +48,9 @@ void PrintTo(const Case& c, std::ostream* os) {
   *os << c.name;
 }
 
-class VllmCompressedTensorsTable : public ::testing::TestWithParam<Case> {};
+class CompressedTensorsRulesTable : public ::testing::TestWithParam<Case> {};
 
-TEST_P(VllmCompressedTensorsTable, Verdict) {
+TEST_P(CompressedTensorsRulesTable, Verdict) {
   EXPECT_EQ(verdict(GetParam()), GetParam().expected);
 }
 
@@ -59,7 +59,7 @@ constexpr LayerKind k_lin = LayerKind::linear;
 
 INSTANTIATE_TEST_SUITE_P(
     Engines,
-    VllmCompressedTensorsTable,
+    CompressedTensorsRulesTable,
     ::testing::Values(
         Case{"LinearClassTargetHitsMtpFc",
              {"lm_head"},

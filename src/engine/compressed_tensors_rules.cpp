@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/engine/qwen35_mtp.hpp>
-#include <qpatch/engine/vllm_compressed_tensors.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -26,7 +26,7 @@ bool is_regex(const std::string& text) {
 
 } // namespace
 
-VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string& text) const {
+CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::string& text) const {
   Entry entry;
   entry.text = text;
   if (is_regex(text)) {
@@ -43,7 +43,7 @@ VllmCompressedTensors::Entry VllmCompressedTensors::make_entry(const std::string
   return entry;
 }
 
-VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
+CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
                                              const ModelInfo& model,
                                              const EngineVersion& version)
     : m_config(config), m_model(model), m_engine(version.engine) {
@@ -90,7 +90,7 @@ VllmCompressedTensors::VllmCompressedTensors(const quant::CtConfig& config,
   }
 }
 
-std::string VllmCompressedTensors::rules_key(const quant::CtConfig& config,
+std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
                                              const EngineVersion& version) {
   if (version.engine != Engine::vllm) {
     return "";
@@ -115,7 +115,7 @@ std::string VllmCompressedTensors::rules_key(const quant::CtConfig& config,
   return key;
 }
 
-std::vector<std::string> VllmCompressedTensors::exhausted_entries() const {
+std::vector<std::string> CompressedTensorsRules::exhausted_entries() const {
   std::vector<std::string> out;
   const auto add = [&](const Entry& entry) {
     if (entry.pattern && entry.pattern->exhausted() &&
@@ -135,7 +135,7 @@ std::vector<std::string> VllmCompressedTensors::exhausted_entries() const {
   return out;
 }
 
-bool VllmCompressedTensors::matches(const Entry& entry,
+bool CompressedTensorsRules::matches(const Entry& entry,
                                     const std::string& name,
                                     bool& undecidable) const {
   if (is_regex(entry.text)) {
@@ -152,7 +152,7 @@ bool VllmCompressedTensors::matches(const Entry& entry,
   return entry.mapped == name;
 }
 
-bool VllmCompressedTensors::ignores(const Entry& entry,
+bool CompressedTensorsRules::ignores(const Entry& entry,
                                     const std::string& name,
                                     const std::string& cls,
                                     bool& undecidable) const {
@@ -180,7 +180,7 @@ bool VllmCompressedTensors::ignores(const Entry& entry,
   return entry.mapped == name;
 }
 
-std::optional<size_t> VllmCompressedTensors::first_exact(const std::string& name,
+std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& name,
                                                          const std::string& cls) const {
   std::optional<size_t> best;
   const auto consider = [&](const std::unordered_map<std::string, size_t>& index,
@@ -201,7 +201,7 @@ std::optional<size_t> VllmCompressedTensors::first_exact(const std::string& name
   return best;
 }
 
-std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& prefix,
+std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
                                                           bool& undecidable,
                                                           const std::string& cls) const {
   if (m_engine != Engine::sglang) {
@@ -228,15 +228,15 @@ std::optional<size_t> VllmCompressedTensors::match_ignore(const std::string& pre
   return std::nullopt;
 }
 
-bool VllmCompressedTensors::entry_matches(size_t index, const std::string& prefix) const {
+bool CompressedTensorsRules::entry_matches(size_t index, const std::string& prefix) const {
   bool undecidable = false;
   const Entry& entry = m_ignore.at(index);
   const bool substring = m_engine == Engine::sglang && !is_regex(entry.text);
   return ignores(entry, substring ? lower(prefix) : prefix, "", undecidable);
 }
 
-std::optional<VllmCompressedTensors::Target>
-VllmCompressedTensors::find_target(const std::string& prefix,
+std::optional<CompressedTensorsRules::Target>
+CompressedTensorsRules::find_target(const std::string& prefix,
                                    const std::string& cls,
                                    const std::vector<Target>& targets,
                                    DecidedBy& by,
@@ -303,7 +303,7 @@ VllmCompressedTensors::find_target(const std::string& prefix,
   return std::nullopt;
 }
 
-Decision VllmCompressedTensors::decide_ignore_and_targets(
+Decision CompressedTensorsRules::decide_ignore_and_targets(
     const Layer& layer, const std::string& prefix, const std::vector<Target>& targets) const {
   Decision decision;
   bool undecidable = false;
@@ -376,11 +376,11 @@ Decision VllmCompressedTensors::decide_ignore_and_targets(
   return decision;
 }
 
-bool VllmCompressedTensors::head_without_method(const Layer& layer) const {
+bool CompressedTensorsRules::head_without_method(const Layer& layer) const {
   return m_head_without_method && layer.kind == LayerKind::lm_head;
 }
 
-Decision VllmCompressedTensors::decide(const Layer& layer) const {
+Decision CompressedTensorsRules::decide(const Layer& layer) const {
   if (layer.kind == LayerKind::built_dense || head_without_method(layer)) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
@@ -420,7 +420,7 @@ Decision VllmCompressedTensors::decide(const Layer& layer) const {
 }
 
 std::vector<std::pair<std::string, std::string>>
-VllmCompressedTensors::trace(const Layer& layer) const {
+CompressedTensorsRules::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   if (layer.kind == LayerKind::built_dense && m_model.is_plain_linear(layer.name)) {
     lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
