@@ -46,19 +46,8 @@ CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::stri
 CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
                                              const ModelInfo& model,
                                              const EngineVersion& version)
-    : m_config(config), m_model(model), m_engine(version.engine) {
-  // compressed_tensors.py get_scheme before #41965 (c1819ca28^): find_matched_target raised
-  // ValueError for a layer no target matched, and get_quant_method lets it through for a
-  // LinearBase (it catches it for a ParallelLMHead only).
-  m_untargeted_raises = m_engine == Engine::vllm && !version.has("#41965");
-  // compressed_tensors/utils.py find_matched_target before #49483 (8a7b3c299^): name, then the
-  // module's class name, then the fused shards.
-  m_class_before_fused = m_engine == Engine::vllm && !version.has("#49483");
-  // SGLang's CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a
-  // method for LinearBase and FusedMoE layers only; vLLM's did the same before #37291
-  // (e8b055a5a^ get_quant_method has no ParallelLMHead branch).
-  m_head_without_method =
-      m_engine == Engine::sglang || (m_engine == Engine::vllm && !version.has("#37291"));
+    : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
+      m_ct(m_dialect.compressed_tensors) {
   for (const std::string& entry : config.ignore) {
     m_ignore.push_back(make_entry(entry));
   }
@@ -91,10 +80,7 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
 }
 
 std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
-                                             const EngineVersion& version) {
-  if (version.engine != Engine::vllm) {
-    return "";
-  }
+                                              const EngineVersion& version) {
   size_t targets = 0;
   bool plain = false;       // a target that can match a class name
   bool linear = false;      // "Linear": every LinearBase matches by class
@@ -108,10 +94,14 @@ std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
       head_target = head_target || regex || target.find("lm_head") != std::string::npos;
     }
   }
+  // The fields that depend on the version, never on the architecture.
+  const CtDialect ct = dialect_of(version, ModelInfo{}).compressed_tensors;
   std::string key;
-  key += !linear && !version.has("#41965") ? "U" : "-";
-  key += targets > 1 && plain && !version.has("#49483") ? "C" : "-";
-  key += head_target && !version.has("#37291") ? "H" : "-";
+  key += !linear && ct.untargeted_raises ? "U" : "-";
+  key += targets > 1 && plain && ct.class_before_fused ? "C" : "-";
+  key += head_target && ct.head_without_method ? "H" : "-";
+  key += ct.substring_ignore ? "S" : "-";
+  key += ct.library_matching ? "L" : "-";
   return key;
 }
 
@@ -160,22 +150,18 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
     if (matches(entry, name, undecidable)) {
       return true;
     }
-    const std::string alias =
-        m_engine == Engine::transformers ? m_model.fused_alias(name) : std::string();
+    const std::string alias = m_ct.library_matching ? m_model.fused_alias(name) : std::string();
     return !alias.empty() && matches(entry, alias, undecidable);
   }
-  switch (m_engine) {
-  case Engine::sglang: // check_contains=True; `name` arrives lower-cased (match_ignore)
+  if (m_ct.substring_ignore) { // check_contains=True; `name` arrives lower-cased (match_ignore)
     return name.find(entry.mapped_lower) != std::string::npos;
-  case Engine::transformers: { // the library also honours class names and fused names
+  }
+  if (m_ct.library_matching) { // the library also honours class names and fused names
     if (entry.mapped == name || (!cls.empty() && entry.text == cls)) {
       return true;
     }
     const std::string alias = m_model.fused_alias(name);
     return !alias.empty() && entry.mapped == alias;
-  }
-  case Engine::vllm:
-    break;
   }
   return entry.mapped == name;
 }
@@ -190,7 +176,7 @@ std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& nam
     }
   };
   consider(m_plain_first, name);
-  if (m_engine == Engine::transformers) { // the library also honours class and fused names
+  if (m_ct.library_matching) { // the library also honours class and fused names
     if (!cls.empty()) {
       consider(m_text_first, cls);
     }
@@ -204,7 +190,7 @@ std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& nam
 std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
                                                           bool& undecidable,
                                                           const std::string& cls) const {
-  if (m_engine != Engine::sglang) {
+  if (!m_ct.substring_ignore) {
     // The first entry that matches, in list order: the first exact hit, unless a regex entry
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
     const std::optional<size_t> exact = first_exact(prefix, cls);
@@ -231,7 +217,7 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
 bool CompressedTensorsRules::entry_matches(size_t index, const std::string& prefix) const {
   bool undecidable = false;
   const Entry& entry = m_ignore.at(index);
-  const bool substring = m_engine == Engine::sglang && !is_regex(entry.text);
+  const bool substring = m_ct.substring_ignore && !is_regex(entry.text);
   return ignores(entry, substring ? lower(prefix) : prefix, "", undecidable);
 }
 
@@ -243,7 +229,7 @@ CompressedTensorsRules::find_target(const std::string& prefix,
                                    bool class_targets,
                                    bool& undecidable) const {
   // transformers: the library also matches a shard through the fused layer it belongs to.
-  const std::string alias = m_engine == Engine::transformers ? m_model.fused_alias(prefix) : "";
+  const std::string alias = m_ct.library_matching ? m_model.fused_alias(prefix) : "";
   for (const Target& target : targets) {
     if (matches(target.entry, prefix, undecidable) ||
         (!alias.empty() && matches(target.entry, alias, undecidable))) {
@@ -264,7 +250,7 @@ CompressedTensorsRules::find_target(const std::string& prefix,
     }
     return std::nullopt;
   };
-  if (m_class_before_fused) {
+  if (m_ct.class_before_fused) {
     if (auto target = by_class()) {
       by = DecidedBy::target_class;
       return target;
@@ -293,7 +279,7 @@ CompressedTensorsRules::find_target(const std::string& prefix,
       return first;
     }
   }
-  if (!m_class_before_fused) {
+  if (!m_ct.class_before_fused) {
     if (auto target = by_class()) {
       by = DecidedBy::target_class;
       return target;
@@ -366,7 +352,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
     decision.verdict = Verdict::quantized;
     decision.group = target->group;
     decision.target = target->entry.text;
-  } else if (m_untargeted_raises && decision.by == DecidedBy::no_target &&
+  } else if (m_ct.untargeted_raises && decision.by == DecidedBy::no_target &&
              layer.kind == LayerKind::linear) {
     decision.verdict = Verdict::load_error;
     decision.by = DecidedBy::untargeted;
@@ -377,7 +363,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
 }
 
 bool CompressedTensorsRules::head_without_method(const Layer& layer) const {
-  return m_head_without_method && layer.kind == LayerKind::lm_head;
+  return m_ct.head_without_method && layer.kind == LayerKind::lm_head;
 }
 
 Decision CompressedTensorsRules::decide(const Layer& layer) const {
@@ -432,7 +418,7 @@ CompressedTensorsRules::trace(const Layer& layer) const {
   }
   if (head_without_method(layer)) {
     lines.emplace_back("built",
-                       "as a ParallelLMHead, which " + std::string(display_name(m_engine)) +
+                       "as a ParallelLMHead, which " + std::string(m_dialect.engine_name) +
                            "'s compressed-tensors gives no quant method: dense whatever the "
                            "config says");
     return lines;
@@ -465,10 +451,9 @@ CompressedTensorsRules::trace(const Layer& layer) const {
     const std::string lowered = lower(name);
     for (size_t i = 0; i < m_ignore.size(); ++i) {
       const bool regex = is_regex(m_ignore[i].text);
-      const bool substring = m_engine == Engine::sglang && !regex;
+      const bool substring = m_ct.substring_ignore && !regex;
       if (ignores(m_ignore[i], substring ? lowered : name, layer.cls, undecidable)) {
-        const bool by_class =
-            m_engine == Engine::transformers && !regex && m_ignore[i].mapped != name;
+        const bool by_class = m_ct.library_matching && !regex && m_ignore[i].mapped != name;
         lines.emplace_back("ignore[" + std::to_string(i) + "]",
                            "\"" + m_ignore[i].text + "\" matches " + name +
                                (regex       ? " (re.match)"

@@ -79,6 +79,18 @@ ModelInfo naming_of(const EngineVersion& version,
   return model_info_for(architecture, num_hidden_layers, version);
 }
 
+Dialect dialect_of(const EngineVersion& version, const ModelInfo& model) {
+  switch (version.engine) {
+  case Engine::sglang:
+    return sglang_dialect(version, model);
+  case Engine::transformers:
+    return transformers_dialect(version, model);
+  case Engine::vllm:
+    break;
+  }
+  return vllm_dialect(version, model);
+}
+
 std::optional<EngineSet> EngineSet::parse(std::string_view text) {
   if (text == "all") {
     return all();

@@ -31,9 +31,8 @@ GptqRules::GptqRules(const quant::GptqConfig& config,
                    const ModelInfo& model,
                    std::vector<std::string> derived,
                    const EngineVersion& version)
-    : m_config(config), m_model(model), m_engine(version.engine) {
-  // qwen3_5_mtp.py: the "-:"/"mtp" dynamic special case since #48816 (c8db00b16).
-  m_mtp_special_case = version.has("#48816");
+    : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
+      m_gptq(m_dialect.gptq) {
   const std::vector<std::string>& list =
       config.modules_in_block ? *config.modules_in_block : derived;
   for (const std::string& entry : list) {
@@ -54,7 +53,7 @@ bool GptqRules::mtp_special_case() const {
   // Qwen3_5MultiTokenPredictor.__init__ (models/qwen3_5_mtp.py, vLLM main 017e9f4) reads
   // getattr(model_config.hf_config, "quantization_config"): a config nested in text_config or
   // read from quantize_config.json never triggers it.
-  return m_engine == Engine::vllm && m_mtp_special_case && m_config.in_hf_config &&
+  return m_gptq.qwen35_mtp_special_case && m_config.in_hf_config &&
          qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
@@ -116,13 +115,11 @@ std::optional<Decision> GptqRules::decide_dynamic(const Layer& layer) const {
 
 Decision GptqRules::decide(const Layer& layer) const {
   Decision decision;
-  const bool sglang = m_engine == Engine::sglang;
-  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
-      (sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc")) {
+  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding) {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
-  if (sglang && layer.kind == LayerKind::experts) {
+  if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {
     decision.verdict = Verdict::quantized; // GPTQMarlinMoEMethod, dynamic not read
     decision.by = DecidedBy::built_quantized;
     return decision;
@@ -132,9 +129,9 @@ Decision GptqRules::decide(const Layer& layer) const {
     decision.by = DecidedBy::built_dense;
     return decision;
   }
-  if (sglang || layer.kind == LayerKind::experts) {
-    // vLLM's MoE layers (get_moe_quant_method, auto_gptq.py) and every SGLang layer consult
-    // dynamic only.
+  if (!m_gptq.reads_module_list || layer.kind == LayerKind::experts) {
+    // MoE layers (vLLM's get_moe_quant_method, auto_gptq.py), and every layer of an engine that
+    // reads no module list, consult dynamic only.
     if (auto dynamic = decide_dynamic(layer)) {
       return *dynamic;
     }
@@ -146,9 +143,10 @@ Decision GptqRules::decide(const Layer& layer) const {
     const auto rule = first_dynamic(layer.prefix, undecidable);
     decision.verdict = Verdict::quantized;
     decision.by = DecidedBy::target_name;
-    decision.target = rule     ? m_config.dynamic[*rule].key
-                      : sglang ? std::string("(SGLang's GPTQ default: every Linear)")
-                               : std::string("(GPTQ MoE default)");
+    decision.target = rule ? m_config.dynamic[*rule].key
+                      : !m_gptq.reads_module_list
+                          ? "(" + std::string(m_dialect.engine_name) + "'s GPTQ default: every Linear)"
+                          : std::string("(GPTQ MoE default)");
     return decision;
   }
   // get_linear_quant_method (utils/gptq_utils.py): the head is a candidate only with "lm_head"
@@ -195,14 +193,14 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
     lines.emplace_back("verdict", verdict_text(decision));
     return lines;
   };
-  const bool sglang = m_engine == Engine::sglang;
+  const std::string engine(m_dialect.engine_name);
   if (decision.by == DecidedBy::built_dense && m_model.is_plain_linear(layer.name)) {
     lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
     return verdict();
   }
-  if (sglang && layer.kind == LayerKind::experts) {
+  if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {
     lines.emplace_back("experts",
-                       "SGLang's GPTQ Marlin quantizes every FusedMoE layer; dynamic is not read");
+                       engine + "'s GPTQ Marlin quantizes every FusedMoE layer; dynamic is not read");
     return verdict();
   }
   if (mtp_special_case()) {
@@ -232,12 +230,12 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
       lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
     }
   };
-  if (sglang || layer.kind == LayerKind::experts) {
+  if (!m_gptq.reads_module_list || layer.kind == LayerKind::experts) {
     dynamic_lines();
-    if (sglang) {
+    if (!m_gptq.reads_module_list) {
       lines.emplace_back("default",
-                         "SGLang reads no modules_in_block_to_quantize: a layer no negative rule "
-                         "matches is quantized");
+                         engine + " reads no modules_in_block_to_quantize: a layer no negative "
+                                  "rule matches is quantized");
     }
     return verdict();
   }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // What each engine's folder contributes, declared once for the registry (engines.cpp): its
-// history (versions as data). Private to src/engine/.
+// history (versions as data) and its dialect (how each version reads each method's config). Private to src/engine/.
 #pragma once
 
+#include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/versions.hpp>
 
 namespace qpatch::engine {
@@ -10,5 +11,9 @@ namespace qpatch::engine {
 const History& vllm_history();         // vllm/history.cpp
 const History& sglang_history();       // sglang/history.cpp
 const History& transformers_history(); // transformers/history.cpp
+
+Dialect vllm_dialect(const EngineVersion& version, const ModelInfo& model);         // vllm/
+Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& model);       // sglang/
+Dialect transformers_dialect(const EngineVersion& version, const ModelInfo& model); // transformers/
 
 } // namespace qpatch::engine

@@ -68,19 +68,8 @@ SkipListRules::SkipListRules(SkipListMethod method,
                            const ModelInfo& model,
                            bool nvfp4,
                            const EngineVersion& version)
-    : m_method(method), m_nvfp4(nvfp4), m_engine(version.engine), m_entries(std::move(entries)),
-      m_model(model) {
-  if (m_engine == Engine::vllm) {
-    // quant_utils.py is_layer_skipped before #43981 (a3195fab7^): a fused prefix is always
-    // judged by prefix.replace(proj, shard) for each shard, never by its own name.
-    m_fused_name_skips = version.has("#43981");
-    // qwen3_5_mtp.py / qwen3_next_mtp.py: fc_quant = None for modelopt_fp4 since #38832
-    // (771913e4a) / #46316 (e45b27992).
-    m_fc_dense_nvfp4 =
-        version.has(m_model.architecture == "Qwen3NextForCausalLM" ? "#46316" : "#38832");
-    // modelopt.py get_quant_method before #42124 (6f5b53324^): LinearBase only.
-    m_modelopt_head = version.has("#42124");
-  }
+    : m_method(method), m_nvfp4(nvfp4), m_dialect(dialect_of(version, model)),
+      m_skip(m_dialect.skip_list), m_entries(std::move(entries)), m_model(model) {
   // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
   // fp8.py, modelopt.py, vLLM main 017e9f4). vllm-bnb-plugin's BitsAndBytesConfig (85de847,
   // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
@@ -93,11 +82,9 @@ SkipListRules::SkipListRules(SkipListMethod method,
   };
   for (size_t i = 0; i < m_entries.size(); ++i) {
     const std::string& entry = m_entries[i];
-    // modelopt.py ModelOptQuantConfigBase.apply_vllm_mapper (run only for a model class with a
-    // mapper): "X*" becomes "X" and "X.*" before the renames.
-    const bool split = m_method == SkipListMethod::modelopt && m_model.has_mapper &&
-                       m_engine == Engine::vllm && entry.size() >= 2 && entry.back() == '*' &&
-                       entry[entry.size() - 2] != '.';
+    // ModelOpt: "X*" becomes "X" and "X.*" before the renames (dialect.hpp).
+    const bool split = m_method == SkipListMethod::modelopt && m_skip.modelopt_splits_globs &&
+                       entry.size() >= 2 && entry.back() == '*' && entry[entry.size() - 2] != '.';
     if (split) {
       const std::string stem = entry.substr(0, entry.size() - 1);
       add(stem, i);
@@ -252,7 +239,7 @@ std::optional<size_t> SkipListRules::modelopt_excluded(const Layer& layer,
   const std::string last(last_component(prefix));
   // 1. quant_utils.py is_layer_skipped, exact mode, with the model's fused layers.
   if (const auto* shards = m_model.shards_of(last)) {
-    if (const auto hit = m_fused_name_skips ? exact_entry(prefix) : std::nullopt) {
+    if (const auto hit = m_skip.fused_name_skips ? exact_entry(prefix) : std::nullopt) {
       return hit;
     }
     std::optional<size_t> first;
@@ -310,8 +297,8 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   // only; AWQ adds it with lm_head: true (auto_awq.py AutoAWQConfig.get_quant_method); ModelOpt
   // quantizes LinearBase and ParallelLMHead alike (modelopt.py get_quant_method).
   const bool head_quantizable =
-      m_engine == Engine::vllm && ((m_method == SkipListMethod::modelopt && m_modelopt_head) ||
-                                   (m_method == SkipListMethod::awq && m_lm_head_quantized));
+      (m_method == SkipListMethod::modelopt && m_skip.modelopt_quantizes_head) ||
+      (m_method == SkipListMethod::awq && m_skip.awq_reads_lm_head && m_lm_head_quantized);
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
       (layer.kind == LayerKind::lm_head && !head_quantizable)) {
     return "with no quant config (" + layer.cls + "): always dense";
@@ -319,7 +306,7 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   // ModelOptQuantConfigBase.get_quant_method: a layer that is not excluded but whose name holds
   // one of these is built dense (not under MIXED_PRECISION, whose get_quant_method has no such
   // rule).
-  if (m_method == SkipListMethod::modelopt && m_engine == Engine::vllm && !m_layers) {
+  if (m_method == SkipListMethod::modelopt && m_skip.modelopt_dense_vision && !m_layers) {
     for (const char* part : {"vision_tower", "vision_model", "vit_large_projector"}) {
       if (layer.prefix.find(part) != std::string::npos) {
         return std::string("unquantized by ModelOpt: the name holds \"") + part +
@@ -327,12 +314,9 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
       }
     }
   }
-  if (m_nvfp4 && m_fc_dense_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
+  if (m_nvfp4 && m_skip.fc_dense_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
     return std::string("without a quant config by vLLM's Qwen draft under modelopt_fp4 (#38832, "
                        "#46316): always dense");
-  }
-  if (m_engine == Engine::sglang && is_qwen35(m_model) && layer.prefix == "mtp.fc") {
-    return std::string("as a plain nn.Linear by SGLang's Qwen3.5 draft: always dense");
   }
   return std::nullopt;
 }
@@ -378,7 +362,7 @@ std::vector<std::pair<std::string, std::string>> SkipListRules::trace(const Laye
                             : "\"" + m_entries[*hit] + "\" contains \"experts\" and " +
                                   layer.prefix);
   } else if (!test(layer.prefix, key, fp8) && layer.kind != LayerKind::experts &&
-             m_engine == Engine::vllm && m_method != SkipListMethod::bitsandbytes) {
+             !m_skip.built_name_only && m_method != SkipListMethod::bitsandbytes) {
     if (const auto* shards = m_model.shards_of(last)) {
       for (const std::string& shard : *shards) {
         test(replace_all(layer.prefix, last, shard),
@@ -404,7 +388,6 @@ Decision SkipListRules::decide(const Layer& layer) const {
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
-  const bool sglang = m_engine == Engine::sglang;
   if (built_dense_reason(layer)) {
     decision.by = DecidedBy::built_dense;
     return decision;
@@ -438,8 +421,8 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
     return decision;
   };
-  if (sglang) {
-    // Every layer, fused or experts, is tested under the one name SGLang builds it as.
+  if (m_skip.built_name_only) {
+    // Every layer, fused or experts, is tested under the one name the engine builds it as.
     if (const auto hit = skipping_entry(layer.prefix)) {
       return skipped_by(*hit);
     }
@@ -477,7 +460,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
   }
   // A fused name listed (or, for AWQ, contained) verbatim is honoured first; before #43981 a
   // fused layer was judged through its shards only (a layer no mapping fuses is its own name).
-  if (const auto direct = fused && !m_fused_name_skips && m_method != SkipListMethod::bitsandbytes
+  if (const auto direct = fused && !m_skip.fused_name_skips && m_method != SkipListMethod::bitsandbytes
                               ? std::nullopt
                               : skipping_entry(layer.prefix)) {
     return skipped_by(*direct);

@@ -13,6 +13,8 @@ class SglangDialectTest : public ::testing::Test {
 protected:
   const ModelInfo model = model_info_for("Qwen3_5MoeForConditionalGeneration");
   const Layer fc{LayerKind::linear, "mtp.fc", "mtp.fc", "ColumnParallelLinear", {}};
+  // SGLang's naming row builds the draft's fc as a plain nn.Linear (build_layers: built_dense).
+  const Layer sglang_fc{LayerKind::built_dense, "mtp.fc", "mtp.fc", "Linear", {}};
   const Layer qkv{LayerKind::linear,
                   "mtp.layers.0.self_attn.qkv_proj",
                   "mtp.layers.0.self_attn.qkv_proj",
@@ -53,7 +55,8 @@ TEST_F(SglangDialectTest, GptqReadsDynamicOnlyAndAlwaysQuantizesExperts) {
   // vLLM's Qwen3.5 special case: a "-:" key holding "mtp" builds the MTP decoder layers dense.
   EXPECT_EQ(gptq(Engine::vllm, {exclude}, experts), "dense (built_dense)");
   EXPECT_EQ(gptq(Engine::sglang, {exclude}, experts), "quantized (built_quantized)");
-  EXPECT_EQ(gptq(Engine::sglang, {}, fc), "dense (built_dense)");
+  EXPECT_TRUE(sglang_model_info("Qwen3_5MoeForConditionalGeneration", 0).is_plain_linear("mtp.fc"));
+  EXPECT_EQ(gptq(Engine::sglang, {}, sglang_fc), "dense (built_dense)");
 }
 
 // SGLang's AWQ tests a layer under the one name it builds it as (the fused name, never its shards;
@@ -71,7 +74,7 @@ TEST_F(SglangDialectTest, AwqTestsFusedAndExpertsLayersByTheirOwnNames) {
   EXPECT_EQ(awq(Engine::sglang, {"mtp.layers.0.mlp.experts.0.gate_proj"}, experts),
             "quantized (target_class)");
   EXPECT_EQ(awq(Engine::vllm, {}, fc), "quantized (target_class)");
-  EXPECT_EQ(awq(Engine::sglang, {}, fc), "dense (built_dense)");
+  EXPECT_EQ(awq(Engine::sglang, {}, sglang_fc), "dense (built_dense)");
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <qpatch/engine/decision.hpp>
+#include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
@@ -56,7 +57,7 @@ public:
   // Sets `undecidable` when a regex gave up.
   std::optional<size_t>
   match_ignore(const std::string& prefix, bool& undecidable, const std::string& cls = "") const;
-  Engine engine() const { return m_engine; }
+  const Dialect& dialect() const { return m_dialect; }
   // Return whether ignore entry `index` matches vLLM name `prefix`.
   bool entry_matches(size_t index, const std::string& prefix) const;
   const quant::CtConfig& config() const { return m_config; }
@@ -94,10 +95,8 @@ private:
 
   quant::CtConfig m_config;
   ModelInfo m_model;
-  Engine m_engine = Engine::vllm;
-  bool m_untargeted_raises = false;   // vLLM before #41965
-  bool m_class_before_fused = false;  // vLLM before #49483
-  bool m_head_without_method = false; // SGLang; vLLM before #37291
+  Dialect m_dialect;
+  CtDialect m_ct; // m_dialect.compressed_tensors
   std::vector<Entry> m_ignore;
   // Where exact matching applies (not SGLang's substrings), each plain entry's first index by
   // its renamed text (and by its text as written, for transformers' class names), and the

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
@@ -73,8 +74,8 @@ private:
 
   quant::GptqConfig m_config;
   ModelInfo m_model;
-  Engine m_engine = Engine::vllm;
-  bool m_mtp_special_case = true;  // #48816
+  Dialect m_dialect;
+  GptqDialect m_gptq; // m_dialect.gptq
   std::vector<std::string> m_list; // renamed like layers
   std::vector<std::optional<Pattern>> m_patterns;
 };

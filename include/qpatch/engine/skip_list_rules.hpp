@@ -37,6 +37,7 @@
 // nn.Linear (always dense).
 #pragma once
 
+#include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
@@ -74,6 +75,7 @@ public:
                                                          const std::string& key) const;
   // ModelOpt MIXED_PRECISION: the `quantized_layers` keys and their quant_algo.
   void set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers);
+  const Dialect& dialect() const { return m_dialect; }
   // Return the index of the entry that skips vLLM name `name`, if any.
   std::optional<size_t> skipping_entry(const std::string& name) const;
 
@@ -95,10 +97,8 @@ private:
 
   SkipListMethod m_method;
   bool m_nvfp4 = false;
-  Engine m_engine = Engine::vllm;
-  bool m_fused_name_skips = true; // #43981 (vLLM)
-  bool m_fc_dense_nvfp4 = true;   // #38832 (Qwen3.5), #46316 (Qwen3-Next)
-  bool m_modelopt_head = true;    // #42124
+  Dialect m_dialect;
+  SkipListDialect m_skip; // m_dialect.skip_list
   bool m_lm_head_quantized = false;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+// How one version of one engine reads each method's config, as data. The method rules
+// (compressed_tensors_rules, skip_list_rules, gptq_rules) are written once and ask their
+// dialect wherever engines or versions differ; each engine's folder fills the same struct for
+// each of its versions (src/engine/<engine>/dialect.cpp), citing the file, function and commit
+// behind every field. Adding an engine is a folder of this shape; a version is a `has("#N")`.
+#pragma once
+
+#include <qpatch/engine/model_info.hpp>
+#include <qpatch/engine/versions.hpp>
+
+#include <string_view>
+
+namespace qpatch::engine {
+
+// compressed-tensors: should_ignore_layer, find_matched_target, get_quant_method.
+struct CtDialect {
+  // A plain (non-"re:") ignore entry matches as a case-insensitive substring of the layer name
+  // (SGLang's check_contains=True), not by equality.
+  bool substring_ignore = false;
+  // The library's own matching (transformers through compressed-tensors): a plain ignore entry
+  // may name the module's class, and a shard is also matched through the fused layer it
+  // belongs to (ModelInfo::fused_aliases), in ignore and targets alike.
+  bool library_matching = false;
+  // find_matched_target raises for a Linear no target matches, and get_quant_method lets it
+  // through: the model is never built ("Unable to find matching target for ...").
+  bool untargeted_raises = false;
+  // find_matched_target tries a class-name target before the fused shards.
+  bool class_before_fused = false;
+  // get_quant_method gives a ParallelLMHead no method: the head is always dense.
+  bool head_without_method = false;
+};
+
+// AWQ, FP8, ModelOpt, bitsandbytes: one skip list of module names.
+struct SkipListDialect {
+  // Every layer, fused or experts, is tested under the one name the engine builds it as (a
+  // fused layer by its fused name, never its shards), and an absent AWQ list is empty (nothing
+  // is derived from the headers).
+  bool built_name_only = false;
+  // A fused layer listed by its own name is skipped (else only its shards are tested).
+  bool fused_name_skips = true;
+  // ModelOpt NVFP4 builds the Qwen3.5 / Qwen3-Next MTP fc without a quant config.
+  bool fc_dense_nvfp4 = false;
+  // ModelOpt gives a ParallelLMHead a quant method (it is quantized like any Linear).
+  bool modelopt_quantizes_head = false;
+  // AWQ honours `lm_head: true` by quantizing the ParallelLMHead.
+  bool awq_reads_lm_head = false;
+  // ModelOpt's apply_vllm_mapper splits "X*" into "X" and "X.*" (for a model with a mapper).
+  bool modelopt_splits_globs = false;
+  // ModelOpt builds names holding vision_tower, vision_model or vit_large_projector dense.
+  bool modelopt_dense_vision = false;
+};
+
+// GPTQ: modules_in_block_to_quantize and `dynamic`.
+struct GptqDialect {
+  // modules_in_block_to_quantize is read (and derived from the headers when falsy); else every
+  // Linear no negative `dynamic` rule matches is quantized.
+  bool reads_module_list = true;
+  // FusedMoE layers consult `dynamic` (else every experts layer is quantized).
+  bool moe_reads_dynamic = true;
+  // The Qwen3.5 draft builds its MTP decoder layers dense under a "-:" rule naming "mtp".
+  bool qwen35_mtp_special_case = false;
+};
+
+struct Dialect {
+  std::string_view engine_name; // how sentences name the engine ("vLLM")
+  CtDialect compressed_tensors;
+  SkipListDialect skip_list;
+  GptqDialect gptq;
+};
+
+// The dialect of `version` for `model` (some fields hold for one architecture), from the
+// folder of whichever engine `version` is of (the registry, engines.cpp).
+Dialect dialect_of(const EngineVersion& version, const ModelInfo& model);
+
+} // namespace qpatch::engine

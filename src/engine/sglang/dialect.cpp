@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// SGLang's dialect (sgl-project/sglang; the versions in sglang/history.cpp change its naming,
+// not these rules).
+#include "engine/registry.hpp"
+
+#include <qpatch/engine/dialect.hpp>
+
+namespace qpatch::engine {
+
+Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*model*/) {
+  Dialect dialect;
+  dialect.engine_name = "SGLang";
+  CtDialect& ct = dialect.compressed_tensors;
+  // compressed_tensors/utils.py _is_equal_or_regex_match(check_contains=True), as
+  // should_ignore_layer calls it (@b553569): `target.lower() in value.lower()`.
+  ct.substring_ignore = true;
+  // CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a method
+  // for LinearBase and FusedMoE layers only.
+  ct.head_without_method = true;
+
+  // awq/awq.py AWQMarlinConfig (@01f67c3): is_layer_skipped_awq(prefix, modules_to_not_convert)
+  // on the name each layer is built under; from_config reads the list or [] (no derivation).
+  dialect.skip_list.built_name_only = true;
+
+  GptqDialect& gptq = dialect.gptq;
+  // gptq/gptq.py (@0cdfa2f) get_linear_quant_method: `dynamic` only; no module list is read.
+  gptq.reads_module_list = false;
+  // GPTQMarlinMoEMethod is returned for every FusedMoE without consulting `dynamic`.
+  gptq.moe_reads_dynamic = false;
+  return dialect;
+}
+
+} // namespace qpatch::engine
