@@ -18,10 +18,13 @@ using engine::Engine;
 using engine::EngineSet;
 using engine::SkipListMethod;
 
-EngineSet engines_of(std::initializer_list<Engine> engines) {
+// The engines whose folders model `name`'s rules (each engine's history lists its methods).
+EngineSet engines_modelling(std::string_view name) {
   EngineSet out = EngineSet::none();
-  for (const Engine engine : engines) {
-    out.add(engine);
+  for (const Engine engine : engine::all_engines()) {
+    if (engine::models_method(engine, name)) {
+      out.add(engine);
+    }
   }
   return out;
 }
@@ -31,13 +34,12 @@ EngineSet engines_of(std::initializer_list<Engine> engines) {
 template <auto Read, auto Judge, auto Explain>
 Method row(std::string_view name,
            std::vector<std::string_view> aliases,
-           EngineSet engines,
            std::string_view packed_tensor,
            std::optional<SkipListMethod> skip_list = std::nullopt) {
   Method method;
   method.name = name;
   method.aliases = std::move(aliases);
-  method.engines = engines;
+  method.engines = engines_modelling(name);
   method.skip_list = skip_list;
   method.packed_tensor = packed_tensor;
   method.judge = [](const JudgeInput& in, Diagnosis& diagnosis) -> Status {
@@ -79,26 +81,23 @@ Status judge_ct(const JudgeInput& in, const quant::CtConfig& config, Diagnosis& 
 }
 
 const std::vector<Method>& table() {
-  const EngineSet all = EngineSet::all();
-  const EngineSet vllm = EngineSet::only(Engine::vllm);
-  const EngineSet vllm_sglang = engines_of({Engine::vllm, Engine::sglang});
   // vLLM renames "compressed_tensors" to "compressed-tensors" and a ModelOpt NVFP4 config to
   // "modelopt_fp4" (vllm/config/model.py ModelConfig._normalize_quantization_config); the
   // latter is judged by ModelOpt's rules with its NVFP4 cases (skip_list_rules.cpp).
   static const std::vector<Method> rows{
       row<read_ct, judge_ct, detail::explain_compressed_tensors>(
-          "compressed-tensors", {"compressed_tensors"}, all, "weight_packed"),
-      row<read_gptq, detail::judge_gptq, detail::explain_gptq>("gptq", {}, vllm_sglang, "qweight"),
+          "compressed-tensors", {"compressed_tensors"}, "weight_packed"),
+      row<read_gptq, detail::judge_gptq, detail::explain_gptq>("gptq", {}, "qweight"),
       row<read_inc, detail::judge_auto_round, detail::explain_auto_round>(
-          "auto-round", {}, vllm, "qweight"),
+          "auto-round", {}, "qweight"),
       row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
-          "awq", {}, vllm_sglang, "qweight", SkipListMethod::awq),
+          "awq", {}, "qweight", SkipListMethod::awq),
       row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
-          "fp8", {}, vllm, "weight_scale", SkipListMethod::fp8),
+          "fp8", {}, "weight_scale", SkipListMethod::fp8),
       row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
-          "modelopt", {"modelopt_fp4"}, vllm, "weight_scale", SkipListMethod::modelopt),
+          "modelopt", {"modelopt_fp4"}, "weight_scale", SkipListMethod::modelopt),
       row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
-          "bitsandbytes", {}, vllm, "weight_scale", SkipListMethod::bitsandbytes),
+          "bitsandbytes", {}, "weight_scale", SkipListMethod::bitsandbytes),
   };
   return rows;
 }
@@ -123,14 +122,18 @@ const Method* find_method(std::string_view quant_method) {
   return nullptr;
 }
 
+engine::Engine reference_engine() {
+  return engine::all_engines().front();
+}
+
 EngineSet modelled_engines(const Method* method, EngineSet requested) {
   EngineSet modelled = EngineSet::none();
   for (const Engine engine : requested.list()) {
-    if (method != nullptr ? method->engines.has(engine) : engine == Engine::vllm) {
+    if (method != nullptr ? method->engines.has(engine) : engine == reference_engine()) {
       modelled.add(engine);
     }
   }
-  return modelled.empty() ? EngineSet::only(Engine::vllm) : modelled;
+  return modelled.empty() ? EngineSet::only(reference_engine()) : modelled;
 }
 
 std::string judged_methods_text() {

@@ -6,96 +6,98 @@
 
 namespace qpatch::engine {
 
-std::string_view to_string(Engine engine) {
-  switch (engine) {
-  case Engine::vllm:
-    return "vllm";
-  case Engine::sglang:
-    return "sglang";
-  case Engine::transformers:
-    return "transformers";
-  }
-  return "unknown";
+namespace {
+
+// One row per engine: its folder's history (identity, methods, versions), naming and dialect.
+// Adding an engine is a folder and a row here.
+struct EngineRow {
+  Engine engine;
+  const History& (*history)();
+  ModelInfo (*naming)(const EngineVersion&, const std::string& architecture, uint64_t layers);
+  Dialect (*dialect)(const EngineVersion&, const ModelInfo&);
+};
+
+ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
+  return model_info_for(arch, layers, version);
+}
+ModelInfo sglang_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
+  return sglang_model_info(arch, layers, version);
+}
+ModelInfo transformers_naming(const EngineVersion& /*version*/,
+                              const std::string& arch,
+                              uint64_t layers) {
+  return transformers_view(model_info_for(arch, layers));
 }
 
-std::string_view rules_of(Engine engine, std::string_view quant_method) {
-  if (engine == Engine::vllm && quant_method == "bitsandbytes") {
-    // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
-    // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
-    return "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847";
+const std::vector<EngineRow>& rows() {
+  static const std::vector<EngineRow> table{
+      {Engine::vllm, vllm_history, vllm_naming, vllm_dialect},
+      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect},
+      {Engine::transformers, transformers_history, transformers_naming, transformers_dialect},
+  };
+  return table;
+}
+
+const EngineRow& row(Engine engine) {
+  for (const EngineRow& r : rows()) {
+    if (r.engine == engine) {
+      return r;
+    }
   }
-  if (engine == Engine::sglang && quant_method == "awq") {
-    return "sglang 01f67c3 (awq/awq.py)";
+  return rows().front();
+}
+
+} // namespace
+
+std::vector<Engine> all_engines() {
+  std::vector<Engine> out;
+  for (const EngineRow& r : rows()) {
+    out.push_back(r.engine);
   }
-  if (engine == Engine::sglang && quant_method == "gptq") {
-    return "sglang 0cdfa2f (gptq/gptq.py)";
-  }
-  switch (engine) {
-  case Engine::vllm:
-    return "vllm main 017e9f4 (2026-08-17)";
-  case Engine::sglang:
-    return "sglang 2026 (008b79d; MTP draft without and with #35887)";
-  case Engine::transformers:
-    return "transformers + compressed-tensors ac8e2ba";
-  }
-  return "unknown";
+  return out;
+}
+
+std::string_view to_string(Engine engine) {
+  return row(engine).history().name;
 }
 
 std::string_view display_name(Engine engine) {
-  switch (engine) {
-  case Engine::vllm:
-    return "vLLM";
-  case Engine::sglang:
-    return "SGLang";
-  case Engine::transformers:
-    return "transformers";
+  return row(engine).history().display_name;
+}
+
+std::string_view rules_of(Engine engine, std::string_view quant_method) {
+  const History& h = row(engine).history();
+  for (const auto& [method, rules] : h.method_rules) {
+    if (method == quant_method) {
+      return rules;
+    }
   }
-  return "unknown";
+  return h.rules;
+}
+
+bool models_method(Engine engine, std::string_view quant_method) {
+  return row(engine).history().models(quant_method);
 }
 
 const History& history(Engine engine) {
-  switch (engine) {
-  case Engine::sglang:
-    return sglang_history();
-  case Engine::transformers:
-    return transformers_history();
-  case Engine::vllm:
-    break;
-  }
-  return vllm_history();
+  return row(engine).history();
 }
 
 ModelInfo naming_of(const EngineVersion& version,
                     const std::string& architecture,
                     uint64_t num_hidden_layers) {
-  switch (version.engine) {
-  case Engine::sglang:
-    return sglang_model_info(architecture, num_hidden_layers, version);
-  case Engine::transformers:
-    return transformers_view(model_info_for(architecture, num_hidden_layers));
-  case Engine::vllm:
-    break;
-  }
-  return model_info_for(architecture, num_hidden_layers, version);
+  return row(version.engine).naming(version, architecture, num_hidden_layers);
 }
 
 Dialect dialect_of(const EngineVersion& version, const ModelInfo& model) {
-  switch (version.engine) {
-  case Engine::sglang:
-    return sglang_dialect(version, model);
-  case Engine::transformers:
-    return transformers_dialect(version, model);
-  case Engine::vllm:
-    break;
-  }
-  return vllm_dialect(version, model);
+  return row(version.engine).dialect(version, model);
 }
 
 std::optional<EngineSet> EngineSet::parse(std::string_view text) {
   if (text == "all") {
     return all();
   }
-  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
+  for (const Engine engine : all_engines()) {
     if (text == to_string(engine)) {
       return only(engine);
     }
@@ -105,7 +107,7 @@ std::optional<EngineSet> EngineSet::parse(std::string_view text) {
 
 std::vector<Engine> EngineSet::list() const {
   std::vector<Engine> out;
-  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
+  for (const Engine engine : all_engines()) {
     if (has(engine)) {
       out.push_back(engine);
     }

@@ -85,6 +85,10 @@ const Change* History::find(std::string_view id) const {
   return nullptr;
 }
 
+bool History::models(std::string_view method) const {
+  return contains_word(methods, method);
+}
+
 std::string_view History::first_for(std::string_view architecture, std::string_view method) const {
   std::string_view out = first;
   for (const auto& [architectures, day] : support) {
@@ -92,8 +96,8 @@ std::string_view History::first_for(std::string_view architecture, std::string_v
       out = day;
     }
   }
-  for (const auto& [methods, day] : method_support) {
-    if (contains_word(methods, method) && day > out) {
+  for (const auto& [names, day] : method_support) {
+    if (contains_word(names, method) && day > out) {
       out = day;
     }
   }

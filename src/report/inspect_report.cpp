@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/report/fit_width.hpp>
 #include <qpatch/report/inspect_report.hpp>
+#include <qpatch/engine/versions.hpp>
 
 #include <algorithm>
 #include <array>
@@ -194,12 +195,7 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
     role_of.push_back(3);
     for (size_t e = 0; e < engines; ++e) {
       const engine::Engine engine = verdicts->engines[e];
-      std::string title(engine::to_string(engine));
-      if (fit) {
-        title = engine == engine::Engine::vllm     ? "vllm"
-                : engine == engine::Engine::sglang ? "sgl"
-                                                   : "tf";
-      }
+      std::string title(fit ? engine::history(engine).column : engine::to_string(engine));
       for (char& c : title) {
         c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
       }

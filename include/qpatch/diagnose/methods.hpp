@@ -6,7 +6,9 @@
 //
 // Adding a method takes:
 //   1. a config view: quant/<method>.hpp, `Result<View> read_<method>(const quant::ConfigFile&)`;
-//   2. its engines' rules: engine/vllm_<method>.hpp, a judge with decide(layer) and trace(layer);
+//   2. its rules: engine/<method>_rules.hpp, decide(layer) and trace(layer) written once, asking
+//      the engine's dialect (dialect.hpp) where engines differ, and the method's name in the
+//      `methods` of each engine's history that models it;
 //   3. a judge: src/diagnose/<method>_judge.cpp, the findings and the fix (its edit step run
 //      under detail::fix_to_fixpoint, fixpoint.hpp), and an explain beside the others in
 //      explain.cpp;
@@ -52,8 +54,11 @@ struct Method {
 const std::vector<Method>& methods();
 // The row `quant_method` names (canonical or alias), or null when no method judges it.
 const Method* find_method(std::string_view quant_method);
-// The engines of `requested` whose rules are modelled for `method`, or vLLM alone when none of
-// them is (qpatch then judges as vLLM loads it, and says so). Null (an unknown method): vLLM.
+// The engine an unmodelled method is judged by: the registry's first (vLLM).
+engine::Engine reference_engine();
+// The engines of `requested` whose rules are modelled for `method`, or the reference engine
+// alone when none of them is (qpatch then judges as it loads it, and says so). Null (an unknown
+// method): the reference engine.
 engine::EngineSet modelled_engines(const Method* method, engine::EngineSet requested);
 // "compressed-tensors, gptq, ... and bitsandbytes": the canonical names, for messages.
 std::string judged_methods_text();

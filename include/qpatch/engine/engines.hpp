@@ -13,12 +13,16 @@ namespace qpatch::engine {
 
 enum class Engine : uint8_t { vllm = 1, sglang = 2, transformers = 4 };
 
-// "vllm", "sglang", "transformers".
+// Every engine of the registry, in the order reports list them (engines.cpp).
+std::vector<Engine> all_engines();
+// "vllm", "sglang", "transformers": as --engine and JSON spell it.
 std::string_view to_string(Engine engine);
-// The code base and version whose rules are modelled (engines.md §0) for `quant_method`
-// (SGLang's AWQ rules come from another snapshot than its compressed-tensors rules).
+// True when the engine's rules are modelled for `quant_method` (canonical name).
+bool models_method(Engine engine, std::string_view quant_method);
+// The code base and version whose rules are modelled for `quant_method` (an engine's rules for
+// one method may come from another snapshot than the rest).
 std::string_view rules_of(Engine engine, std::string_view quant_method = "compressed-tensors");
-// How reports name the engine in sentences ("vLLM", "SGLang", "transformers").
+// How reports name the engine in sentences ("vLLM").
 std::string_view display_name(Engine engine);
 
 // "a", "a and b", "a, b and c": how reports list engines (or their rules).

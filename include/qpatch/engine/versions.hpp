@@ -45,6 +45,15 @@ struct Release {
 
 struct History {
   Engine engine{};
+  std::string_view name;         // as --engine and JSON spell it ("vllm")
+  std::string_view display_name; // as sentences name it ("vLLM")
+  std::string_view column;       // inspect's narrow column title ("sgl")
+  // The methods whose rules are modelled for this engine (canonical names, space-separated);
+  // under any other method the engine is not judged, and the report says so.
+  std::string_view methods;
+  // The source whose rules are judged, by method ("" for the rest), for "judged as ...".
+  std::string_view rules;
+  std::vector<std::pair<std::string_view, std::string_view>> method_rules;
   std::string_view first;         // the oldest day modelled (support for the first architecture)
   std::string_view newest_commit; // the newest source read: what `main` judges
   std::string_view newest_date;
@@ -64,6 +73,8 @@ struct History {
   std::string releases_between(std::string_view from, std::string_view until) const;
 
   const Change* find(std::string_view id) const;
+  // True when `method` (a canonical name) is among `methods`.
+  bool models(std::string_view method) const;
 };
 
 // The history of `engine` (its folder's history.cpp).

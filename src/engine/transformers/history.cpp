@@ -9,6 +9,11 @@ namespace {
 
 History make_transformers_history() {
   History h;
+  h.name = "transformers";
+  h.display_name = "transformers";
+  h.column = "tf";
+  h.methods = "compressed-tensors";
+  h.rules = "transformers + compressed-tensors ac8e2ba";
   h.engine = Engine::transformers;
   h.first = "2026-08-06";
   h.newest_commit = "ac8e2ba";
