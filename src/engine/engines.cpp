@@ -15,6 +15,7 @@ struct EngineRow {
   const History& (*history)();
   ModelInfo (*naming)(const EngineVersion&, const std::string& architecture, uint64_t layers);
   Dialect (*dialect)(const EngineVersion&, const ModelInfo&);
+  std::string (*effect)(Mismatch, const MismatchContext&);
 };
 
 ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
@@ -31,9 +32,13 @@ ModelInfo transformers_naming(const EngineVersion& /*version*/,
 
 const std::vector<EngineRow>& rows() {
   static const std::vector<EngineRow> table{
-      {Engine::vllm, vllm_history, vllm_naming, vllm_dialect},
-      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect},
-      {Engine::transformers, transformers_history, transformers_naming, transformers_dialect},
+      {Engine::vllm, vllm_history, vllm_naming, vllm_dialect, vllm_effect},
+      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect, sglang_effect},
+      {Engine::transformers,
+       transformers_history,
+       transformers_naming,
+       transformers_dialect,
+       transformers_effect},
   };
   return table;
 }
@@ -91,6 +96,10 @@ ModelInfo naming_of(const EngineVersion& version,
 
 Dialect dialect_of(const EngineVersion& version, const ModelInfo& model) {
   return row(version.engine).dialect(version, model);
+}
+
+std::string effect_of(Engine engine, Mismatch mismatch, const MismatchContext& context) {
+  return row(engine).effect(mismatch, context);
 }
 
 std::optional<EngineSet> EngineSet::parse(std::string_view text) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/diagnose/methods.hpp>
+#include <qpatch/engine/effects.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/report/consequence.hpp>
 
@@ -26,83 +27,31 @@ std::string packed_tensor(const std::string& quant_method) {
   return method != nullptr ? std::string(method->packed_tensor) : "weight_scale";
 }
 
-// vLLM's AutoWeightsLoader (model_executor/models/utils.py `_load_module`, vLLM main 017e9f4)
-// raises for a checkpoint tensor the built model has no parameter for.
-// The MTP draft model loads the head's tensors with the `mtp.` prefix stripped, so its message
-// names `fc.weight` (README's flagship).
-std::string vllm_missing(const std::string& tensor, const std::string& when) {
-  const std::string shown = tensor.rfind("mtp.", 0) == 0 ? tensor.substr(4) : tensor;
-  return "start-up fails" + when + ": \"ValueError: There is no module or parameter named '" +
-         shown + "' in ...\"";
-}
-
-std::string vllm_effect(const diagnose::Finding& finding, const std::string& quant_method) {
-  const std::string first = finding.modules.empty() ? finding.label : finding.modules.front();
-  const bool mtp = first.rfind("mtp.", 0) == 0;
-  const std::string when = mtp ? " once speculative decoding loads the MTP head" : "";
-  const std::string fused_when = mtp ? " with speculative decoding" : "";
-  switch (finding.kind) {
+// The engine-level mismatch a finding is, or nothing when it is not one.
+std::optional<engine::Mismatch> mismatch_of(FindingKind kind) {
+  using engine::Mismatch;
+  switch (kind) {
   case FindingKind::dense_quantized_by_config:
   case FindingKind::engine_quantizes:
-    return vllm_missing(first + ".weight", when);
+    return Mismatch::dense_built_quantized;
   case FindingKind::quantized_made_dense:
   case FindingKind::quantized_untargeted:
   case FindingKind::engine_builds_dense:
-    return vllm_missing(first + "." + packed_tensor(quant_method), when);
+    return Mismatch::quantized_built_dense;
   case FindingKind::fused_shards_disagree:
+    return Mismatch::config_shards_disagree;
   case FindingKind::disk_shards_disagree:
-    return "start-up fails" + fused_when +
-           " while building the fused layer (its shards must agree)";
+    return Mismatch::disk_shards_disagree;
   case FindingKind::unindexed_tensors:
-    return "never opens the file, so its tensors are not loaded";
+    return Mismatch::unindexed_file;
   case FindingKind::untargeted_raises:
-    return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
-           "target for ... in the compressed-tensors config.\"";
+    return Mismatch::untargeted_raises;
   case FindingKind::quantized_without_config:
-    // Without a quantization config vLLM builds every Linear unquantized, whose only parameters
-    // are weight (and bias): the first packed or scale tensor has nowhere to go
-    // (model_executor/models/utils.py AutoWeightsLoader._load_module, vLLM main 017e9f4).
-    return "start-up fails: \"" + finding.engine_error + "\"";
+    return Mismatch::quantized_without_config;
   case FindingKind::config_rejected:
-    // Raised while vLLM reads quantization_config (the method's from_config/__init__, see
-    // engine/vllm_config_checks.cpp), before any layer or weight: speculative decoding or not.
-    return finding.engine_error.empty() ? "start-up fails: it refuses the quantization config"
-                                        : "start-up fails: it refuses the quantization config: \"" +
-                                              finding.engine_error + "\"";
+    return Mismatch::config_rejected;
   default:
-    return "";
-  }
-}
-
-// SGLang's loaders skip a checkpoint tensor whose name the model has no parameter for
-// (`if name not in params_dict: continue`), so a mismatch loads without an error.
-std::string sglang_effect(const diagnose::Finding& finding) {
-  switch (finding.kind) {
-  case FindingKind::dense_quantized_by_config:
-  case FindingKind::quantized_made_dense:
-  case FindingKind::quantized_untargeted:
-  case FindingKind::engine_builds_dense:
-  case FindingKind::engine_quantizes:
-  case FindingKind::fused_shards_disagree:
-    return "loads, and drops the stored weights silently";
-  case FindingKind::quantized_without_config:
-    return "builds every layer dense and drops the quantized weights silently";
-  default:
-    return "";
-  }
-}
-
-// transformers reports unexpected and missing keys as a warning and initialises the layer anew.
-std::string transformers_effect(const diagnose::Finding& finding) {
-  switch (finding.kind) {
-  case FindingKind::dense_quantized_by_config:
-  case FindingKind::quantized_made_dense:
-  case FindingKind::quantized_untargeted:
-  case FindingKind::engine_builds_dense:
-  case FindingKind::quantized_without_config:
-    return "loads with \"Some weights ... were not used\" and initialises the layer at random";
-  default:
-    return "";
+    return std::nullopt;
   }
 }
 
@@ -117,18 +66,16 @@ std::string consequence(const diagnose::Finding& finding,
     if (!which) {
       continue;
     }
-    std::string effect;
-    switch (*which) {
-    case engine::Engine::vllm:
-      effect = vllm_effect(finding, quant_method);
-      break;
-    case engine::Engine::sglang:
-      effect = sglang_effect(finding);
-      break;
-    case engine::Engine::transformers:
-      effect = transformers_effect(finding);
-      break;
+    const auto mismatch = mismatch_of(finding.kind);
+    if (!mismatch) {
+      continue;
     }
+    const std::string effect = engine::effect_of(
+        *which,
+        *mismatch,
+        {finding.modules.empty() ? finding.label : finding.modules.front(),
+         packed_tensor(quant_method),
+         finding.engine_error});
     if (!effect.empty()) {
       out += (out.empty() ? "" : "; ") + std::string(engine::display_name(*which)) + ": " + effect;
     }
