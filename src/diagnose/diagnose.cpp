@@ -8,7 +8,7 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/model_info.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
-#include <qpatch/engine/vllm_config_checks.hpp>
+#include <qpatch/engine/config_checks.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <algorithm>
@@ -192,7 +192,8 @@ void add_grouped(std::vector<LayerProblem>& problems,
   // Engines in their canonical order, whatever order the problems came in.
   for (auto& [key, finding] : groups) {
     std::vector<std::string> ordered;
-    for (const char* engine : {"vllm", "sglang", "transformers"}) {
+    for (const engine::Engine id : engine::all_engines()) {
+      const std::string engine(engine::to_string(id));
       if (std::find(finding.engines.begin(), finding.engines.end(), engine) !=
           finding.engines.end()) {
         ordered.emplace_back(engine);
@@ -511,20 +512,21 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   }
   std::vector<Finding> inventory_part = std::move(diagnosis.findings);
   diagnosis.findings.clear();
-  if (modelled.has(engine::Engine::vllm)) {
+  for (const engine::Engine engine : modelled.list()) {
     // Judged at the one version the method's judge judges alone, or the newest.
     const engine::EngineVersion version =
-        engine::one_version(engine::Engine::vllm, method->name, configs.architecture, options.pins);
+        engine::one_version(engine, method->name, configs.architecture, options.pins);
     if (auto rejection =
-            engine::vllm_config_rejection(diagnosis.quant_method, active->config(), version)) {
+            engine::config_rejection(version, diagnosis.quant_method, active->config())) {
       Finding finding;
       finding.kind = FindingKind::config_rejected;
       finding.label = active->name;
       const std::string where = quant::pointer_text(active->pointer);
-      finding.detail =
-          active->name + (where.empty() ? "" : " " + where) +
-          ": vLLM refuses this quantization config before it builds any layer: " + *rejection;
-      finding.engines = {"vllm"};
+      finding.detail = active->name + (where.empty() ? "" : " " + where) + ": " +
+                       std::string(engine::display_name(engine)) +
+                       " refuses this quantization config before it builds any layer: " +
+                       *rejection;
+      finding.engines = {std::string(engine::to_string(engine))};
       finding.engine_error = *rejection;
       diagnosis.findings.push_back(std::move(finding));
     }
@@ -534,15 +536,19 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   if (auto status = method->judge(in, diagnosis); !status) {
     return status.take_error();
   }
-  // An assumption that can change a verdict is said: SGLang's layer names for an architecture
-  // qpatch has no naming row for (sglang_model_info.cpp).
-  if (modelled.has(engine::Engine::sglang) &&
-      engine::sglang_model_info(configs.architecture, configs.num_hidden_layers).assumed_naming) {
-    diagnosis.notes.push_back(
-        "SGLang: no naming table for " +
-        (configs.architecture.empty() ? std::string("this architecture") : configs.architecture) +
-        "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
-        "through their shards)");
+  // An assumption that can change a verdict is said: an engine's layer names for an
+  // architecture its folder has no naming row for.
+  for (const engine::Engine engine : modelled.list()) {
+    const engine::EngineVersion newest = engine::newest_version(engine);
+    if (engine::naming_of(newest, configs.architecture, configs.num_hidden_layers)
+            .assumed_naming) {
+      diagnosis.notes.push_back(
+          std::string(engine::display_name(engine)) + ": no naming table for " +
+          (configs.architecture.empty() ? std::string("this architecture")
+                                        : configs.architecture) +
+          "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
+          "through their shards)");
+    }
   }
   // Versions that cannot both be satisfied: the patch is for those that can, and says so.
   const bool some_versions_unloadable =

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/registry.hpp"
 
+#include <qpatch/engine/config_checks.hpp>
+
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/model_info.hpp>
 
@@ -16,6 +18,10 @@ struct EngineRow {
   ModelInfo (*naming)(const EngineVersion&, const std::string& architecture, uint64_t layers);
   Dialect (*dialect)(const EngineVersion&, const ModelInfo&);
   std::string (*effect)(Mismatch, const MismatchContext&);
+  // Whole-config checks (null: the engine runs none that qpatch models).
+  std::optional<std::string> (*config_rejection)(std::string_view method,
+                                                 const json::Json& config,
+                                                 const EngineVersion& version);
 };
 
 ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
@@ -32,13 +38,14 @@ ModelInfo transformers_naming(const EngineVersion& /*version*/,
 
 const std::vector<EngineRow>& rows() {
   static const std::vector<EngineRow> table{
-      {Engine::vllm, vllm_history, vllm_naming, vllm_dialect, vllm_effect},
-      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect, sglang_effect},
+      {Engine::vllm, vllm_history, vllm_naming, vllm_dialect, vllm_effect, vllm_config_rejection},
+      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect, sglang_effect, nullptr},
       {Engine::transformers,
        transformers_history,
        transformers_naming,
        transformers_dialect,
-       transformers_effect},
+       transformers_effect,
+       nullptr},
   };
   return table;
 }
@@ -96,6 +103,13 @@ ModelInfo naming_of(const EngineVersion& version,
 
 Dialect dialect_of(const EngineVersion& version, const ModelInfo& model) {
   return row(version.engine).dialect(version, model);
+}
+
+std::optional<std::string> config_rejection(const EngineVersion& version,
+                                            std::string_view quant_method,
+                                            const json::Json& config) {
+  const auto check = row(version.engine).config_rejection;
+  return check != nullptr ? check(quant_method, config, version) : std::nullopt;
 }
 
 std::string effect_of(Engine engine, Mismatch mismatch, const MismatchContext& context) {

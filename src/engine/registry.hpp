@@ -6,6 +6,11 @@
 #include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/effects.hpp>
 #include <qpatch/engine/versions.hpp>
+#include <qpatch/json/strict_json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
 
 namespace qpatch::engine {
 
@@ -20,5 +25,10 @@ Dialect transformers_dialect(const EngineVersion& version, const ModelInfo& mode
 std::string vllm_effect(Mismatch mismatch, const MismatchContext& context);         // vllm/
 std::string sglang_effect(Mismatch mismatch, const MismatchContext& context);       // sglang/
 std::string transformers_effect(Mismatch mismatch, const MismatchContext& context); // transformers/
+
+// vllm/config_checks.cpp: what vLLM raises while it reads a config (engine/config_checks.hpp).
+std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
+                                                 const json::Json& config,
+                                                 const EngineVersion& version);
 
 } // namespace qpatch::engine

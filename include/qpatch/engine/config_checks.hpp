@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+// The checks an engine runs on a quantization config as a whole before it builds any layer
+// (for vLLM, each method's from_config and __init__): a config that fails one never loads,
+// whatever its skip lists say. Each engine's folder holds its own (vllm/config_checks.cpp); the
+// registry dispatches. The layer rules are in the method's own rules file.
+#pragma once
+
+#include <qpatch/engine/versions.hpp>
+#include <qpatch/json/strict_json.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace qpatch::engine {
+
+// Return the exception `version` raises while reading `config` as `quant_method`
+// ("ValueError: Unsupported quantization config: bits=3, sym=True"), or nothing when it reads
+// it (or its engine runs no such checks).
+std::optional<std::string>
+config_rejection(const EngineVersion& version, std::string_view quant_method, const json::Json& config);
+
+} // namespace qpatch::engine
