@@ -22,22 +22,34 @@ using engine::Layer;
 
 namespace {
 
+// The pins explain judges under: the user's, and for a method whose judge judges one version
+// per engine, that version for every engine not pinned.
+engine::VersionPins explain_pins(const Method& row,
+                                 engine::EngineSet engines,
+                                 const std::string& architecture,
+                                 const engine::VersionPins& pins) {
+  engine::VersionPins out = pins;
+  if (row.one_version) {
+    for (const engine::Engine engine : engines.list()) {
+      if (!out.of(engine)) {
+        out.of(engine) = engine::one_version(engine, row.name, architecture, pins).from;
+      }
+    }
+  }
+  return out;
+}
+
 // "vLLM main 2026-02-28..017e9f4 (2026-08-17), 5 versions, SGLang ... and transformers ...": the
-// versions traced of each engine (compressed-tensors judges every version; the other methods the
-// newest, as their judges do).
+// versions traced of each engine, as the method's judge judges them.
 std::string judged_text(engine::EngineSet engines,
+                        const Method& row,
                         const std::string& method,
                         const std::string& architecture,
                         const engine::VersionPins& pins) {
-  const Method* row = find_method(method);
-  const bool versioned = row != nullptr && row->name == "compressed-tensors";
   std::vector<std::string> rules;
   for (const engine::Engine engine : engines.list()) {
-    rules.push_back(
-        versioned ? engine::versions_text(
-                        engine::versions_to_judge(engine, "compressed-tensors", architecture, pins),
-                        method)
-                  : std::string(engine::rules_of(engine, method)));
+    rules.push_back(engine::versions_text(
+        engine::versions_to_judge(engine, row.name, architecture, pins), method));
   }
   return engine::join_names(rules);
 }
@@ -64,73 +76,6 @@ void close_trace(detail::ExplainContext& context, const std::vector<std::string>
                          ? std::string("consistent: every engine builds what is stored")
                          : "inconsistent for " + who + ": run `qpatch --dry-run " +
                                context.inventory.command_name() + "` to see the fix");
-}
-
-// The layer SGLang builds over the modules of `context.layer`, under SGLang's names.
-struct SglangLayer {
-  engine::ModelInfo model;
-  std::vector<Layer> layers;
-  std::vector<detail::LayerView> views;
-  const Layer* layer = nullptr;
-  const detail::LayerView* view = nullptr;
-};
-
-std::unique_ptr<SglangLayer> sglang_layer(const detail::ExplainContext& context) {
-  auto out = std::make_unique<SglangLayer>();
-  out->model =
-      engine::sglang_model_info(context.configs.architecture, context.configs.num_hidden_layers);
-  out->layers = engine::build_layers(context.modules, out->model);
-  out->views = detail::layer_views(out->layers, context.modules, context.inventory, {});
-  for (const detail::LayerView& candidate : out->views) {
-    const auto& mine = context.layer.modules;
-    const bool ours = std::any_of(
-        candidate.layer->modules.begin(), candidate.layer->modules.end(), [&](uint32_t m) {
-          return context.module != nullptr ? &context.modules[m] == context.module
-                                           : std::find(mine.begin(), mine.end(), m) != mine.end();
-        });
-    if (ours && !candidate.layer->draft) {
-      out->layer = candidate.layer;
-      out->view = &candidate;
-      break;
-    }
-  }
-  return out;
-}
-
-// Every judged engine's rules in turn, then the verdict: `trace_of(engine, model, layer)`
-// returns that engine's (trace lines, decision) for the layer, judged under that engine's
-// names (SGLang builds layers of its own).
-template <class TraceOf>
-void trace_each_engine(detail::ExplainContext& context, const TraceOf& trace_of) {
-  auto& lines = context.out.lines;
-  const auto list = context.engines.list();
-  std::vector<std::string> wrong;
-  for (const engine::Engine engine : list) {
-    if (list.size() > 1) {
-      lines.emplace_back("engine", std::string(engine::rules_of(engine, context.method)));
-    }
-    const engine::ModelInfo* model = &context.model;
-    const Layer* layer = &context.layer;
-    const detail::LayerView* view = context.view;
-    std::unique_ptr<SglangLayer> sglang;
-    if (engine == engine::Engine::sglang) {
-      sglang = sglang_layer(context);
-      if (sglang->layer != nullptr) {
-        model = &sglang->model;
-        layer = sglang->layer;
-        view = sglang->view;
-        if (layer->prefix != context.layer.prefix) {
-          lines.emplace_back("layer", layer->prefix + " (SGLang's name)");
-        }
-      }
-    }
-    const auto [trace, decision] = trace_of(engine, *model, *layer);
-    lines.insert(lines.end(), trace.begin(), trace.end());
-    if (view == nullptr || !detail::consistent(*view, decision)) {
-      wrong.emplace_back(engine::to_string(engine));
-    }
-  }
-  close_trace(context, wrong);
 }
 
 } // namespace
@@ -197,18 +142,22 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   const std::string method = quant::declared_method(*active);
   const Method* row = find_method(method);
   engines = modelled_engines(row, engines);
+  if (row == nullptr) {
+    lines.emplace_back("config",
+                       active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
+                           ")");
+    lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
+    return out;
+  }
+  const engine::VersionPins judged_pins = explain_pins(*row, engines, configs.architecture, pins);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
                          "), judged as " +
-                         judged_text(engines, method, configs.architecture, pins) +
+                         judged_text(engines, *row, method, configs.architecture, judged_pins) +
                          (engines.list().size() > 1 ? " load it" : " loads it"));
   const auto views = detail::layer_views(layers, modules, inventory, DiagnoseOptions{});
   const auto view = std::find_if(
       views.begin(), views.end(), [&](const detail::LayerView& v) { return v.layer == layer; });
-  if (row == nullptr) {
-    lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
-    return out;
-  }
   detail::ExplainContext context{inventory,
                                  modules,
                                  configs,
@@ -220,7 +169,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                                  views,
                                  view == views.end() ? nullptr : &*view,
                                  engines,
-                                 pins,
+                                 judged_pins,
+                                 *row,
                                  out};
   if (auto status = row->explain(context); !status) {
     return status.take_error();
@@ -230,7 +180,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
 
 namespace detail {
 
-Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig& config) {
+Status trace_versions(ExplainContext& context) {
   const ModuleList& modules = context.modules;
   const Layer* layer = &context.layer;
   const Module* module = context.module;
@@ -248,7 +198,7 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
                                   context.inventory,
                                   head.modules,
                                   options,
-                                  "compressed-tensors");
+                                  context.row.name);
   // The module asked about; for a fused name, each of its shards.
   const auto mine = [&](const Layer& candidate) {
     return std::any_of(candidate.modules.begin(), candidate.modules.end(), [&](uint32_t m) {
@@ -261,9 +211,10 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
   std::vector<std::string> wrong;
   for (const engine::Engine engine : list) {
     const std::string engine_name(engine::to_string(engine));
+    const std::string shown(engine::display_name(engine));
     const auto versions = versions_of(views, engine);
     if (list.size() > 1) {
-      lines.emplace_back("engine", engine::versions_text(versions));
+      lines.emplace_back("engine", engine::versions_text(versions, context.method));
     }
     // Each version's trace; versions whose traces are equal are shown once, named together.
     std::vector<std::pair<engine::EngineVersion, std::vector<std::pair<std::string, std::string>>>>
@@ -272,29 +223,17 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
       if (view->engine != engine) {
         continue;
       }
+      QP_TRY_ASSIGN(
+          const auto rules,
+          context.row.rules(
+              {context.active, context.configs, modules, context.inventory, *view}));
       std::vector<std::pair<std::string, std::string>> trace_lines;
-      const engine::CompressedTensorsRules judge(config, view->model, view->version);
-      const auto judge_one = [&](const Layer& candidate, const LayerView* stored) {
-        const auto trace = judge.trace(candidate);
-        trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
-        if ((stored == nullptr || !consistent(*stored, judge.decide(candidate))) &&
-            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-          wrong.push_back(engine_name);
-        }
-      };
-      if (engine == engine::Engine::vllm) {
-        judge_one(*layer, context.view); // vLLM's names are the ones `name` was resolved in
-        traces.emplace_back(view->version, std::move(trace_lines));
-        continue;
-      }
       bool traced = false;
       for (const Layer& candidate : view->not_built) {
         if (mine(candidate)) {
           traced = true;
           trace_lines.emplace_back("not built",
-                                   candidate.name + ": " +
-                                       std::string(engine::display_name(engine)) +
-                                       " never builds the MTP head");
+                                   candidate.name + ": " + shown + " never builds the MTP head");
         }
       }
       for (const LayerView& candidate : *view->views) {
@@ -302,31 +241,40 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
           continue;
         }
         traced = true;
-        if (engine == engine::Engine::sglang && candidate.layer->prefix != layer->prefix) {
-          trace_lines.emplace_back("layer", candidate.layer->prefix + " (SGLang's name)");
+        // An engine that builds layers of its own may name them otherwise (one that builds a
+        // layer per module names it in the trace below).
+        if (view->model.engine_layers && candidate.layer->prefix != layer->prefix) {
+          trace_lines.emplace_back("layer", candidate.layer->prefix + " (" + shown + "'s name)");
         }
-        judge_one(*candidate.layer, &candidate);
-        if (engine == engine::Engine::sglang) {
-          break; // SGLang builds one layer over the module
+        const auto trace = rules->trace(*candidate.layer);
+        trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
+        if (!consistent(candidate, rules->decide(*candidate.layer)) &&
+            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+          wrong.push_back(engine_name);
+        }
+        if (view->model.engine_layers) {
+          break; // an engine that fuses builds one layer over the module
         }
       }
       if (!traced) {
-        trace_lines.emplace_back("not built",
-                                 std::string(engine::display_name(engine)) +
-                                     " builds no layer of this name");
+        trace_lines.emplace_back("not built", shown + " builds no layer of this name");
+        if (std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end() &&
+            context.view == nullptr) {
+          wrong.push_back(engine_name);
+        }
       }
       traces.emplace_back(view->version, std::move(trace_lines));
     }
-    std::vector<bool> shown(traces.size(), false);
+    std::vector<bool> shown_trace(traces.size(), false);
     for (size_t i = 0; i < traces.size(); ++i) {
-      if (shown[i]) {
+      if (shown_trace[i]) {
         continue;
       }
       std::vector<engine::EngineVersion> same;
       for (size_t j = i; j < traces.size(); ++j) {
-        if (!shown[j] && traces[j].second == traces[i].second) {
+        if (!shown_trace[j] && traces[j].second == traces[i].second) {
           same.push_back(traces[j].first);
-          shown[j] = true;
+          shown_trace[j] = true;
         }
       }
       if (same.size() < traces.size()) {
@@ -339,49 +287,41 @@ Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig
   return ok_status();
 }
 
+Status explain_compressed_tensors(ExplainContext& context, const quant::CtConfig& /*config*/) {
+  return trace_versions(context);
+}
+
 Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting) {
   if (setting.list.derived) {
-    context.out.lines.emplace_back(
-        setting.list.key,
-        std::string(setting.list.exists ? "empty" : "absent") + ": vLLM derives " +
-            std::to_string(setting.list.entries.size()) +
-            " entries from the headers (every all-float module); SGLang derives none");
+    // Who derives the absent list, in each engine's own dialect.
+    std::vector<std::string> derives;
+    std::vector<std::string> none;
+    for (const engine::Engine engine : context.engines.list()) {
+      const engine::EngineVersion version = engine::newest_version(engine);
+      const bool derived = engine::dialect_of(version, context.model).skip_list.awq_derives_absent_list;
+      (derived ? derives : none).emplace_back(engine::display_name(engine));
+    }
+    std::string text = std::string(setting.list.exists ? "empty" : "absent") + ": ";
+    if (!derives.empty()) {
+      text += engine::join_names(derives) + " derive" + (derives.size() == 1 ? "s " : " ") +
+              std::to_string(setting.list.entries.size()) +
+              " entries from the headers (every all-float module)";
+    }
+    if (!none.empty()) {
+      text += (derives.empty() ? "" : "; ") + engine::join_names(none) + " derive" +
+              (none.size() == 1 ? "s" : "") + " none";
+    }
+    context.out.lines.emplace_back(setting.list.key, text);
   }
-  trace_each_engine(
-      context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::SkipListRules judge =
-            setting.judge(engine::newest_version(engine), setting.read_by(engine), model);
-        return std::pair(judge.trace(layer, setting.list.key), judge.decide(layer));
-      });
-  return ok_status();
+  return trace_versions(context);
 }
 
-Status explain_gptq(ExplainContext& context, const quant::GptqConfig& config) {
-  const std::vector<std::string> derived = engine::derived_gptq_list(context.inventory);
-  trace_each_engine(
-      context, [&](engine::Engine engine, const engine::ModelInfo& model, const Layer& layer) {
-        const engine::GptqRules judge(config, model, derived, engine::newest_version(engine));
-        return std::pair(judge.trace(layer), judge.decide(layer));
-      });
-  return ok_status();
+Status explain_gptq(ExplainContext& context, const quant::GptqConfig& /*config*/) {
+  return trace_versions(context);
 }
 
-// vLLM alone (the only engine modelled for auto-round), so the status speaks of one engine.
-Status explain_auto_round(ExplainContext& context, const quant::IncConfig& config) {
-  auto& lines = context.out.lines;
-  const engine::AutoRoundRules judge(config, context.model);
-  const auto trace = judge.trace(context.layer);
-  lines.insert(lines.end(), trace.begin(), trace.end());
-  const engine::Decision decision = judge.decide(context.layer);
-  context.out.consistent = context.view != nullptr && consistent(*context.view, decision);
-  lines.emplace_back("on disk",
-                     context.view == nullptr ? std::string("?") : disk_text(*context.view));
-  lines.emplace_back("status",
-                     context.out.consistent
-                         ? std::string("consistent: the engine builds what is stored")
-                         : std::string("inconsistent: run `qpatch --dry-run ") +
-                               context.inventory.command_name() + "` to see the fix");
-  return ok_status();
+Status explain_auto_round(ExplainContext& context, const quant::IncConfig& /*config*/) {
+  return trace_versions(context);
 }
 
 } // namespace detail

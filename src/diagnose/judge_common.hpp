@@ -7,6 +7,7 @@
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/explain.hpp>
+#include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
@@ -108,8 +109,9 @@ struct SkipListSetting {
   // ModelOpt MIXED_PRECISION: `quantized_layers` (key, quant_algo), from config.json's
   // quantization_config when it has them (vLLM prefers it), else hf_quant_config.json.
   std::optional<std::vector<std::pair<std::string, std::string>>> quantized_layers;
-  // The entries `engine` reads today: SGLang derives nothing when the list is absent or empty.
-  std::vector<std::string> read_by(engine::Engine engine) const;
+  // The entries `version` reads: the derived list only where its dialect derives one.
+  std::vector<std::string> read_by(const engine::EngineVersion& version,
+                                   const engine::ModelInfo& model) const;
   // The judge of `engine` over `entries` (the list as read, or as patched).
   engine::SkipListRules judge(const engine::EngineVersion& version,
                              std::vector<std::string> entries,
@@ -308,6 +310,16 @@ struct EngineView {
   std::vector<engine::Layer> not_built;                // layers this engine never builds
 };
 
+// What a method's per-layer decider (Method::decider) is built from: the active config and one
+// engine version's view.
+struct DecideInput {
+  const quant::ConfigFile& active;
+  const quant::ConfigSet& configs;
+  const checkpoint::ModuleList& modules;
+  const checkpoint::Inventory& inventory;
+  const EngineView& view;
+};
+
 // The key of the version-dependent rules that can change a verdict for the config being judged
 // (CompressedTensorsRules::rules_key); consecutive versions of equal keys and naming are judged
 // once, as one version spanning them. Empty: every version apart.
@@ -391,7 +403,8 @@ struct ExplainContext {
   const std::vector<LayerView>& views;
   const LayerView* view; // `layer`'s storage; null when it has none
   engine::EngineSet engines;
-  const engine::VersionPins& pins; // --engine ENGINE@REF
+  const engine::VersionPins& pins; // --engine ENGINE@REF (and the one version, Method::one_version)
+  const Method& row;
   Explanation& out;
 };
 

@@ -6,7 +6,12 @@
 
 #include <qpatch/diagnose/methods.hpp>
 
+#include <qpatch/engine/auto_round_rules.hpp>
+#include <qpatch/engine/gptq_rules.hpp>
+
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
 namespace qpatch::diagnose {
 
@@ -29,9 +34,31 @@ EngineSet engines_modelling(std::string_view name) {
   return out;
 }
 
+// Each method's rules over one engine version's view, behind LayerRules.
+template <typename Rules>
+class RulesOf final : public LayerRules {
+public:
+  explicit RulesOf(Rules rules, std::string key = "") : m_rules(std::move(rules)), m_key(std::move(key)) {}
+  engine::Decision decide(const engine::Layer& layer) const override {
+    return m_rules.decide(layer);
+  }
+  std::vector<std::pair<std::string, std::string>> trace(const engine::Layer& layer) const override {
+    if constexpr (std::is_same_v<Rules, engine::SkipListRules>) {
+      return m_rules.trace(layer, m_key); // the list's key names its entries
+    } else {
+      return m_rules.trace(layer);
+    }
+  }
+
+private:
+  Rules m_rules;
+  std::string m_key;
+};
+using SharedRules = std::shared_ptr<const LayerRules>;
+
 // A row whose judge and explain read the view with `Read(active file, input)` first; a config
 // that cannot be read as its method is the error they return.
-template <auto Read, auto Judge, auto Explain>
+template <auto Read, auto Judge, auto Explain, auto MakeRules>
 Method row(std::string_view name,
            std::vector<std::string_view> aliases,
            std::string_view packed_tensor,
@@ -51,6 +78,15 @@ Method row(std::string_view name,
                   Read(context.active, context.configs, context.modules, context.inventory));
     return Explain(context, view);
   };
+  method.rules = [](const detail::DecideInput& in) -> Result<SharedRules> {
+    QP_TRY_ASSIGN(const auto view, Read(in.active, in.configs, in.modules, in.inventory));
+    return MakeRules(in, view);
+  };
+  return method;
+}
+
+Method one_version(Method method) {
+  method.one_version = true;
   return method;
 }
 
@@ -74,6 +110,24 @@ Result<quant::IncConfig> read_inc(const quant::ConfigFile& active,
   return quant::read_auto_round(active);
 }
 
+SharedRules rules_ct(const detail::DecideInput& in, const quant::CtConfig& config) {
+  return std::make_shared<const RulesOf<engine::CompressedTensorsRules>>(
+      engine::CompressedTensorsRules(config, in.view.model, in.view.version));
+}
+SharedRules rules_gptq(const detail::DecideInput& in, const quant::GptqConfig& config) {
+  return std::make_shared<const RulesOf<engine::GptqRules>>(engine::GptqRules(
+      config, in.view.model, engine::derived_gptq_list(in.inventory), in.view.version));
+}
+SharedRules rules_auto_round(const detail::DecideInput& in, const quant::IncConfig& config) {
+  return std::make_shared<const RulesOf<engine::AutoRoundRules>>(
+      engine::AutoRoundRules(config, in.view.model, in.view.version));
+}
+SharedRules rules_skip_list(const detail::DecideInput& in, const detail::SkipListSetting& setting) {
+  return std::make_shared<const RulesOf<engine::SkipListRules>>(
+      setting.judge(in.view.version, setting.read_by(in.view.version, in.view.model), in.view.model),
+      setting.list.key);
+}
+
 Status judge_ct(const JudgeInput& in, const quant::CtConfig& config, Diagnosis& diagnosis) {
   detail::judge_compressed_tensors(
       in.inventory, in.modules, in.configs, in.active, config, in.mtp_head, in.options, diagnosis);
@@ -85,18 +139,32 @@ const std::vector<Method>& table() {
   // "modelopt_fp4" (vllm/config/model.py ModelConfig._normalize_quantization_config); the
   // latter is judged by ModelOpt's rules with its NVFP4 cases (skip_list_rules.cpp).
   static const std::vector<Method> rows{
-      row<read_ct, judge_ct, detail::explain_compressed_tensors>(
+      row<read_ct, judge_ct, detail::explain_compressed_tensors, rules_ct>(
           "compressed-tensors", {"compressed_tensors"}, "weight_packed"),
-      row<read_gptq, detail::judge_gptq, detail::explain_gptq>("gptq", {}, "qweight"),
-      row<read_inc, detail::judge_auto_round, detail::explain_auto_round>(
+      // GPTQ's judge judges one version per engine (gptq_judge.cpp).
+      one_version(
+          row<read_gptq, detail::judge_gptq, detail::explain_gptq, rules_gptq>("gptq", {}, "qweight")),
+      row<read_inc, detail::judge_auto_round, detail::explain_auto_round, rules_auto_round>(
           "auto-round", {}, "qweight"),
-      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+      row<detail::skip_list_setting,
+          detail::judge_skip_list,
+          detail::explain_skip_list,
+          rules_skip_list>(
           "awq", {}, "qweight", SkipListMethod::awq),
-      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+      row<detail::skip_list_setting,
+          detail::judge_skip_list,
+          detail::explain_skip_list,
+          rules_skip_list>(
           "fp8", {}, "weight_scale", SkipListMethod::fp8),
-      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+      row<detail::skip_list_setting,
+          detail::judge_skip_list,
+          detail::explain_skip_list,
+          rules_skip_list>(
           "modelopt", {"modelopt_fp4"}, "weight_scale", SkipListMethod::modelopt),
-      row<detail::skip_list_setting, detail::judge_skip_list, detail::explain_skip_list>(
+      row<detail::skip_list_setting,
+          detail::judge_skip_list,
+          detail::explain_skip_list,
+          rules_skip_list>(
           "bitsandbytes", {}, "weight_scale", SkipListMethod::bitsandbytes),
   };
   return rows;

@@ -274,9 +274,11 @@ std::string_view skip_list_method_name(engine::SkipListMethod method) {
 
 } // namespace
 
-std::vector<std::string> SkipListSetting::read_by(engine::Engine engine) const {
-  return engine == engine::Engine::sglang && list.derived ? std::vector<std::string>()
-                                                          : list.entries;
+std::vector<std::string> SkipListSetting::read_by(const engine::EngineVersion& version,
+                                                  const engine::ModelInfo& model) const {
+  return list.derived && !engine::dialect_of(version, model).skip_list.awq_derives_absent_list
+             ? std::vector<std::string>()
+             : list.entries;
 }
 
 Status
@@ -449,7 +451,9 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   for (const auto& engine_view : judged) {
     const engine::Engine engine = engine_view->engine;
     const engine::SkipListRules before =
-        skip_list.judge(engine_view->version, skip_list.read_by(engine), engine_view->model);
+        skip_list.judge(engine_view->version,
+                        skip_list.read_by(engine_view->version, engine_view->model),
+                        engine_view->model);
     const engine::SkipListRules after =
         skip_list.judge(engine_view->version, current().first, engine_view->model);
     problems.add(*engine_view->views,

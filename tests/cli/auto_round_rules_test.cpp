@@ -6,6 +6,7 @@
 // auto_gptq) or BF16 as the test says.
 #include "run.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -291,8 +292,8 @@ TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
             "  layer        language_model.model.layers.0.linear_attn.in_proj_qkvz "
             "(MergedColumnParallelLinear), renamed from "
             "model.language_model.layers.0.linear_attn.in_proj_qkvz, 2 modules\n"
-            "  config       config.json /quantization_config (auto-round), judged as vllm main "
-            "017e9f4 (2026-08-17) loads it\n"
+            "  config       config.json /quantization_config (auto-round), judged as " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") + " loads it\n" +
             "  extra_config[0] \".*layers\\.0\\..*\" is a regex key and re.search finds it in "
             "language_model.model.layers.0.linear_attn.in_proj_qkvz\n"
             "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
@@ -301,7 +302,7 @@ TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
             "configured: language_model.model.layers.0.linear_attn.in_proj_qkvz (4, 128, True)\n"
             "  verdict      quantized (extra_config[\".*layers\\.0\\..*\"])\n"
             "  on disk      dense (BF16)\n"
-            "  status       inconsistent: run `qpatch --dry-run DIR` to see the fix\n");
+            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
 }
 
 // Item 4 without the VLM mapping: the text-only class has no "qkv" entry, so the same key

@@ -3,6 +3,7 @@
 // (exact) under vLLM's rules, and AWQ under SGLang's (fused names only, no derived list).
 #include "run.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -70,9 +71,9 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
             "mtp.fc\n"
             "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
             "  layer        mtp.fc (ColumnParallelLinear)\n"
-            "  config       config.json /quantization_config (fp8), judged as vllm main 017e9f4 "
-            "(2026-08-17) loads it\n"
-            "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
+            "  config       config.json /quantization_config (fp8), judged as " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " loads it\n" +
+                "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
             "  verdict      quantized (target_class)\n"
             "  on disk      dense (BF16)\n"
             "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
@@ -135,11 +136,12 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "mtp.layers.0.self_attn.q_proj\n"
             "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
-            "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
-            "(2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
-            "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
+            "  config       config.json /quantization_config (awq), judged as " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " + test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
+                "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
             "all-float module); SGLang derives none\n"
-            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  engine       " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
             "  modules_to_not_convert 18 entries checked, none matches "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  modules_to_not_convert[9] \"mtp.layers.0.self_attn.q_proj\" is contained in "
@@ -149,8 +151,9 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "  modules_to_not_convert[11] \"mtp.layers.0.self_attn.v_proj\" is contained in "
             "mtp.layers.0.self_attn.v_proj\n"
             "  verdict      dense (ignore_entry)\n"
-            "  engine       sglang 01f67c3 (awq/awq.py)\n"
-            "  modules_to_not_convert 0 entries checked, none matches "
+            "  engine       " +
+                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
+                "  modules_to_not_convert 0 entries checked, none matches "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      quantized (target_class)\n"
             "  on disk      dense (BF16)\n"
@@ -163,14 +166,15 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "mtp.layers.0.self_attn.q_proj\n"
             "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
-            "  config       config.json /quantization_config (awq), judged as vllm main 017e9f4 "
-            "(2026-08-17) and sglang 01f67c3 (awq/awq.py) load it\n"
-            "  engine       vllm main 017e9f4 (2026-08-17)\n"
+            "  config       config.json /quantization_config (awq), judged as " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " + test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
+                "  engine       " + test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
             "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      dense (ignore_entry)\n"
-            "  engine       sglang 01f67c3 (awq/awq.py)\n"
-            "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+            "  engine       " +
+                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
+                "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
             "mtp.layers.0.self_attn.qkv_proj\n"
             "  verdict      dense (ignore_entry)\n"
             "  on disk      dense (BF16)\n"
@@ -458,8 +462,8 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
             "mtp.fc\n"
             "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
             "  layer        mtp.fc (ColumnParallelLinear)\n"
-            "  config       config.json /quantization_config (modelopt), judged as vllm main "
-            "017e9f4 (2026-08-17) loads it\n"
+            "  config       config.json /quantization_config (modelopt), judged as " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "modelopt") + " loads it\n" +
             "  ignore       1 entry checked, none matches mtp.fc\n"
             "  quantized_layers names mtp.fc (W4A16_NVFP4)\n"
             "  verdict      quantized (target_name)\n"

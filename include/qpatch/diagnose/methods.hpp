@@ -12,16 +12,20 @@
 //   3. a judge: src/diagnose/<method>_judge.cpp, the findings and the fix (its edit step run
 //      under detail::fix_to_fixpoint, fixpoint.hpp), and an explain beside the others in
 //      explain.cpp;
-//   4. one row in methods.cpp (names, engines modelled, reader, judge, explain);
+//   4. one row in methods.cpp (names, reader, judge, explain, per-layer decider);
 //   5. tests: the rules (tests/engine/), the row (tests/diagnose/methods_test.cpp) and the CLI's
 //      exact output (tests/cli/).
 #pragma once
 
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/engine/decision.hpp>
 #include <qpatch/engine/engines.hpp>
+#include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/error.hpp>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,7 +36,18 @@ namespace qpatch::diagnose {
 namespace detail {
 struct JudgeInput;     // what a judge reads (judge_common.hpp)
 struct ExplainContext; // what an explain reads and writes (judge_common.hpp)
+struct DecideInput;    // what a per-layer decider is built from (judge_common.hpp)
 } // namespace detail
+
+// One engine version's rules over one config, layer by layer: what it builds (inspect's
+// columns, explain's verdict) and every rule that bears on it (explain's trace).
+class LayerRules {
+public:
+  virtual ~LayerRules() = default;
+  virtual engine::Decision decide(const engine::Layer& layer) const = 0;
+  virtual std::vector<std::pair<std::string, std::string>>
+  trace(const engine::Layer& layer) const = 0;
+};
 
 struct Method {
   std::string_view name;                 // the canonical quant_method, as reports name it
@@ -46,6 +61,10 @@ struct Method {
   // Read the config view, then judge it (findings and fix) / trace one module under it.
   Status (*judge)(const detail::JudgeInput&, Diagnosis&) = nullptr;
   Status (*explain)(detail::ExplainContext&) = nullptr;
+  // Read the config view, then return the rules of one engine version over it.
+  Result<std::shared_ptr<const LayerRules>> (*rules)(const detail::DecideInput&) = nullptr;
+  // The judge judges one version per engine (the pinned one, else the newest), not every one.
+  bool one_version = false;
 
   bool answers_to(std::string_view quant_method) const;
 };

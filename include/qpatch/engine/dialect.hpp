@@ -34,9 +34,11 @@ struct CtDialect {
 // AWQ, FP8, ModelOpt, bitsandbytes: one skip list of module names.
 struct SkipListDialect {
   // Every layer, fused or experts, is tested under the one name the engine builds it as (a
-  // fused layer by its fused name, never its shards), and an absent AWQ list is empty (nothing
-  // is derived from the headers).
+  // fused layer by its fused name, never its shards).
   bool built_name_only = false;
+  // An absent or empty AWQ list is derived from the headers (every all-float module); else it
+  // is empty.
+  bool awq_derives_absent_list = true;
   // A fused layer listed by its own name is skipped (else only its shards are tested).
   bool fused_name_skips = true;
   // ModelOpt NVFP4 builds the Qwen3.5 / Qwen3-Next MTP fc without a quant config.

@@ -21,6 +21,7 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   // awq/awq.py AWQMarlinConfig (@01f67c3): is_layer_skipped_awq(prefix, modules_to_not_convert)
   // on the name each layer is built under; from_config reads the list or [] (no derivation).
   dialect.skip_list.built_name_only = true;
+  dialect.skip_list.awq_derives_absent_list = false;
 
   GptqDialect& gptq = dialect.gptq;
   // gptq/gptq.py (@0cdfa2f) get_linear_quant_method: `dynamic` only; no module list is read.

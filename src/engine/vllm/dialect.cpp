@@ -31,6 +31,9 @@ Dialect vllm_dialect(const EngineVersion& version, const ModelInfo& model) {
   // modelopt.py get_quant_method: LinearBase and ParallelLMHead since #42124 (6f5b53324);
   // LinearBase only before.
   skip.modelopt_quantizes_head = version.has("#42124");
+  // auto_awq.py AutoAWQConfig.maybe_update_config: an absent modules_to_not_convert is filled
+  // from the headers (every module whose tensors are all floating point).
+  skip.awq_derives_absent_list = true;
   // auto_awq.py AutoAWQConfig.get_quant_method: a ParallelLMHead with lm_head: true.
   skip.awq_reads_lm_head = true;
   // modelopt.py ModelOptQuantConfigBase.apply_vllm_mapper (run only for a model class with a
