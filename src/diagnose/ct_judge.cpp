@@ -189,10 +189,11 @@ private:
       names =
           decision.shards.empty() ? std::vector<std::string>{view.layer->prefix} : decision.shards;
       for (std::string& name : names) {
-        // SGLang reads a plain entry as a substring: where the name is part of another layer's
+        // An engine that reads a plain entry as a substring (SGLang): where the name is part of
+        // another layer's
         // (MiMo's draft self_attn.o_proj of model.layers.N.self_attn.o_proj), only an anchored
         // pattern names it alone.
-        if (engine_view.engine == engine::Engine::sglang &&
+        if (engine_view.dialect.compressed_tensors.substring_ignore &&
             part_of_another(name, *view.layer, *engine_view.views)) {
           name = "re:^" + escape_regex(name) + "$";
         }
@@ -493,17 +494,15 @@ void judge_compressed_tensors(const Inventory& inventory,
       } else if (decision.by == DecidedBy::ignore_entry) {
         kind = FindingKind::quantized_made_dense;
         const std::string& entry = config.ignore.at(*decision.ignore_index);
-        bool undecidable = false;
-        // The exact-match reading of the same entries (vLLM's), to tell a substring hit apart.
-        const engine::CompressedTensorsRules exact(
-            config, engine_view->model, engine::newest_version(engine::Engine::vllm));
-        if (engine == engine::Engine::sglang &&
-            !exact.match_ignore(layer.prefix, undecidable).has_value() &&
-            entry.rfind("re:", 0) != 0) {
+        // A substring hit is told apart from the exact reading of the same entries.
+        if (before.dialect().compressed_tensors.substring_ignore &&
+            !before.matches_exactly(layer.prefix) && entry.rfind("re:", 0) != 0) {
           // One line for every module a short or parent-module entry catches.
           key = "stored " + view.stored +
                 " but made dense by plain ignore entries that name a parent module or part of "
-                "a name (SGLang reads plain entries as case-insensitive substrings)";
+                "a name (" +
+                std::string(before.dialect().engine_name) +
+                " reads plain entries as case-insensitive substrings)";
         } else {
           key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
         }

@@ -97,7 +97,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   const auto build_layers_of = [&](EngineView& view) {
     std::vector<Layer> layers;
     for (Layer& layer : engine::build_layers(modules, view.model)) {
-      // transformers never builds the MTP head (modeling_qwen3_5.py drops ^mtp.* on load).
+      // An engine that builds a layer per module never builds the MTP head (transformers:
+      // modeling_qwen3_5.py drops ^mtp.* on load).
       const bool in_head = !view.model.engine_layers &&
                            std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
                              return head.count(m) > 0;
@@ -117,9 +118,7 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
       if (rules_key && !out.empty() && key == previous_key &&
           out.back()->version.with == version.with) {
         const engine::ModelInfo naming =
-            engine == engine::Engine::transformers
-                ? engine::transformers_view(model)
-                : engine::naming_of(version, model.architecture, model.num_hidden_layers);
+            engine::naming_of(version, model.architecture, model.num_hidden_layers);
         if (naming.row == out.back()->model.row) {
           out.back()->version.until = version.until; // one version for both eras
           out.back()->version.spans_eras = true;
@@ -129,9 +128,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
       previous_key = key;
       auto view = std::make_unique<EngineView>();
       view->engine = engine;
-      view->model = engine == engine::Engine::transformers
-                        ? engine::transformers_view(model)
-                        : engine::naming_of(version, model.architecture, model.num_hidden_layers);
+      view->model = engine::naming_of(version, model.architecture, model.num_hidden_layers);
+      view->dialect = engine::dialect_of(version, view->model);
       view->version = std::move(version);
       for (const auto& earlier : out) {
         if (earlier->model.row == view->model.row) {

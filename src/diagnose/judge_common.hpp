@@ -304,6 +304,7 @@ struct EngineView {
   engine::Engine engine{};
   engine::EngineVersion version; // which version of the engine (versions.hpp)
   engine::ModelInfo model;
+  engine::Dialect dialect; // how this version reads each method's config
   // Versions of one engine build the same layers, so they share them and their storage views.
   std::shared_ptr<const std::vector<engine::Layer>> layers;
   std::shared_ptr<const std::vector<LayerView>> views; // point into `layers`

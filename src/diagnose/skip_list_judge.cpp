@@ -129,11 +129,11 @@ std::vector<std::string> exclusion_names(const LayerView& view,
                                          const ModuleList& modules,
                                          SkipListMethod method,
                                          const engine::ModelInfo& model,
-                                         engine::Engine engine) {
+                                         const engine::Dialect& dialect) {
   const Layer& layer = *view.layer;
-  if (engine == engine::Engine::sglang) {
-    // SGLang tests the name it builds the layer under (its own naming, sglang_model_info.cpp),
-    // a fused layer by its fused name only: the checkpoint's names where one of them is part of
+  if (dialect.skip_list.built_name_only) {
+    // The engine tests the name it builds the layer under (its own naming), a fused layer by
+    // its fused name only: the checkpoint's names where one of them is part of
     // that name, else that name itself.
     if (model.shards_of(std::string(util::last_component(layer.prefix))) != nullptr) {
       return {layer.prefix};
@@ -349,7 +349,6 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       }
     };
     for (const auto& engine_view : judged) {
-      const engine::Engine engine = engine_view->engine;
       const engine::SkipListRules judge =
           skip_list.judge(engine_view->version, entries, engine_view->model);
       each_decided(
@@ -357,8 +356,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
             const bool error = decision.verdict == Verdict::load_error;
             if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
               for (const std::string& name :
-                   exclusion_names(view, modules, method, engine_view->model, engine)) {
-                if (engine == engine::Engine::sglang && name != view.layer->name &&
+                   exclusion_names(view, modules, method, engine_view->model, engine_view->dialect)) {
+                if (engine_view->dialect.skip_list.built_name_only && name != view.layer->name &&
                     reaches_quantized(name)) {
                   continue; // a substring of a quantized layer's name: no list can name it alone
                 }

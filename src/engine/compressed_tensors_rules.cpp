@@ -214,6 +214,16 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
   return std::nullopt;
 }
 
+bool CompressedTensorsRules::matches_exactly(const std::string& prefix) const {
+  if (m_plain_first.count(prefix) > 0) {
+    return true;
+  }
+  bool undecidable = false;
+  return std::any_of(m_regex_entries.begin(), m_regex_entries.end(), [&](size_t i) {
+    return matches(m_ignore[i], prefix, undecidable);
+  });
+}
+
 bool CompressedTensorsRules::entry_matches(size_t index, const std::string& prefix) const {
   bool undecidable = false;
   const Entry& entry = m_ignore.at(index);

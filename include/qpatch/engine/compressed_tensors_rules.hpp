@@ -58,6 +58,9 @@ public:
   std::optional<size_t>
   match_ignore(const std::string& prefix, bool& undecidable, const std::string& cls = "") const;
   const Dialect& dialect() const { return m_dialect; }
+  // True when an entry matches `prefix` read exactly (equality or re.match, no substrings):
+  // how a substring hit is told apart.
+  bool matches_exactly(const std::string& prefix) const;
   // Return whether ignore entry `index` matches vLLM name `prefix`.
   bool entry_matches(size_t index, const std::string& prefix) const;
   const quant::CtConfig& config() const { return m_config; }
