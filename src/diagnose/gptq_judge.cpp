@@ -208,39 +208,45 @@ std::string negative_key(const std::vector<std::string>& names, bool hide_mtp) {
 }
 
 GptqFix find_fix(const quant::GptqConfig& config,
-                 const engine::ModelInfo& model,
                  const std::vector<std::string>& derived,
-                 const std::vector<LayerView>& views,
-                 const ModuleList& modules,
-                 const std::vector<engine::Engine>& engines,
-                 const VllmSetting& sglang,
-                 const engine::EngineVersion& vllm_version,
-                 const engine::EngineVersion& sglang_version) {
+                 const std::vector<std::unique_ptr<EngineView>>& judged,
+                 const ModuleList& modules) {
+  const std::vector<LayerView>& views = *judged.front()->views;
   // Each engine's name for the layer holding a module, for keys every engine matches.
   std::map<uint32_t, std::vector<std::string>> names_of;
-  for (const engine::Engine engine : engines) {
-    for (const LayerView& view : engine == engine::Engine::sglang ? sglang.views : views) {
-      names_of[view.layer->modules.front()].push_back(view.layer->prefix);
+  for (const auto& engine_view : judged) {
+    for (const LayerView& view : *engine_view->views) {
+      auto& names = names_of[view.layer->modules.front()];
+      if (std::find(names.begin(), names.end(), view.layer->prefix) == names.end()) {
+        names.push_back(view.layer->prefix);
+      }
     }
   }
   GptqFix fix;
   const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
     return !is_mtp(v) || v.disk == Disk::dense;
   });
-  const bool vllm =
-      std::find(engines.begin(), engines.end(), engine::Engine::vllm) != engines.end();
-  const engine::GptqRules original(config, model, derived, vllm_version);
   fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
-    if (vllm && config.modules_in_block &&
-        fix_list_round(config,
-                       original,
-                       engine::GptqRules(current, model, derived, vllm_version),
-                       views,
-                       modules,
-                       model,
-                       fix)) {
-      return true; // dynamic is judged on the list it will see, next round
+    // The module list first, for every version that reads one (dynamic is judged on the list
+    // it will see, next round).
+    if (config.modules_in_block) {
+      for (const auto& engine_view : judged) {
+        if (!engine_view->dialect.gptq.reads_module_list) {
+          continue;
+        }
+        const engine::GptqRules original(config, engine_view->model, derived, engine_view->version);
+        if (fix_list_round(config,
+                           original,
+                           engine::GptqRules(
+                               current, engine_view->model, derived, engine_view->version),
+                           *engine_view->views,
+                           modules,
+                           engine_view->model,
+                           fix)) {
+          return true;
+        }
+      }
     }
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
@@ -251,14 +257,10 @@ GptqFix find_fix(const quant::GptqConfig& config,
     }
     bool changed = false;
     std::vector<std::pair<size_t, std::string>> wanted;
-    for (const engine::Engine engine : engines) {
-      const bool sglang_engine = engine == engine::Engine::sglang;
-      const engine::GptqRules judge(current,
-                                   sglang_engine ? sglang.model : model,
-                                   derived,
-                                   sglang_engine ? sglang_version : vllm_version);
+    for (const auto& engine_view : judged) {
+      const engine::GptqRules judge(current, engine_view->model, derived, engine_view->version);
       each_decided(
-          sglang_engine ? sglang.views : views,
+          *engine_view->views,
           judge,
           [&](const LayerView& view, const Decision& decision) {
             if (decision.by == DecidedBy::built_quantized ||
@@ -460,43 +462,34 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   const quant::ConfigSet& configs = in.configs;
   // GPTQ judges one version of each engine per run: the one --engine ENGINE@REF pins, else the
   // newest (judging every version at once as compressed-tensors does is not built yet).
-  const engine::EngineVersion vllm_version =
-      engine::one_version(engine::Engine::vllm, "gptq", configs.architecture, in.options.pins);
-  const engine::EngineVersion sglang_version =
-      engine::one_version(engine::Engine::sglang, "gptq", configs.architecture, in.options.pins);
-  const auto version_of = [&](engine::Engine engine) -> const engine::EngineVersion& {
-    return engine == engine::Engine::sglang ? sglang_version : vllm_version;
-  };
-  diagnosis.versions_judged.clear();
+  DiagnoseOptions options = in.options;
   for (const engine::Engine engine : in.engines.list()) {
-    diagnosis.versions_judged.push_back(version_of(engine));
+    options.pins.of(engine) =
+        engine::one_version(engine, "gptq", configs.architecture, in.options.pins).from;
   }
-  const VllmSetting setting =
-      vllm_setting(in.inventory, modules, configs, in.options, engine::Engine::vllm, &vllm_version);
-  const engine::ModelInfo& model = setting.model;
-  const std::vector<LayerView>& views = setting.views;
+  const engine::ModelInfo reference =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  const auto judged =
+      engine_views(in.engines, reference, modules, in.inventory, in.mtp_head, options, "gptq");
+  judged_versions(judged, diagnosis);
+  // The first engine's view (the registry's order) words the storage problems and the traps.
+  const EngineView& first_view = *judged.front();
+  const engine::ModelInfo& model = first_view.model;
+  const std::vector<LayerView>& views = *first_view.views;
+  const engine::EngineVersion& first_version = first_view.version;
   const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
   const std::vector<engine::Engine> engines = in.engines.list();
-  // SGLang asks `dynamic` about its own layer names (engine naming, sglang/naming.cpp).
-  const VllmSetting sglang_setting = vllm_setting(
-      in.inventory, modules, configs, in.options, engine::Engine::sglang, &sglang_version);
-  const GptqFix fix = find_fix(config,
-                               model,
-                               derived,
-                               views,
-                               modules,
-                               engines,
-                               sglang_setting,
-                               vllm_version,
-                               sglang_version);
-  const engine::GptqRules before(config, model, derived, vllm_version);
+  const GptqFix fix = find_fix(config, derived, judged, modules);
+  const engine::GptqRules before(config, model, derived, first_version);
 
-  const auto word_for = [&](engine::Engine engine) {
-    return [&, engine](const LayerView& view, const Decision& decision) {
+  const auto word_for = [&](const EngineView& engine_view, const engine::GptqRules& rules) {
+    const std::string who(engine_view.dialect.engine_name);
+    const bool reads_list = engine_view.dialect.gptq.reads_module_list;
+    return [&config, &rules, who, reads_list](const LayerView& view, const Decision& decision) {
       if (decision.by == DecidedBy::built_quantized) {
         return std::pair(FindingKind::engine_quantizes,
-                         "stored " + view.stored +
-                             " but SGLang's GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
+                         "stored " + view.stored + " but " + who +
+                             "'s GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
                              "not read for experts): not fixable by a config patch");
       }
       if (decision.verdict == Verdict::load_error) {
@@ -508,15 +501,14 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
                              "; no negative dynamic rule excludes them");
       }
       if (decision.by == DecidedBy::ignore_entry ||
-          (decision.by == DecidedBy::built_dense && engine == engine::Engine::vllm &&
-           before.mtp_special_case())) {
+          (decision.by == DecidedBy::built_dense && rules.mtp_special_case())) {
         return std::pair(FindingKind::quantized_made_dense,
                          "stored " + view.stored + " but made dense by " + rule_text(decision));
       }
-      if (engine == engine::Engine::sglang) {
+      if (!reads_list) {
         return std::pair(FindingKind::engine_builds_dense,
-                         "stored " + view.stored +
-                             " but SGLang builds this layer dense: not fixable by a config patch");
+                         "stored " + view.stored + " but " + who +
+                             " builds this layer dense: not fixable by a config patch");
       }
       if (view.layer->kind == engine::LayerKind::lm_head) {
         return std::pair(FindingKind::quantized_untargeted,
@@ -524,33 +516,33 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
                              (config.lm_head
                                   ? std::string(" but no entry of modules_in_block_to_quantize is "
                                                 "a substring of ") +
-                                        view.layer->prefix +
-                                        ", so vLLM builds the head dense (\"lm_head\" is true, "
+                                        view.layer->prefix + ", so " + who +
+                                        " builds the head dense (\"lm_head\" is true, "
                                         "and the list decides first)"
-                                  : std::string(" but \"lm_head\" is not true, so vLLM builds "
-                                                "the head dense: not fixable by a config patch")));
+                                  : " but \"lm_head\" is not true, so " + who +
+                                        " builds the head dense: not fixable by a config patch"));
       }
       return std::pair(FindingKind::quantized_untargeted,
-                       "stored " + view.stored +
-                           " but vLLM builds them dense (not in modules_in_block_to_quantize, or a "
+                       "stored " + view.stored + " but " + who +
+                           " builds them dense (not in modules_in_block_to_quantize, or a "
                            "layer GPTQ never quantizes): not fixable by a config patch");
     };
   };
   LayerProblems problems;
-  for (const engine::Engine engine : engines) {
-    const bool sglang_engine = engine == engine::Engine::sglang;
-    const engine::ModelInfo& engine_model = sglang_engine ? sglang_setting.model : model;
-    const engine::GptqRules engine_before(config, engine_model, derived, version_of(engine));
+  for (const auto& engine_view : judged) {
+    const engine::GptqRules engine_before(
+        config, engine_view->model, derived, engine_view->version);
     const engine::GptqRules engine_after(
-        patched(config, fix), engine_model, derived, version_of(engine));
-    problems.add(sglang_engine ? sglang_setting.views : views,
+        patched(config, fix), engine_view->model, derived, engine_view->version);
+    problems.add(*engine_view->views,
                  modules,
                  engine_before,
                  engine_after,
-                 word_for(engine),
-                 engine);
+                 word_for(*engine_view, engine_before),
+                 engine_view->engine,
+                 &engine_view->version);
   }
-  problems.report(diagnosis.findings);
+  problems.report(diagnosis.findings, &judged);
   add_disk_problems(views, modules, before, engines, diagnosis.findings);
   // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
@@ -558,7 +550,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
       continue;
     }
-    const engine::GptqRules one(only_rule(config, rule), model, derived, vllm_version);
+    const engine::GptqRules one(only_rule(config, rule), model, derived, first_version);
     bool matches_any = false;
     for (const LayerView& view : views) {
       bool undecidable = false;
@@ -586,7 +578,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
         continue;
       }
       const engine::GptqRules one(
-          only_rule(config, config.dynamic[j]), model, derived, vllm_version);
+          only_rule(config, config.dynamic[j]), model, derived, first_version);
       if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
         const auto pair = std::pair(*first, j);
         const auto it = std::find_if(shadowed.begin(), shadowed.end(), [&](const auto& entry) {
