@@ -22,23 +22,6 @@ using engine::Layer;
 
 namespace {
 
-// The pins explain judges under: the user's, and for a method whose judge judges one version
-// per engine, that version for every engine not pinned.
-engine::VersionPins explain_pins(const Method& row,
-                                 engine::EngineSet engines,
-                                 const std::string& architecture,
-                                 const engine::VersionPins& pins) {
-  engine::VersionPins out = pins;
-  if (row.one_version) {
-    for (const engine::Engine engine : engines.list()) {
-      if (!out.of(engine)) {
-        out.of(engine) = engine::one_version(engine, row.name, architecture, pins).from;
-      }
-    }
-  }
-  return out;
-}
-
 // "vLLM main 2026-02-28..017e9f4 (2026-08-17), 5 versions, SGLang ... and transformers ...": the
 // versions traced of each engine, as the method's judge judges them.
 std::string judged_text(engine::EngineSet engines,
@@ -149,11 +132,10 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
     lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
     return out;
   }
-  const engine::VersionPins judged_pins = explain_pins(*row, engines, configs.architecture, pins);
   lines.emplace_back("config",
                      active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
                          "), judged as " +
-                         judged_text(engines, *row, method, configs.architecture, judged_pins) +
+                         judged_text(engines, *row, method, configs.architecture, pins) +
                          (engines.list().size() > 1 ? " load it" : " loads it"));
   const auto views = detail::layer_views(layers, modules, inventory, DiagnoseOptions{});
   const auto view = std::find_if(
@@ -169,7 +151,7 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
                                  views,
                                  view == views.end() ? nullptr : &*view,
                                  engines,
-                                 judged_pins,
+                                 pins,
                                  *row,
                                  out};
   if (auto status = row->explain(context); !status) {

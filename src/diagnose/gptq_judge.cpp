@@ -460,13 +460,9 @@ void list_changes(const quant::ConfigFile& file,
 Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
   const ModuleList& modules = in.modules;
   const quant::ConfigSet& configs = in.configs;
-  // GPTQ judges one version of each engine per run: the one --engine ENGINE@REF pins, else the
-  // newest (judging every version at once as compressed-tensors does is not built yet).
-  DiagnoseOptions options = in.options;
-  for (const engine::Engine engine : in.engines.list()) {
-    options.pins.of(engine) =
-        engine::one_version(engine, "gptq", configs.architecture, in.options.pins).from;
-  }
+  // Every version of every engine whose verdicts can differ (versions.hpp), each on its own
+  // layer names; the one patch satisfies all of them.
+  const DiagnoseOptions& options = in.options;
   const engine::ModelInfo reference =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const auto judged =

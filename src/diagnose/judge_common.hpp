@@ -404,7 +404,7 @@ struct ExplainContext {
   const std::vector<LayerView>& views;
   const LayerView* view; // `layer`'s storage; null when it has none
   engine::EngineSet engines;
-  const engine::VersionPins& pins; // --engine ENGINE@REF (and the one version, Method::one_version)
+  const engine::VersionPins& pins; // --engine ENGINE@REF
   const Method& row;
   Explanation& out;
 };

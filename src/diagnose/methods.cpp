@@ -85,11 +85,6 @@ Method row(std::string_view name,
   return method;
 }
 
-Method one_version(Method method) {
-  method.one_version = true;
-  return method;
-}
-
 // The config views, with the reader signature `row` calls.
 Result<quant::CtConfig> read_ct(const quant::ConfigFile& active,
                                 const quant::ConfigSet& /*configs*/,
@@ -141,9 +136,7 @@ const std::vector<Method>& table() {
   static const std::vector<Method> rows{
       row<read_ct, judge_ct, detail::explain_compressed_tensors, rules_ct>(
           "compressed-tensors", {"compressed_tensors"}, "weight_packed"),
-      // GPTQ's judge judges one version per engine (gptq_judge.cpp).
-      one_version(
-          row<read_gptq, detail::judge_gptq, detail::explain_gptq, rules_gptq>("gptq", {}, "qweight")),
+      row<read_gptq, detail::judge_gptq, detail::explain_gptq, rules_gptq>("gptq", {}, "qweight"),
       row<read_inc, detail::judge_auto_round, detail::explain_auto_round, rules_auto_round>(
           "auto-round", {}, "qweight"),
       row<detail::skip_list_setting,

@@ -3,6 +3,7 @@
 // short module names, and the reverse trap on a partly packed Qwen3.5 head.
 #include "run.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 
@@ -30,7 +31,11 @@ const std::string k_both_engines_keys =
     R"("-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$":{})";
 const std::string k_both_engines_dynamic = k_both_engines_keys + R"(,"-:.mtp.":{}})";
 
-class GptqTest : public test::CheckpointCliTest {};
+// Main's rules: engine_versions_test.cpp tests what differs between versions.
+class GptqTest : public test::CheckpointCliTest {
+protected:
+  GptqTest() { m_engine = "vllm@main,sglang@main,transformers"; }
+};
 
 TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
   // The official rules keep attention BF16 ("-:.*attn.*"); this disk packs it, so the rule
@@ -94,7 +99,8 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
       "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
-  const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
+  const test::CliOutcome explained =
+      test::run_cli({"explain", "DIR", "mtp.fc", "--engine", "vllm@main,sglang@main"}, dir());
   EXPECT_EQ(explained.code, 0);
   EXPECT_EQ(explained.out + explained.err,
             "mtp.fc\n"
@@ -212,6 +218,40 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
       "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// GPTQ is judged at every version of vLLM whose rules or naming differ (versions.hpp), as every
+// method is: the Qwen3.5 MTP special case exists only since #48816 (2026-07-23).
+TEST_F(GptqTest, EveryVersionIsJudgedAndTheFindingSaysWhichHoldFor) {
+  const std::string config = gptq_config("Qwen3_5ForConditionalGeneration",
+                                         "    \"dynamic\": {\n      \"-:.*mtp.*\": {}\n    },\n");
+  test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 1);
+  // Before #48816 the rule itself makes the decoder layers dense; since, the special case does
+  // (and the rule no longer reaches them by re.match alone): one finding each, one patch.
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for " +
+                test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "gptq") +
+                "\n"
+                "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in "
+                "model_extra_tensors.safetensors\n"
+                "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by dynamic rule "
+                "\"-:.*mtp.*\" (dynamic[0]) (vLLM before 2026-07-23 (0.25 and older) only)\n"
+                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+                "\"ValueError: There is no module or parameter named "
+                "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
+                "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by vLLM's Qwen3.5 "
+                "MTP special case (a \"-:\" dynamic key containing \"mtp\") (vLLM from 2026-07-23 "
+                "(0.26 and newer) only)\n"
+                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+                "\"ValueError: There is no module or parameter named "
+                "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
+                "  would patch config.json -1: -:.*mtp.*\n"
+                "  status      needs-patch\n"
+                "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
 }
 
 } // namespace

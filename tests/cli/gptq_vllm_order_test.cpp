@@ -76,6 +76,8 @@ bool starts_with(const std::string& name, const std::string& prefix) {
 
 class GptqVllmOrderTest : public test::CheckpointCliTest {
 protected:
+  // Main's rules: engine_versions_test.cpp tests what differs between versions.
+  GptqVllmOrderTest() { m_engine = "vllm@main,sglang@main,transformers"; }
   std::string quantization_config(const std::string& key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
   }
@@ -88,7 +90,7 @@ TEST_F(GptqVllmOrderTest, FusedShardsStoredDifferentlyAreReported) {
   write_layout(dir(), gptq_config("Qwen3_5ForCausalLM", ""), [](const std::string& name) {
     return starts_with(name, "model.") || name == "mtp.layers.0.self_attn.q_proj";
   });
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
@@ -103,7 +105,7 @@ TEST_F(GptqVllmOrderTest, FusedShardsStoredDifferentlyAreReported) {
       "(its shards must agree)\n"
       "  status      unfixable\n"
       "  why         qpatch explain DIR mtp.layers.0.self_attn.q_proj\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 1);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 1);
   EXPECT_FALSE(fs::exists(dir() / "config.json.bak"));
 }
 
@@ -172,7 +174,7 @@ TEST_F(GptqVllmOrderTest, EmptyListIsDerivedFromTheHeaders) {
        gptq_config("Qwen3_5ForCausalLM", "    \"modules_in_block_to_quantize\": [],\n"),
        Packing::gptq});
   // SGLang builds Qwen3.5's mtp.fc plain whatever the config says: judge vLLM alone.
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -180,7 +182,7 @@ TEST_F(GptqVllmOrderTest, EmptyListIsDerivedFromTheHeaders) {
             "  status      clean\n");
   write("config.json",
         gptq_config("Qwen3_5ForCausalLM", "    \"modules_in_block_to_quantize\": [[]],\n"));
-  const auto [nested_code, nested_out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [nested_code, nested_out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(nested_code, 1);
   EXPECT_EQ(nested_out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -258,7 +260,7 @@ TEST_F(GptqVllmOrderTest, PackedLayerListedInPartGetsItsMissingShard) {
                   "        \"model.language_model.layers.0.self_attn.o_proj\"\n      ],\n"
                   "      [\n        \"model.language_model.layers.0.mlp\"\n      ]\n    ],\n");
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
@@ -272,7 +274,7 @@ TEST_F(GptqVllmOrderTest, PackedLayerListedInPartGetsItsMissingShard) {
       "  would patch config.json +1: model.language_model.layers.0.self_attn.v_proj\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   // The new entry goes into the last inner list: a string beside the lists would be cut into
   // its characters (maybe_update_config).
   EXPECT_EQ(read("config.json"),
@@ -284,7 +286,7 @@ TEST_F(GptqVllmOrderTest, PackedLayerListedInPartGetsItsMissingShard) {
                         "      [\n        \"model.language_model.layers.0.mlp\",\n"
                         "        \"model.language_model.layers.0.self_attn.v_proj\"\n      ]\n"
                         "    ],\n"));
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // Issue #11 item 9: with "lm_head": true vLLM still tests the head against the list; a BF16 head
@@ -297,12 +299,12 @@ TEST_F(GptqVllmOrderTest, HeadIsTestedAgainstTheListToo) {
                   "    \"modules_in_block_to_quantize\": [\n      \"self_attn\",\n"
                   "      \"mlp\"\n    ],\n");
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 0) << out;
   fs::remove_all(dir());
   fs::create_directories(dir());
   write_layout(dir(), config, [](const std::string& name) { return !starts_with(name, "mtp."); });
-  const auto [packed_code, packed_out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [packed_code, packed_out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(packed_code, 1);
   EXPECT_EQ(packed_out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -315,14 +317,14 @@ TEST_F(GptqVllmOrderTest, HeadIsTestedAgainstTheListToo) {
             "  would patch config.json +1: lm_head\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(read("config.json"),
             gptq_config("Qwen3_5ForCausalLM",
                         "    \"dynamic\": {\n      \"-:^mtp\\\\.\": {}\n    },\n"
                         "    \"lm_head\": true,\n"
                         "    \"modules_in_block_to_quantize\": [\n      \"self_attn\",\n"
                         "      \"mlp\",\n      \"lm_head\"\n    ],\n"));
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 // With "lm_head" false vLLM gives the head no quant method before dynamic is read: a packed head
@@ -331,7 +333,7 @@ TEST_F(GptqVllmOrderTest, HeadWithLmHeadFalseIgnoresDynamic) {
   const std::string config = gptq_config("Qwen3NextForCausalLM",
                                          "    \"dynamic\": {\n      \"-:^lm_head$\": {}\n    },\n");
   write_layout(dir(), config, [](const std::string& name) { return !starts_with(name, "mtp."); });
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -360,7 +362,7 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
         "  \"group_size\": 32,\n"
         "  \"modules_in_block_to_quantize\": [\n    \"self_attn\",\n    \"mlp\"\n  ],\n"
         "  \"sym\": true\n}\n");
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
@@ -383,7 +385,7 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
       "  would patch quantize_config.json +1: -:^mtp\\.\n"
       "  status      needs-patch\n"
       "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(read("config.json"),
             "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"
             "  \"quantization_config\": {\n    \"bits\": 4,\n    \"desc_act\": false,\n"
@@ -396,7 +398,7 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
       "{\n  \"bits\": 4,\n  \"desc_act\": false,\n  \"dynamic\": {\n    \"-:^mtp\\\\.\": {},\n"
       "    \"-:.mtp.\": {}\n  },\n  \"group_size\": 32,\n  \"modules_in_block_to_quantize\": [\n"
       "    \"self_attn\",\n    \"mlp\"\n  ],\n  \"sym\": true\n}\n");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 } // namespace

@@ -46,7 +46,7 @@ TEST_F(QuantizedWithoutConfigTest, QuantizeConfigJsonIsCopiedIntoConfigJsonWithI
   write("quantize_config.json",
         "{\n  \"bits\": 4,\n  \"desc_act\": false,\n  \"dynamic\": {\n    \"-:.*mtp.*\": {}\n"
         "  },\n  \"group_size\": 32,\n  \"sym\": true\n}\n");
-  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1) << out;
   EXPECT_EQ(out,
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
@@ -59,7 +59,7 @@ TEST_F(QuantizedWithoutConfigTest, QuantizeConfigJsonIsCopiedIntoConfigJsonWithI
             "  would patch config.json +1: quantization_config\n"
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   // The sidecar's bytes one indent in, and the method AutoGPTQ's file leaves implicit.
   EXPECT_EQ(
       read("config.json"),
@@ -67,7 +67,7 @@ TEST_F(QuantizedWithoutConfigTest, QuantizeConfigJsonIsCopiedIntoConfigJsonWithI
       "  \"num_hidden_layers\": 1,\n  \"quantization_config\": {\n    \"bits\": 4,\n"
       "    \"desc_act\": false,\n    \"dynamic\": {\n      \"-:.*mtp.*\": {}\n    },\n"
       "    \"group_size\": 32,\n    \"sym\": true,\n    \"quant_method\": \"gptq\"\n  }\n}\n");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 TEST_F(QuantizedWithoutConfigTest, DenseCheckpointWithAStrayQuantizeConfigJsonIsNotQuantized) {
@@ -109,7 +109,7 @@ TEST_F(QuantizedWithoutConfigTest, OneLineConfigJsonGetsTheSidecarConfigOnOneLin
       "\"strategy\": \"group\", \"symmetric\": true, \"type\": \"int\"}\n    }\n  },\n"
       "  \"format\": \"pack-quantized\",\n  \"ignore\": [\"re:^mtp.*\"],\n"
       "  \"quant_method\": \"compressed-tensors\"\n}\n");
-  EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(read("config.json"),
             "{\"architectures\": [\"Qwen3_5ForCausalLM\"], \"quantization_config\": "
             "{\"config_groups\": {\"group_0\": {\"format\": \"pack-quantized\", "
@@ -117,7 +117,7 @@ TEST_F(QuantizedWithoutConfigTest, OneLineConfigJsonGetsTheSidecarConfigOnOneLin
             "\"strategy\": \"group\", \"symmetric\": true, \"type\": \"int\"}}}, "
             "\"format\": \"pack-quantized\", \"ignore\": [\"re:^mtp.*\"], "
             "\"quant_method\": \"compressed-tensors\"}}");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
 TEST_F(QuantizedWithoutConfigTest, QuantizationConfigArrayAtTheTopLevelNamesItsPath) {

@@ -109,7 +109,7 @@ TEST_F(RealMethodConfigTest, GptqOfficialRulesOnAFullyQuantizedHead) {
   EXPECT_EQ(config["quantization_config"]["dynamic"].dump(),
             R"({"lm_head":{},"model.language_model.embed_tokens":{},"-:.*shared_expert.*":{},)"
             R"("-:.*visual.*":{}})");
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 1);
 }
 

@@ -63,8 +63,6 @@ struct Method {
   Status (*explain)(detail::ExplainContext&) = nullptr;
   // Read the config view, then return the rules of one engine version over it.
   Result<std::shared_ptr<const LayerRules>> (*rules)(const detail::DecideInput&) = nullptr;
-  // The judge judges one version per engine (the pinned one, else the newest), not every one.
-  bool one_version = false;
 
   bool answers_to(std::string_view quant_method) const;
 };
