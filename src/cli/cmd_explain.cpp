@@ -22,9 +22,8 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
       ->required();
   cmd->add_option("--engine",
                   options.engine,
-                  "vllm|sglang|transformers|all, or ENGINE@REF (REF: main, YYYY-MM-DD, a "
-                  "release) for one version: whose rules to trace (default: every version of "
-                  "every engine modelled)")
+                  engine_option_help("whose rules to trace (default: every version of every "
+                                     "engine modelled)"))
       ->check(engine_choice());
   cmd->add_flag("--json", options.json, "Print one JSON document on stdout");
   return cmd;

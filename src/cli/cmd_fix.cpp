@@ -44,9 +44,8 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                  "Consider only modules whose checkpoint name matches REGEX (Python re.search)");
   app.add_option("--engine",
                  options.engine,
-                 "vllm|sglang|transformers|all, or ENGINE@REF (REF: main, YYYY-MM-DD, a "
-                 "release) for one version: whose loading rules to judge by; by default every "
-                 "version of every engine, and a patch satisfies all of them at once")
+                 engine_option_help("whose loading rules to judge by; by default every version "
+                                    "of every engine, and a patch satisfies all of them at once"))
       ->check(engine_choice());
   app.add_flag("-r,--recursive",
                options.recursive,

@@ -105,6 +105,14 @@ CLI::Validator one_of(std::string what, std::vector<std::string> choices) {
       "");
 }
 
+std::string engine_option_help(const std::string& what) {
+  std::string names;
+  for (const std::string& choice : engine::engine_choices()) {
+    names += (names.empty() ? "" : "|") + choice;
+  }
+  return names + ", or ENGINE@REF (REF: main, YYYY-MM-DD, a release) for one version: " + what;
+}
+
 CLI::Validator engine_choice() {
   return CLI::Validator(
       [](std::string& value) {
@@ -113,9 +121,13 @@ CLI::Validator engine_choice() {
           return std::string();
         }
         if (!parsed.unknown.empty()) {
-          const std::vector<std::string> choices{"vllm", "sglang", "transformers", "all"};
+          const std::vector<std::string> choices = engine::engine_choices();
+          std::string listed;
+          for (const std::string& choice : choices) {
+            listed += choice + ", ";
+          }
           return "unknown engine '" + parsed.unknown + "'" + did_you_mean(parsed.unknown, choices) +
-                 " (vllm, sglang, transformers, all, or ENGINE@REF: one version)";
+                 " (" + listed + "or ENGINE@REF: one version)";
         }
         return parsed.error;
       },

@@ -17,11 +17,13 @@ std::vector<std::string> reword_parse_error(const CLI::ParseError& error,
                                             const std::vector<std::string>& args);
 
 // A validator that accepts one of `choices` and otherwise says which one was meant:
-// "unknown engine 'vlm'; did you mean 'vllm'? (vllm, sglang, transformers, all)".
+// "unknown engine 'vlm'; did you mean 'vllm'? (every engine's name, all, or ENGINE@REF ...)".
 CLI::Validator one_of(std::string what, std::vector<std::string> choices);
 
 // The --engine validator: ENGINE[@REF] or a comma-separated list of them (versions.hpp), with
 // one_of's "did you mean" for a misspelt engine and the version's own message for a bad REF.
 CLI::Validator engine_choice();
+// The --engine help text: the registry's engine names, "all", ENGINE@REF, then `what`.
+std::string engine_option_help(const std::string& what);
 
 } // namespace qpatch::cli

@@ -291,8 +291,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const SkipListMethod method = skip_list.method;
   SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
   const VllmSetting setting = vllm_setting(inventory, modules, configs, in.options);
-  // Every version of every engine whose rules differ (versions.hpp); SGLang builds layers of
-  // its own names (sglang/naming.cpp), and tests them.
+  // Every version of every engine whose rules differ (versions.hpp), each on the layers it
+  // builds under its own names (its folder's naming.cpp).
   const auto judged = engine_views(in.engines,
                                    setting.model,
                                    modules,

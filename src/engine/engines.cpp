@@ -69,6 +69,15 @@ std::vector<Engine> all_engines() {
   return out;
 }
 
+std::vector<std::string> engine_choices() {
+  std::vector<std::string> out;
+  for (const Engine engine : all_engines()) {
+    out.emplace_back(to_string(engine));
+  }
+  out.emplace_back("all");
+  return out;
+}
+
 std::string_view to_string(Engine engine) {
   return row(engine).history().name;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What every engine's naming row answers: renames, fused layers and the draft's names, asked of
-// one ModelInfo whichever engine filled it (vllm/naming.cpp, sglang/naming.cpp, ...).
+// one ModelInfo whichever engine filled it (each engine's naming.cpp).
 #include <qpatch/engine/model_info.hpp>
 
 #include <algorithm>

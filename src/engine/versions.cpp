@@ -154,19 +154,18 @@ std::string EngineVersion::label() const {
 }
 
 const std::optional<std::string>& VersionPins::of(Engine engine) const {
-  switch (engine) {
-  case Engine::sglang:
-    return sglang;
-  case Engine::transformers:
-    return transformers;
-  case Engine::vllm:
-    break;
-  }
-  return vllm;
+  static const std::optional<std::string> k_unpinned;
+  const auto found = m_days.find(engine);
+  return found != m_days.end() ? found->second : k_unpinned;
+}
+
+bool VersionPins::any() const {
+  return std::any_of(
+      m_days.begin(), m_days.end(), [](const auto& day) { return day.second.has_value(); });
 }
 
 std::optional<std::string>& VersionPins::of(Engine engine) {
-  return const_cast<std::optional<std::string>&>(std::as_const(*this).of(engine));
+  return m_days[engine];
 }
 
 std::vector<EngineVersion> versions_to_judge(Engine engine,

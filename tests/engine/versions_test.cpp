@@ -55,7 +55,7 @@ TEST(Versions, OneVersionPerEraOfTheChangesThatConcernTheMethodAndArchitecture) 
 
 TEST(Versions, APinSelectsTheEraItFallsIn) {
   VersionPins pins;
-  pins.vllm = "2026-06-20";
+  pins.of(Engine::vllm) = "2026-06-20";
   const auto versions = versions_to_judge(
       Engine::vllm, "compressed-tensors", "Qwen3_5ForConditionalGeneration", pins);
   ASSERT_EQ(versions.size(), 1U);
@@ -106,8 +106,8 @@ TEST(Versions, EngineChoices) {
   const auto parsed = parse_engine_choice("sglang,vllm@0.22");
   ASSERT_TRUE(parsed.choice.has_value());
   EXPECT_EQ(parsed.choice->engines.names(), (std::vector<std::string>{"vllm", "sglang"}));
-  EXPECT_EQ(parsed.choice->pins.vllm, std::optional<std::string>("2026-05-28"));
-  EXPECT_FALSE(parsed.choice->pins.sglang.has_value());
+  EXPECT_EQ(parsed.choice->pins.of(Engine::vllm), std::optional<std::string>("2026-05-28"));
+  EXPECT_FALSE(parsed.choice->pins.of(Engine::sglang).has_value());
   EXPECT_EQ(parse_engine_choice("vllm,al").error, "unknown engine 'al'");
 }
 

@@ -17,6 +17,8 @@ enum class Engine : uint8_t { vllm = 1, sglang = 2, transformers = 4 };
 std::vector<Engine> all_engines();
 // "vllm", "sglang", "transformers": as --engine and JSON spell it.
 std::string_view to_string(Engine engine);
+// The values --engine takes without a version: every engine's name, then "all".
+std::vector<std::string> engine_choices();
 // True when the engine's rules are modelled for `quant_method` (canonical name).
 bool models_method(Engine engine, std::string_view quant_method);
 // The code base and version whose rules are modelled for `quant_method` (an engine's rules for

@@ -13,6 +13,7 @@
 
 #include <qpatch/engine/engines.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,11 +103,15 @@ struct EngineVersion {
 };
 
 // What the user asked for, per engine: nothing (every version), or one version (`@REF`).
-struct VersionPins {
-  std::optional<std::string> vllm, sglang, transformers; // resolved days (YYYY-MM-DD)
+class VersionPins {
+public:
+  // The resolved day (YYYY-MM-DD) `engine` is pinned to, or nothing.
   const std::optional<std::string>& of(Engine engine) const;
   std::optional<std::string>& of(Engine engine);
-  bool any() const { return vllm || sglang || transformers; }
+  bool any() const;
+
+private:
+  std::map<Engine, std::optional<std::string>> m_days;
 };
 
 // The versions of `engine` to judge for `method` on `architecture`: one per era between the
