@@ -494,11 +494,13 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   // and reported below, as vLLM would load it.
   const engine::EngineSet modelled = modelled_engines(method, options.engines);
   judged_by(modelled, diagnosis);
-  if (!options.engines.has(engine::Engine::vllm) && modelled.has(engine::Engine::vllm)) {
-    // None of the engines asked for is modelled, so vLLM's rules stand in for them.
-    diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method +
-                              "\": only vLLM's rules are modelled for this method, so it is "
-                              "judged as vLLM loads it");
+  if (const engine::Engine reference = reference_engine();
+      !options.engines.has(reference) && modelled.has(reference)) {
+    // None of the engines asked for is modelled, so the reference engine's rules stand in.
+    const std::string who(engine::display_name(reference));
+    diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method + "\": only " + who +
+                              "'s rules are modelled for this method, so it is judged as " + who +
+                              " loads it");
   }
   if (method == nullptr) {
     Finding finding;

@@ -68,13 +68,13 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
   return views;
 }
 
-VllmSetting vllm_setting(const Inventory& inventory,
+NamingSetting naming_setting(const Inventory& inventory,
                          const ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options,
                          engine::Engine engine,
                          const engine::EngineVersion* version) {
-  VllmSetting setting;
+  NamingSetting setting;
   setting.model = engine::naming_of(version != nullptr ? *version : engine::newest_version(engine),
                                     configs.architecture,
                                     configs.num_hidden_layers);

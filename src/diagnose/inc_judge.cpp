@@ -176,12 +176,13 @@ Status
 judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis& diagnosis) {
   const ModuleList& modules = in.modules;
   const quant::ConfigSet& configs = in.configs;
-  const VllmSetting setting = vllm_setting(in.inventory, modules, configs, in.options);
+  const NamingSetting setting = naming_setting(in.inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<Layer>& layers = setting.layers;
   const std::vector<LayerView>& views = setting.views;
-  // Every version of vLLM whose INC rules differ (versions.hpp), one fix for all of them.
-  const auto judged = engine_views(engine::EngineSet::only(engine::Engine::vllm),
+  // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
+  // one fix for all of them.
+  const auto judged = engine_views(in.engines,
                                    model,
                                    modules,
                                    in.inventory,
@@ -238,7 +239,7 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                  version_before,
                  version_after,
                  word_for(version_before, version_after),
-                 engine::Engine::vllm,
+                 engine_view->engine,
                  &engine_view->version);
   }
   problems.report(diagnosis.findings, &judged);

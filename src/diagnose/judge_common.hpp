@@ -65,19 +65,19 @@ std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
                                    const checkpoint::Inventory& inventory,
                                    const DiagnoseOptions& options);
 
-// What every vLLM-rules judge starts from: the model's rules, the layers vLLM builds, and how
-// each is stored. `views` point into `layers` (a moved vector keeps its elements in place).
-struct VllmSetting {
+// One engine version's naming, the layers it builds, and how each is stored (the reference
+// engine's newest by default). `views` point into `layers` (a moved vector keeps its elements in place).
+struct NamingSetting {
   engine::ModelInfo model;
   std::vector<engine::Layer> layers;
   std::vector<LayerView> views;
 };
 // `version`: whose naming row (default: the newest of `engine`).
-VllmSetting vllm_setting(const checkpoint::Inventory& inventory,
+NamingSetting naming_setting(const checkpoint::Inventory& inventory,
                          const checkpoint::ModuleList& modules,
                          const quant::ConfigSet& configs,
                          const DiagnoseOptions& options,
-                         engine::Engine engine = engine::Engine::vllm,
+                         engine::Engine engine = reference_engine(),
                          const engine::EngineVersion* version = nullptr);
 bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
@@ -143,7 +143,7 @@ public:
            const Judge& before,
            const Judge& after,
            Word&& word,
-           engine::Engine judged = engine::Engine::vllm,
+           engine::Engine judged = reference_engine(),
            const engine::EngineVersion* version = nullptr) {
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {

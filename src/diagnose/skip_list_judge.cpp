@@ -290,7 +290,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const std::string method_name = quant::declared_method(active);
   const SkipListMethod method = skip_list.method;
   SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
-  const VllmSetting setting = vllm_setting(inventory, modules, configs, in.options);
+  const NamingSetting setting = naming_setting(inventory, modules, configs, in.options);
   // Every version of every engine whose rules differ (versions.hpp), each on the layers it
   // builds under its own names (its folder's naming.cpp).
   const auto judged = engine_views(in.engines,
