@@ -24,6 +24,25 @@ bool is_regex(const std::string& text) {
   return text.rfind("re:", 0) == 0;
 }
 
+// True when "re:" target `target` re.match-es the class name of some layer an engine builds
+// (layers.cpp's classes): only then can its class step match.
+bool regex_matches_a_class(const std::string& target) {
+  static const char* const k_classes[] = {"ColumnParallelLinear",
+                                          "MergedColumnParallelLinear",
+                                          "QKVParallelLinear",
+                                          "RowParallelLinear",
+                                          "ReplicatedLinear",
+                                          "Linear",
+                                          "RoutedExperts"};
+  const auto pattern = Pattern::compile(target.substr(3), "quantization_config");
+  if (!pattern) {
+    return false;
+  }
+  return std::any_of(std::begin(k_classes), std::end(k_classes), [&](const char* cls) {
+    return pattern->matches(cls, MatchMode::match).value_or(true);
+  });
+}
+
 } // namespace
 
 CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::string& text) const {
@@ -89,7 +108,7 @@ std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
     for (const std::string& target : group.targets) {
       ++targets;
       const bool regex = is_regex(target);
-      plain = plain || !regex;
+      plain = plain || !regex || regex_matches_a_class(target);
       linear = linear || lower(target) == "linear";
       head_target = head_target || regex || target.find("lm_head") != std::string::npos;
     }
@@ -140,6 +159,23 @@ bool CompressedTensorsRules::matches(const Entry& entry,
     return *matched;
   }
   return entry.mapped == name;
+}
+
+bool CompressedTensorsRules::matches_class(const Entry& entry,
+                                           const std::string& cls,
+                                           bool& undecidable) const {
+  if (cls.empty()) {
+    return false;
+  }
+  if (is_regex(entry.text)) {
+    if (!entry.pattern) {
+      return false;
+    }
+    const auto matched = entry.pattern->matches(cls, MatchMode::match);
+    undecidable = undecidable || !matched;
+    return matched.value_or(false);
+  }
+  return lower(cls).find(lower(entry.text)) != std::string::npos;
 }
 
 bool CompressedTensorsRules::ignores(const Entry& entry,
@@ -247,14 +283,16 @@ CompressedTensorsRules::find_target(const std::string& prefix,
       return target;
     }
   }
+  // find_matched_target's class step, _find_first_match(module.__class__.__name__, targets,
+  // check_contains=True) (compressed_tensors/utils.py, vLLM 017e9f4; SGLang's utils.py
+  // @06b5b19 alike): a "re:" target is re.match-ed against the class name, a plain one is a
+  // case-insensitive substring of it.
   const auto by_class = [&]() -> std::optional<Target> {
     if (!class_targets) {
       return std::nullopt;
     }
-    const std::string cls_lower = lower(cls);
     for (const Target& target : targets) {
-      if (!is_regex(target.entry.text) &&
-          cls_lower.find(lower(target.entry.text)) != std::string::npos) {
+      if (matches_class(target.entry, cls, undecidable)) {
         return target;
       }
     }
@@ -489,11 +527,14 @@ CompressedTensorsRules::trace(const Layer& layer) const {
   for (const Target& target : ignored == names.size() ? std::vector<Target>{} : targets) {
     bool undecidable = false;
     const bool by_name = matches(target.entry, subject, undecidable);
-    const bool by_class = !is_regex(target.entry.text) && layer.kind != LayerKind::lm_head &&
-                          lower(layer.cls).find(lower(target.entry.text)) != std::string::npos;
-    std::string how = by_name    ? "matches by name"
-                      : by_class ? "matches class " + layer.cls + " (case-insensitive substring)"
-                                 : "does not match";
+    const bool by_class =
+        layer.kind != LayerKind::lm_head && matches_class(target.entry, layer.cls, undecidable);
+    std::string how = by_name ? "matches by name"
+                      : by_class
+                          ? "matches class " + layer.cls +
+                                (is_regex(target.entry.text) ? " (re.match)"
+                                                             : " (case-insensitive substring)")
+                          : "does not match";
     lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
   }
   lines.emplace_back("verdict", verdict_text(decide(layer)));

@@ -250,8 +250,65 @@ INSTANTIATE_TEST_SUITE_P(
              LayerKind::built_dense,
              "model.language_model.layers.0.linear_attn.conv1d",
              "ColumnParallelLinear",
-             "dense (built_dense)"}),
+             "dense (built_dense)"},
+        // _find_first_match(module.__class__.__name__, targets, True): a re: target is
+        // re.match-ed against the class name too (compressed_tensors/utils.py, 017e9f4).
+        Case{"RegexTargetMatchesTheClassName",
+             {},
+             {"re:.*ParallelLinear"},
+             k_lin,
+             "model.language_model.layers.0.mlp.down_proj",
+             "RowParallelLinear",
+             "quantized by re:.*ParallelLinear (target_class)"},
+        Case{"RegexTargetAnchoredAtTheStartOfTheClassName",
+             {},
+             {"re:ParallelLinear"},
+             k_lin,
+             "model.language_model.layers.0.mlp.down_proj",
+             "RowParallelLinear",
+             "dense (no_target)"}),
     [](const auto& case_info) { return case_info.param.name; });
+
+// SGLang's dialect (sglang/dialect.cpp): find_matched_target raises for a Linear no target
+// matches, and tries the class step before the fused shards; vLLM main does neither.
+TEST(CompressedTensorsDialectTest, SglangRaisesForAnUntargetedLinearAndTriesClassBeforeFused) {
+  const ModelInfo vllm_model = model_info_for("Qwen3_5ForConditionalGeneration");
+  const ModelInfo sglang_model = sglang_model_info("Qwen3_5ForConditionalGeneration", 0);
+  Layer q_proj{LayerKind::linear,
+               "model.language_model.layers.3.self_attn.q_proj",
+               "model.language_model.layers.3.self_attn.q_proj",
+               "ColumnParallelLinear",
+               {}};
+  quant::CtConfig untargeted;
+  untargeted.groups.push_back({"group_0", {"re:.*mlp.*"}, "pack-quantized"});
+  const auto decide = [&](const quant::CtConfig& config, Engine engine, const Layer& layer) {
+    const ModelInfo& model = engine == Engine::sglang ? sglang_model : vllm_model;
+    return CompressedTensorsRules(config, model, newest_version(engine)).decide(layer);
+  };
+  const Decision sglang = decide(untargeted, Engine::sglang, q_proj);
+  EXPECT_EQ(sglang.verdict, Verdict::load_error);
+  EXPECT_EQ(sglang.by, DecidedBy::untargeted);
+  EXPECT_EQ(sglang.error,
+            "ValueError: Unable to find matching target for "
+            "model.language_model.layers.3.self_attn.q_proj in the compressed-tensors config.");
+  q_proj.prefix = vllm_model.to_vllm(q_proj.name);
+  EXPECT_EQ(decide(untargeted, Engine::vllm, q_proj).verdict, Verdict::dense);
+
+  // Shard-name targets in one group, "Linear" in another: the fused layer takes the fused
+  // group in vLLM (name, fused, class) and the class group in SGLang (name, class, fused).
+  quant::CtConfig two_groups;
+  two_groups.groups.push_back(
+      {"shards", {"re:.*\\.q_proj$", "re:.*\\.k_proj$", "re:.*\\.v_proj$"}, "pack-quantized"});
+  two_groups.groups.push_back({"linear", {"Linear"}, "pack-quantized"});
+  Layer qkv{LayerKind::linear,
+            "model.language_model.layers.3.self_attn.qkv_proj",
+            "model.language_model.layers.3.self_attn.qkv_proj",
+            "QKVParallelLinear",
+            {}};
+  EXPECT_EQ(decide(two_groups, Engine::sglang, qkv).group, "linear");
+  qkv.prefix = vllm_model.to_vllm(qkv.name);
+  EXPECT_EQ(decide(two_groups, Engine::vllm, qkv).group, "shards");
+}
 
 } // namespace
 } // namespace qpatch::engine

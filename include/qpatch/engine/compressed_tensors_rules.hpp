@@ -6,8 +6,8 @@
 //      judged through its shards, which must agree ("Found a different quantization schemes").
 //      Class names in ignore are never consulted.
 //   2. targets (find_matched_target): by name (exact or re:), then fused (every shard matches a
-//      name target), then class (target.lower() a substring of the class name); since #41965 a
-//      layer no target matches is dense.
+//      name target), then class (target.lower() a substring of the class name, or a re: target
+//      that re.match-es it); since #41965 a layer no target matches is dense.
 // Dotted, non-regex ignore entries and targets are renamed like the layers (apply_vllm_mapper);
 // regexes are not. MoE experts are judged through expert 0's gate/up/down names, with "Linear"
 // copied to "RoutedExperts" (compressed_tensors_moe.py).
@@ -82,6 +82,8 @@ private:
   // before #37291).
   bool head_without_method(const Layer& layer) const;
   bool matches(const Entry& entry, const std::string& name, bool& undecidable) const;
+  // find_matched_target's class step for one target.
+  bool matches_class(const Entry& entry, const std::string& cls, bool& undecidable) const;
   bool ignores(const Entry& entry,
                const std::string& name,
                const std::string& cls,

@@ -17,6 +17,16 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   // CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a method
   // for LinearBase and FusedMoE layers only.
   ct.head_without_method = true;
+  // get_quant_method runs should_ignore_layer, then get_scheme, whose find_matched_target
+  // raises ValueError("Unable to find matching target for {layer_name} in the
+  // compressed-tensors config.") with no try/except around it (compressed_tensors.py
+  // @b553569, compressed_tensors/utils.py @06b5b19): a Linear no target matches stops the
+  // model's construction, as vLLM's did before #41965.
+  ct.untargeted_raises = true;
+  // find_matched_target (utils.py @06b5b19): _find_first_match(layer_name) or
+  // _find_first_match(module.__class__.__name__, check_contains=True) or _match_fused_layer:
+  // the class step comes before the fused shards, as vLLM's before #49483.
+  ct.class_before_fused = true;
 
   // awq/awq.py AWQMarlinConfig (@01f67c3): is_layer_skipped_awq(prefix, modules_to_not_convert)
   // on the name each layer is built under; from_config reads the list or [] (no derivation).

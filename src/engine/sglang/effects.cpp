@@ -16,6 +16,10 @@ std::string sglang_effect(Mismatch mismatch, const MismatchContext& /*context*/)
     return "loads, and drops the stored weights silently";
   case Mismatch::quantized_without_config:
     return "builds every layer dense and drops the quantized weights silently";
+  case Mismatch::untargeted_raises:
+    // compressed_tensors.py get_quant_method -> find_matched_target (@b553569).
+    return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
+           "target for ... in the compressed-tensors config.\"";
   default:
     return "";
   }
