@@ -488,6 +488,13 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
                              "'s GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
                              "not read for experts): not fixable by a config patch");
       }
+      if (decision.by == DecidedBy::override_refused) {
+        return std::pair(FindingKind::config_rejected,
+                         "are overridden by dynamic rule " + quoted(decision.target) +
+                             " to what the kernel serving the config cannot take, and " + who +
+                             " raises while it builds them (\"" + decision.error +
+                             "\"): not fixable by a config patch");
+      }
       if (decision.verdict == Verdict::load_error) {
         return shards_disagree(view, decision);
       }

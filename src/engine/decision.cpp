@@ -25,6 +25,8 @@ std::string_view to_string(DecidedBy by) {
     return "experts_disagree";
   case DecidedBy::untargeted:
     return "untargeted";
+  case DecidedBy::override_refused:
+    return "override_refused";
   case DecidedBy::undecidable:
     return "undecidable";
   }

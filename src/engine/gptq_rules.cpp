@@ -113,7 +113,64 @@ std::optional<Decision> GptqRules::decide_dynamic(const Layer& layer) const {
   return std::nullopt;
 }
 
+std::optional<std::string> GptqRules::refused_override(const Layer& layer) const {
+  bool undecidable = false;
+  const auto rule = first_dynamic(layer.prefix, undecidable);
+  if (!rule || m_config.dynamic[*rule].negative) {
+    return std::nullopt;
+  }
+  const quant::GptqRule& override = m_config.dynamic[*rule];
+  if (!override.bits && !override.sym) {
+    return std::nullopt;
+  }
+  const auto type_map = [](std::optional<int64_t> bits, std::optional<bool> sym) {
+    return bits && sym && *sym && (*bits == 4 || *bits == 8);
+  };
+  const bool marlin = m_gptq.marlin_always ||
+                      (type_map(m_config.bits, m_config.sym) && m_config.group_size &&
+                       (*m_config.group_size == -1 || *m_config.group_size == 32 ||
+                        *m_config.group_size == 64 || *m_config.group_size == 128));
+  const std::optional<int64_t> bits = override.bits ? override.bits : m_config.bits;
+  if (!bits) {
+    return std::nullopt; // the config's own check reports a missing bits
+  }
+  if (!marlin) {
+    // gptq.py GPTQConfig: 2, 3, 4 or 8 bits, sym not read.
+    if (*bits == 2 || *bits == 3 || *bits == 4 || *bits == 8) {
+      return std::nullopt;
+    }
+    return "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ, "
+           "but got " +
+           std::to_string(*bits) + " bits.";
+  }
+  const std::optional<bool> sym = override.sym ? override.sym : m_config.sym;
+  if (type_map(bits, sym)) {
+    return std::nullopt;
+  }
+  return "ValueError: Unsupported quantization config: bits=" + std::to_string(*bits) +
+         ", sym=" + (sym ? (*sym ? "True" : "False") : "None");
+}
+
+Decision GptqRules::checked(const Layer& layer, Decision decision) const {
+  if (decision.verdict != Verdict::quantized || layer.kind != LayerKind::linear) {
+    return decision;
+  }
+  if (auto error = refused_override(layer)) {
+    bool undecidable = false;
+    decision.verdict = Verdict::load_error;
+    decision.by = DecidedBy::override_refused;
+    decision.ignore_index = first_dynamic(layer.prefix, undecidable);
+    decision.target = m_config.dynamic[*decision.ignore_index].key;
+    decision.error = std::move(*error);
+  }
+  return decision;
+}
+
 Decision GptqRules::decide(const Layer& layer) const {
+  return checked(layer, decide_unchecked(layer));
+}
+
+Decision GptqRules::decide_unchecked(const Layer& layer) const {
   Decision decision;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding) {
     decision.by = DecidedBy::built_dense;

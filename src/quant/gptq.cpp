@@ -77,6 +77,29 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
   if (const auto it = config.find("lm_head"); it != config.end()) {
     gptq.lm_head = truthy(*it);
   }
+  // The fields override_config can replace per layer (utils/gptq_utils.py): integers and
+  // booleans only, as its isinstance tests take them.
+  const auto read_fields = [](const json::Json& object,
+                              std::optional<int64_t>& bits,
+                              std::optional<int64_t>& group_size,
+                              std::optional<bool>& sym) {
+    if (!object.is_object()) {
+      return;
+    }
+    const auto integer = [&](const char* key) -> std::optional<int64_t> {
+      const auto it = object.find(key);
+      if (it == object.end() || !it->is_number_integer()) {
+        return std::nullopt;
+      }
+      return it->get<int64_t>();
+    };
+    bits = integer("bits");
+    group_size = integer("group_size");
+    if (const auto it = object.find("sym"); it != object.end() && it->is_boolean()) {
+      sym = it->get<bool>();
+    }
+  };
+  read_fields(config, gptq.bits, gptq.group_size, gptq.sym);
   if (const auto it = config.find("dynamic"); it != config.end() && !it->is_null()) {
     if (!it->is_object()) {
       return field_error(file, base + "/dynamic", "expected an object of rules");
@@ -87,6 +110,9 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
       rule.key = key;
       rule.negative = key.rfind("-:", 0) == 0;
       rule.pattern = rule.negative || key.rfind("+:", 0) == 0 ? key.substr(2) : key;
+      if (!rule.negative) {
+        read_fields(value, rule.bits, rule.group_size, rule.sym);
+      }
       gptq.dynamic.push_back(std::move(rule));
     }
   }

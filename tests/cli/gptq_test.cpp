@@ -254,5 +254,36 @@ TEST_F(GptqTest, EveryVersionIsJudgedAndTheFindingSaysWhichHoldFor) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
 }
 
+// A positive rule overriding bits to 3 under a 4-bit Marlin config: vLLM and SGLang raise while
+// they build the overridden layers (override_config), which no config patch can change.
+TEST_F(GptqTest, OverrideMarlinCannotServeIsReportedAsARefusal) {
+  const std::string config = gptq_config(
+      "Qwen3_5ForCausalLM", "    \"dynamic\": {\n      \"+:.*down_proj\": {\"bits\": 3}\n    },\n");
+  test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto before = test::snapshot_tree(dir());
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+            "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in "
+            "model_extra_tensors.safetensors\n"
+            "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+            "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+            "  not fixable m: 2 modules are overridden by dynamic rule \"+:.*down_proj\" to what "
+            "the kernel serving the config cannot take, and vLLM raises while it builds them "
+            "(\"ValueError: Unsupported quantization config: bits=3, sym=True\"): not fixable by "
+            "a config patch [vllm]\n"
+            "  breaks      vLLM: start-up fails: it refuses the quantization config\n"
+            "  not fixable m: 2 modules are overridden by dynamic rule \"+:.*down_proj\" to what "
+            "the kernel serving the config cannot take, and SGLang raises while it builds them "
+            "(\"ValueError: Unsupported quantization config: bits=3, sym=True\"): not fixable by "
+            "a config patch [sglang]\n"
+            "  breaks      SGLang: start-up fails: it refuses the quantization config\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.mlp.down_proj\n");
+  EXPECT_EQ(run_qpatch({}).first, 1); // nothing it can write
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
+}
+
 } // namespace
 } // namespace qpatch::cli

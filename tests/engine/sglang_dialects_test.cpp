@@ -77,5 +77,48 @@ TEST_F(SglangDialectTest, AwqTestsFusedAndExpertsLayersByTheirOwnNames) {
   EXPECT_EQ(awq(Engine::sglang, {}, sglang_fc), "dense (built_dense)");
 }
 
+// override_config (vLLM utils/gptq_utils.py 017e9f4; SGLang quantization/utils/utils.py
+// @c5bef61): a positive rule that overrides bits or sym to a pair GPTQ Marlin's TYPE_MAP lacks
+// makes the engine raise while it builds the layer; plain GPTQ (SGLang, a config Marlin cannot
+// serve) takes 2, 3, 4 or 8 bits.
+TEST_F(SglangDialectTest, DynamicOverrideMarlinCannotServeRaises) {
+  const auto decide = [&](Engine engine,
+                          std::optional<int64_t> bits,
+                          quant::GptqRule rule,
+                          const Layer& layer) {
+    quant::GptqConfig config;
+    config.bits = bits;
+    config.group_size = 128;
+    config.sym = true;
+    config.dynamic = {std::move(rule)};
+    config.has_dynamic = true;
+    config.modules_in_block = std::vector<std::string>{"mlp.down_proj"};
+    const Decision decision = GptqRules(config, model, {}, newest_version(engine)).decide(layer);
+    return decision.verdict == Verdict::load_error ? decision.error : verdict_text(decision);
+  };
+  quant::GptqRule three_bits{"+:.*down_proj", false, ".*down_proj"};
+  three_bits.bits = 3;
+  EXPECT_EQ(decide(Engine::vllm, 4, three_bits, down),
+            "ValueError: Unsupported quantization config: bits=3, sym=True");
+  EXPECT_EQ(decide(Engine::sglang, 4, three_bits, down),
+            "ValueError: Unsupported quantization config: bits=3, sym=True");
+  quant::GptqRule asymmetric{"+:.*", false, ".*"};
+  asymmetric.sym = false;
+  EXPECT_EQ(decide(Engine::sglang, 4, asymmetric, down),
+            "ValueError: Unsupported quantization config: bits=4, sym=False");
+  // A 3-bit config is not Marlin's: SGLang serves it with plain GPTQ, which takes 8 bits too.
+  quant::GptqRule eight_bits{"+:.*down_proj", false, ".*down_proj"};
+  eight_bits.bits = 8;
+  EXPECT_EQ(decide(Engine::sglang, 3, eight_bits, down), "quantized (target_name)");
+  quant::GptqRule five_bits{"+:.*down_proj", false, ".*down_proj"};
+  five_bits.bits = 5;
+  EXPECT_EQ(decide(Engine::sglang, 3, five_bits, down),
+            "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ, "
+            "but got 5 bits.");
+  // A rule that overrides nothing the kernel checks leaves the layer as it was.
+  const quant::GptqRule plain{"+:.*down_proj", false, ".*down_proj"};
+  EXPECT_EQ(decide(Engine::vllm, 4, plain, down), "quantized (target_name)");
+}
+
 } // namespace
 } // namespace qpatch::engine

@@ -24,6 +24,7 @@ enum class DecidedBy {
   experts_disagree,
   undecidable, // a regex gave up (match limit)
   untargeted,  // no target matches and the engine raises for that (vLLM before #41965)
+  override_refused, // a per-layer override the kernel cannot serve: the engine raises
 };
 std::string_view to_string(DecidedBy by);
 

@@ -62,6 +62,12 @@ struct GptqDialect {
   bool moe_reads_dynamic = true;
   // The Qwen3.5 draft builds its MTP decoder layers dense under a "-:" rule naming "mtp".
   bool qwen35_mtp_special_case = false;
+  // How a Linear's per-layer override (override_config) is checked: `marlin_always`, the config
+  // is served by GPTQ Marlin whatever it holds (vLLM since #38288: AutoGPTQConfig), so the
+  // overridden (bits, sym) must be (4, true) or (8, true); else Marlin only when the config's
+  // own bits, sym and group_size are Marlin's (GPTQMarlinConfig.is_gptq_marlin_compatible),
+  // and plain GPTQ (2, 3, 4 or 8 bits, any sym) otherwise.
+  bool marlin_always = false;
 };
 
 struct Dialect {

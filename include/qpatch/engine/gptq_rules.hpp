@@ -71,6 +71,11 @@ public:
 
 private:
   std::optional<Decision> decide_dynamic(const Layer& layer) const;
+  // What override_config raises for a layer built quantized whose first matching rule
+  // overrides bits or sym to what the kernel serving the config cannot take, or nothing.
+  std::optional<std::string> refused_override(const Layer& layer) const;
+  Decision checked(const Layer& layer, Decision decision) const;
+  Decision decide_unchecked(const Layer& layer) const;
 
   quant::GptqConfig m_config;
   ModelInfo m_model;

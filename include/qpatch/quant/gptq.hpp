@@ -7,6 +7,7 @@
 #include <qpatch/error.hpp>
 #include <qpatch/quant/config_files.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -18,6 +19,11 @@ struct GptqRule {
   std::string key; // as written: "-:.*mtp.*", "+:...", or a bare pattern
   bool negative = false;
   std::string pattern; // the key without its "-:" / "+:" prefix
+  // The fields a positive rule overrides (override_config reads them with isinstance(int) /
+  // isinstance(bool)); nothing where the rule leaves the config's value.
+  std::optional<int64_t> bits{};
+  std::optional<int64_t> group_size{};
+  std::optional<bool> sym{};
 };
 
 // Where one entry of `modules_in_block_to_quantize` sits in the file, so a fix can remove it.
@@ -40,6 +46,10 @@ struct GptqConfig {
   // (absent, null, []): vLLM then derives the list from the headers.
   std::optional<std::vector<std::string>> modules_in_block;
   bool lm_head = false; // Python truthiness of "lm_head", as vLLM tests it
+  // The config's own bits, group_size and sym (nothing when absent or not of that type).
+  std::optional<int64_t> bits;
+  std::optional<int64_t> group_size;
+  std::optional<bool> sym;
   // Parallel to *modules_in_block: where each entry is written.
   std::vector<GptqListEntry> list_entries;
   // The array new entries go to (the last inner array of a list of lists), and whether the key

@@ -38,6 +38,12 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   gptq.reads_module_list = false;
   // GPTQMarlinMoEMethod is returned for every FusedMoE without consulting `dynamic`.
   gptq.moe_reads_dynamic = false;
+  // model_config.py _verify_quantization (@001adf5) takes the first override_quantization_method
+  // that answers: GPTQMarlinConfig's, for a config is_gptq_marlin_compatible accepts ((bits,
+  // sym) in TYPE_MAP {(4, True), (8, True)}, group_size in [-1, 32, 64, 128]); then
+  // quantization/utils/utils.py (@c5bef61) override_config raises for a gptq_marlin layer
+  // whose overridden (bits, sym) is not in TYPE_MAP, and plain gptq takes 2/3/4/8 bits.
+  gptq.marlin_always = false;
   return dialect;
 }
 

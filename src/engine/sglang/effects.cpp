@@ -8,7 +8,7 @@ namespace qpatch::engine {
 
 // SGLang's loaders skip a checkpoint tensor whose name the model has no parameter for
 // (`if name not in params_dict: continue`), so a mismatch loads without an error.
-std::string sglang_effect(Mismatch mismatch, const MismatchContext& /*context*/) {
+std::string sglang_effect(Mismatch mismatch, const MismatchContext& context) {
   switch (mismatch) {
   case Mismatch::dense_built_quantized:
   case Mismatch::quantized_built_dense:
@@ -16,6 +16,12 @@ std::string sglang_effect(Mismatch mismatch, const MismatchContext& /*context*/)
     return "loads, and drops the stored weights silently";
   case Mismatch::quantized_without_config:
     return "builds every layer dense and drops the quantized weights silently";
+  case Mismatch::config_rejected:
+    // quantization/utils/utils.py override_config (@c5bef61) raises while a layer is built.
+    return context.engine_error.empty()
+               ? "start-up fails: it refuses the quantization config"
+               : "start-up fails: it refuses the quantization config: \"" + context.engine_error +
+                     "\"";
   case Mismatch::untargeted_raises:
     // compressed_tensors.py get_quant_method -> find_matched_target (@b553569).
     return "start-up fails while it builds the model: \"ValueError: Unable to find matching "

@@ -45,6 +45,10 @@ Dialect vllm_dialect(const EngineVersion& version, const ModelInfo& model) {
 
   // qwen3_5_mtp.py: the "-:"/"mtp" dynamic special case since #48816 (c8db00b16).
   dialect.gptq.qwen35_mtp_special_case = version.has("#48816");
+  // utils/gptq_utils.py override_config (017e9f4): since #38288 (fa2a33b89) every GPTQ config
+  // is an AutoGPTQConfig over Marlin's TYPE_MAP; before, get_quant_config picked gptq_marlin
+  // only for a Marlin-compatible config (gptq_marlin.py is_gptq_marlin_compatible).
+  dialect.gptq.marlin_always = version.has("#38288");
   return dialect;
 }
 
