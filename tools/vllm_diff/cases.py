@@ -191,7 +191,10 @@ def gptq(rng, case: Case, names):
                 r"-:^language_model\.lm_head$"]
         dyn = {}
         for k in rng.sample(keys, rng.randint(1, 3)):
-            dyn[k] = {"bits": 8} if k.startswith("+:") and rng.random() < 0.5 else {}
+            # Positive rules override fields; 3 bits and sym false are what GPTQ Marlin's
+            # TYPE_MAP lacks (override_config raises for the layers they reach).
+            overrides = [{"bits": 8}, {"bits": 8}, {"bits": 3}, {"sym": False}]
+            dyn[k] = rng.choice(overrides) if k.startswith("+:") and rng.random() < 0.5 else {}
         q["dynamic"] = dyn
     return q
 
