@@ -11,8 +11,8 @@
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/diagnose/diagnose.hpp>
-#include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/layers.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <algorithm>

@@ -5,10 +5,10 @@
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/methods.hpp>
-#include <qpatch/engine/layers.hpp>
-#include <qpatch/engine/model_info.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/config_checks.hpp>
+#include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/model_info.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 
 #include <algorithm>
@@ -524,10 +524,10 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       finding.kind = FindingKind::config_rejected;
       finding.label = active->name;
       const std::string where = quant::pointer_text(active->pointer);
-      finding.detail = active->name + (where.empty() ? "" : " " + where) + ": " +
-                       std::string(engine::display_name(engine)) +
-                       " refuses this quantization config before it builds any layer: " +
-                       *rejection;
+      finding.detail =
+          active->name + (where.empty() ? "" : " " + where) + ": " +
+          std::string(engine::display_name(engine)) +
+          " refuses this quantization config before it builds any layer: " + *rejection;
       finding.engines = {std::string(engine::to_string(engine))};
       finding.engine_error = *rejection;
       diagnosis.findings.push_back(std::move(finding));
@@ -542,12 +542,10 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   // architecture its folder has no naming row for.
   for (const engine::Engine engine : modelled.list()) {
     const engine::EngineVersion newest = engine::newest_version(engine);
-    if (engine::naming_of(newest, configs.architecture, configs.num_hidden_layers)
-            .assumed_naming) {
+    if (engine::naming_of(newest, configs.architecture, configs.num_hidden_layers).assumed_naming) {
       diagnosis.notes.push_back(
           std::string(engine::display_name(engine)) + ": no naming table for " +
-          (configs.architecture.empty() ? std::string("this architecture")
-                                        : configs.architecture) +
+          (configs.architecture.empty() ? std::string("this architecture") : configs.architecture) +
           "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
           "through their shards)");
     }

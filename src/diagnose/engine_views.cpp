@@ -69,11 +69,11 @@ std::vector<LayerView> layer_views(const std::vector<Layer>& layers,
 }
 
 NamingSetting naming_setting(const Inventory& inventory,
-                         const ModuleList& modules,
-                         const quant::ConfigSet& configs,
-                         const DiagnoseOptions& options,
-                         engine::Engine engine,
-                         const engine::EngineVersion* version) {
+                             const ModuleList& modules,
+                             const quant::ConfigSet& configs,
+                             const DiagnoseOptions& options,
+                             engine::Engine engine,
+                             const engine::EngineVersion* version) {
   NamingSetting setting;
   setting.model = engine::naming_of(version != nullptr ? *version : engine::newest_version(engine),
                                     configs.architecture,

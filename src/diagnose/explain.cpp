@@ -4,9 +4,9 @@
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/diagnose/methods.hpp>
+#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/gptq_rules.hpp>
-#include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
@@ -126,9 +126,8 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
   const Method* row = find_method(method);
   engines = modelled_engines(row, engines);
   if (row == nullptr) {
-    lines.emplace_back("config",
-                       active->name + " " + quant::pointer_text(active->pointer) + " (" + method +
-                           ")");
+    lines.emplace_back(
+        "config", active->name + " " + quant::pointer_text(active->pointer) + " (" + method + ")");
     lines.emplace_back("verdict", "quant_method \"" + method + "\" is not judged yet");
     return out;
   }
@@ -207,8 +206,7 @@ Status trace_versions(ExplainContext& context) {
       }
       QP_TRY_ASSIGN(
           const auto rules,
-          context.row.rules(
-              {context.active, context.configs, modules, context.inventory, *view}));
+          context.row.rules({context.active, context.configs, modules, context.inventory, *view}));
       std::vector<std::pair<std::string, std::string>> trace_lines;
       bool traced = false;
       for (const Layer& candidate : view->not_built) {
@@ -280,7 +278,8 @@ Status explain_skip_list(ExplainContext& context, const SkipListSetting& setting
     std::vector<std::string> none;
     for (const engine::Engine engine : context.engines.list()) {
       const engine::EngineVersion version = engine::newest_version(engine);
-      const bool derived = engine::dialect_of(version, context.model).skip_list.awq_derives_absent_list;
+      const bool derived =
+          engine::dialect_of(version, context.model).skip_list.awq_derives_absent_list;
       (derived ? derives : none).emplace_back(engine::display_name(engine));
     }
     std::string text = std::string(setting.list.exists ? "empty" : "absent") + ": ";

@@ -236,14 +236,14 @@ GptqFix find_fix(const quant::GptqConfig& config,
           continue;
         }
         const engine::GptqRules original(config, engine_view->model, derived, engine_view->version);
-        if (fix_list_round(config,
-                           original,
-                           engine::GptqRules(
-                               current, engine_view->model, derived, engine_view->version),
-                           *engine_view->views,
-                           modules,
-                           engine_view->model,
-                           fix)) {
+        if (fix_list_round(
+                config,
+                original,
+                engine::GptqRules(current, engine_view->model, derived, engine_view->version),
+                *engine_view->views,
+                modules,
+                engine_view->model,
+                fix)) {
           return true;
         }
       }
@@ -260,9 +260,7 @@ GptqFix find_fix(const quant::GptqConfig& config,
     for (const auto& engine_view : judged) {
       const engine::GptqRules judge(current, engine_view->model, derived, engine_view->version);
       each_decided(
-          *engine_view->views,
-          judge,
-          [&](const LayerView& view, const Decision& decision) {
+          *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             if (decision.by == DecidedBy::built_quantized ||
                 decision.verdict == Verdict::load_error) {
               return; // no rule changes it; the list round owns shards that disagree

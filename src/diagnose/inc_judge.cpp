@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The judge for auto-round configs under vLLM's INC rules (engine/auto_round_rules.hpp). The fix adds an
-// exact extra_config key {"bits": 16, "data_type": "fp"} for every module stored dense that the
-// config would quantize (all shards of a fused layer; "...mlp.experts" for an experts layer),
+// The judge for auto-round configs under vLLM's INC rules (engine/auto_round_rules.hpp). The fix
+// adds an exact extra_config key {"bits": 16, "data_type": "fp"} for every module stored dense that
+// the config would quantize (all shards of a fused layer; "...mlp.experts" for an experts layer),
 // and removes a key that makes quantized modules dense, as a fixpoint like the other judges.
 // Exact checkpoint names are the robust choice (engines.md §12.2): vLLM renames them like layer
 // names, and auto-round's own substring reading of plain keys matches them too.
@@ -182,13 +182,8 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const std::vector<LayerView>& views = setting.views;
   // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
   // one fix for all of them.
-  const auto judged = engine_views(in.engines,
-                                   model,
-                                   modules,
-                                   in.inventory,
-                                   in.mtp_head,
-                                   in.options,
-                                   "auto-round");
+  const auto judged =
+      engine_views(in.engines, model, modules, in.inventory, in.mtp_head, in.options, "auto-round");
   judged_versions(judged, diagnosis);
   const IncFix fix = find_fix(config, judged, modules);
   const engine::AutoRoundRules before(config, model);
@@ -233,7 +228,8 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   LayerProblems problems;
   for (const auto& engine_view : judged) {
     const engine::AutoRoundRules version_before(config, engine_view->model, engine_view->version);
-    const engine::AutoRoundRules version_after(fixed_config, engine_view->model, engine_view->version);
+    const engine::AutoRoundRules version_after(
+        fixed_config, engine_view->model, engine_view->version);
     problems.add(*engine_view->views,
                  modules,
                  version_before,

@@ -8,8 +8,8 @@
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/diagnose/methods.hpp>
-#include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
@@ -66,7 +66,8 @@ std::vector<LayerView> layer_views(const std::vector<engine::Layer>& layers,
                                    const DiagnoseOptions& options);
 
 // One engine version's naming, the layers it builds, and how each is stored (the reference
-// engine's newest by default). `views` point into `layers` (a moved vector keeps its elements in place).
+// engine's newest by default). `views` point into `layers` (a moved vector keeps its elements in
+// place).
 struct NamingSetting {
   engine::ModelInfo model;
   std::vector<engine::Layer> layers;
@@ -74,11 +75,11 @@ struct NamingSetting {
 };
 // `version`: whose naming row (default: the newest of `engine`).
 NamingSetting naming_setting(const checkpoint::Inventory& inventory,
-                         const checkpoint::ModuleList& modules,
-                         const quant::ConfigSet& configs,
-                         const DiagnoseOptions& options,
-                         engine::Engine engine = reference_engine(),
-                         const engine::EngineVersion* version = nullptr);
+                             const checkpoint::ModuleList& modules,
+                             const quant::ConfigSet& configs,
+                             const DiagnoseOptions& options,
+                             engine::Engine engine = reference_engine(),
+                             const engine::EngineVersion* version = nullptr);
 bool consistent(const LayerView& view, const engine::Decision& decision);
 // The module list vLLM derives for GPTQ when the config has none: the modules of every tensor,
 // in every *.safetensors file (indexed or not), whose dtype is not a float dtype.
@@ -114,8 +115,8 @@ struct SkipListSetting {
                                    const engine::ModelInfo& model) const;
   // The judge of `engine` over `entries` (the list as read, or as patched).
   engine::SkipListRules judge(const engine::EngineVersion& version,
-                             std::vector<std::string> entries,
-                             const engine::ModelInfo& model) const;
+                              std::vector<std::string> entries,
+                              const engine::ModelInfo& model) const;
 };
 // The setting of the skip-list method `active` declares; an error for a method that is not one
 // (methods.hpp names the skip-list family: no name falls back to another method).

@@ -5,7 +5,6 @@
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/diagnose/methods.hpp>
-
 #include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/engine/gptq_rules.hpp>
 
@@ -35,14 +34,15 @@ EngineSet engines_modelling(std::string_view name) {
 }
 
 // Each method's rules over one engine version's view, behind LayerRules.
-template <typename Rules>
-class RulesOf final : public LayerRules {
+template <typename Rules> class RulesOf final : public LayerRules {
 public:
-  explicit RulesOf(Rules rules, std::string key = "") : m_rules(std::move(rules)), m_key(std::move(key)) {}
+  explicit RulesOf(Rules rules, std::string key = "")
+      : m_rules(std::move(rules)), m_key(std::move(key)) {}
   engine::Decision decide(const engine::Layer& layer) const override {
     return m_rules.decide(layer);
   }
-  std::vector<std::pair<std::string, std::string>> trace(const engine::Layer& layer) const override {
+  std::vector<std::pair<std::string, std::string>>
+  trace(const engine::Layer& layer) const override {
     if constexpr (std::is_same_v<Rules, engine::SkipListRules>) {
       return m_rules.trace(layer, m_key); // the list's key names its entries
     } else {
@@ -119,7 +119,8 @@ SharedRules rules_auto_round(const detail::DecideInput& in, const quant::IncConf
 }
 SharedRules rules_skip_list(const detail::DecideInput& in, const detail::SkipListSetting& setting) {
   return std::make_shared<const RulesOf<engine::SkipListRules>>(
-      setting.judge(in.view.version, setting.read_by(in.view.version, in.view.model), in.view.model),
+      setting.judge(
+          in.view.version, setting.read_by(in.view.version, in.view.model), in.view.model),
       setting.list.key);
 }
 
@@ -142,23 +143,19 @@ const std::vector<Method>& table() {
       row<detail::skip_list_setting,
           detail::judge_skip_list,
           detail::explain_skip_list,
-          rules_skip_list>(
-          "awq", {}, "qweight", SkipListMethod::awq),
+          rules_skip_list>("awq", {}, "qweight", SkipListMethod::awq),
       row<detail::skip_list_setting,
           detail::judge_skip_list,
           detail::explain_skip_list,
-          rules_skip_list>(
-          "fp8", {}, "weight_scale", SkipListMethod::fp8),
+          rules_skip_list>("fp8", {}, "weight_scale", SkipListMethod::fp8),
       row<detail::skip_list_setting,
           detail::judge_skip_list,
           detail::explain_skip_list,
-          rules_skip_list>(
-          "modelopt", {"modelopt_fp4"}, "weight_scale", SkipListMethod::modelopt),
+          rules_skip_list>("modelopt", {"modelopt_fp4"}, "weight_scale", SkipListMethod::modelopt),
       row<detail::skip_list_setting,
           detail::judge_skip_list,
           detail::explain_skip_list,
-          rules_skip_list>(
-          "bitsandbytes", {}, "weight_scale", SkipListMethod::bitsandbytes),
+          rules_skip_list>("bitsandbytes", {}, "weight_scale", SkipListMethod::bitsandbytes),
   };
   return rows;
 }

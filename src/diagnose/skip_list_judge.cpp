@@ -245,8 +245,8 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
 }
 
 engine::SkipListRules SkipListSetting::judge(const engine::EngineVersion& version,
-                                            std::vector<std::string> entries,
-                                            const engine::ModelInfo& model) const {
+                                             std::vector<std::string> entries,
+                                             const engine::ModelInfo& model) const {
   engine::SkipListRules out(method, std::move(entries), model, nvfp4, version);
   out.set_lm_head_quantized(lm_head_quantized);
   if (quantized_layers) {
@@ -355,8 +355,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             const bool error = decision.verdict == Verdict::load_error;
             if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-              for (const std::string& name :
-                   exclusion_names(view, modules, method, engine_view->model, engine_view->dialect)) {
+              for (const std::string& name : exclusion_names(
+                       view, modules, method, engine_view->model, engine_view->dialect)) {
                 if (engine_view->dialect.skip_list.built_name_only && name != view.layer->name &&
                     reaches_quantized(name)) {
                   continue; // a substring of a quantized layer's name: no list can name it alone

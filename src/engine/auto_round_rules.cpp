@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/auto_round_rules.hpp>
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -89,8 +89,8 @@ PackedMapping inc_packed_mapping(const ModelInfo& model) {
 // and the GDN keys occur in no draft name), so one mapping serves both.
 
 AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
-                 const ModelInfo& model,
-                 const EngineVersion& version)
+                               const ModelInfo& model,
+                               const EngineVersion& version)
     : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
   // inc/config_parser.py _resolve_raw before #48589 (948107acf^): an exact key, the fused
   // shards, then regex keys; no "P ends with .K" step.
@@ -224,7 +224,7 @@ bool AutoRoundRules::default_quantized(const Layer& layer) const {
 }
 
 std::optional<AutoRoundRules::Fused> AutoRoundRules::fused_entry(const std::string& prefix,
-                                                   bool& undecidable) const {
+                                                                 bool& undecidable) const {
   for (size_t e = 0; e < m_packed.size(); ++e) {
     const auto& [fusion_key, sub_keys] = m_packed[e];
     if (count_of(prefix, fusion_key) != 1) {

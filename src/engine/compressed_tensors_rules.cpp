@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -63,8 +63,8 @@ CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::stri
 }
 
 CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
-                                             const ModelInfo& model,
-                                             const EngineVersion& version)
+                                               const ModelInfo& model,
+                                               const EngineVersion& version)
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
       m_ct(m_dialect.compressed_tensors) {
   for (const std::string& entry : config.ignore) {
@@ -145,8 +145,8 @@ std::vector<std::string> CompressedTensorsRules::exhausted_entries() const {
 }
 
 bool CompressedTensorsRules::matches(const Entry& entry,
-                                    const std::string& name,
-                                    bool& undecidable) const {
+                                     const std::string& name,
+                                     bool& undecidable) const {
   if (is_regex(entry.text)) {
     if (!entry.pattern) {
       return false; // vLLM would raise re.error at load; the CLI reports the pattern
@@ -179,9 +179,9 @@ bool CompressedTensorsRules::matches_class(const Entry& entry,
 }
 
 bool CompressedTensorsRules::ignores(const Entry& entry,
-                                    const std::string& name,
-                                    const std::string& cls,
-                                    bool& undecidable) const {
+                                     const std::string& name,
+                                     const std::string& cls,
+                                     bool& undecidable) const {
   if (is_regex(entry.text)) {
     if (matches(entry, name, undecidable)) {
       return true;
@@ -203,7 +203,7 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
 }
 
 std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& name,
-                                                         const std::string& cls) const {
+                                                          const std::string& cls) const {
   std::optional<size_t> best;
   const auto consider = [&](const std::unordered_map<std::string, size_t>& index,
                             const std::string& key) {
@@ -224,8 +224,8 @@ std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& nam
 }
 
 std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
-                                                          bool& undecidable,
-                                                          const std::string& cls) const {
+                                                           bool& undecidable,
+                                                           const std::string& cls) const {
   if (!m_ct.substring_ignore) {
     // The first entry that matches, in list order: the first exact hit, unless a regex entry
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
@@ -269,11 +269,11 @@ bool CompressedTensorsRules::entry_matches(size_t index, const std::string& pref
 
 std::optional<CompressedTensorsRules::Target>
 CompressedTensorsRules::find_target(const std::string& prefix,
-                                   const std::string& cls,
-                                   const std::vector<Target>& targets,
-                                   DecidedBy& by,
-                                   bool class_targets,
-                                   bool& undecidable) const {
+                                    const std::string& cls,
+                                    const std::vector<Target>& targets,
+                                    DecidedBy& by,
+                                    bool class_targets,
+                                    bool& undecidable) const {
   // transformers: the library also matches a shard through the fused layer it belongs to.
   const std::string alias = m_ct.library_matching ? m_model.fused_alias(prefix) : "";
   for (const Target& target : targets) {
@@ -529,12 +529,12 @@ CompressedTensorsRules::trace(const Layer& layer) const {
     const bool by_name = matches(target.entry, subject, undecidable);
     const bool by_class =
         layer.kind != LayerKind::lm_head && matches_class(target.entry, layer.cls, undecidable);
-    std::string how = by_name ? "matches by name"
-                      : by_class
-                          ? "matches class " + layer.cls +
-                                (is_regex(target.entry.text) ? " (re.match)"
-                                                             : " (case-insensitive substring)")
-                          : "does not match";
+    std::string how =
+        by_name ? "matches by name"
+        : by_class
+            ? "matches class " + layer.cls +
+                  (is_regex(target.entry.text) ? " (re.match)" : " (case-insensitive substring)")
+            : "does not match";
     lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
   }
   lines.emplace_back("verdict", verdict_text(decide(layer)));

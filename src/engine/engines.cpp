@@ -2,7 +2,6 @@
 #include "engine/registry.hpp"
 
 #include <qpatch/engine/config_checks.hpp>
-
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/model_info.hpp>
 
@@ -30,9 +29,8 @@ ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uin
 ModelInfo sglang_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
   return sglang_model_info(arch, layers, version);
 }
-ModelInfo transformers_naming(const EngineVersion& /*version*/,
-                              const std::string& arch,
-                              uint64_t layers) {
+ModelInfo
+transformers_naming(const EngineVersion& /*version*/, const std::string& arch, uint64_t layers) {
   return transformers_view(model_info_for(arch, layers));
 }
 

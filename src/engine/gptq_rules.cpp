@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/gptq_rules.hpp>
+#include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
@@ -28,9 +28,9 @@ std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventor
 }
 
 GptqRules::GptqRules(const quant::GptqConfig& config,
-                   const ModelInfo& model,
-                   std::vector<std::string> derived,
-                   const EngineVersion& version)
+                     const ModelInfo& model,
+                     std::vector<std::string> derived,
+                     const EngineVersion& version)
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
       m_gptq(m_dialect.gptq) {
   const std::vector<std::string>& list =
@@ -126,10 +126,10 @@ std::optional<std::string> GptqRules::refused_override(const Layer& layer) const
   const auto type_map = [](std::optional<int64_t> bits, std::optional<bool> sym) {
     return bits && sym && *sym && (*bits == 4 || *bits == 8);
   };
-  const bool marlin = m_gptq.marlin_always ||
-                      (type_map(m_config.bits, m_config.sym) && m_config.group_size &&
-                       (*m_config.group_size == -1 || *m_config.group_size == 32 ||
-                        *m_config.group_size == 64 || *m_config.group_size == 128));
+  const bool marlin =
+      m_gptq.marlin_always || (type_map(m_config.bits, m_config.sym) && m_config.group_size &&
+                               (*m_config.group_size == -1 || *m_config.group_size == 32 ||
+                                *m_config.group_size == 64 || *m_config.group_size == 128));
   const std::optional<int64_t> bits = override.bits ? override.bits : m_config.bits;
   if (!bits) {
     return std::nullopt; // the config's own check reports a missing bits
@@ -200,10 +200,10 @@ Decision GptqRules::decide_unchecked(const Layer& layer) const {
     const auto rule = first_dynamic(layer.prefix, undecidable);
     decision.verdict = Verdict::quantized;
     decision.by = DecidedBy::target_name;
-    decision.target = rule ? m_config.dynamic[*rule].key
-                      : !m_gptq.reads_module_list
-                          ? "(" + std::string(m_dialect.engine_name) + "'s GPTQ default: every Linear)"
-                          : std::string("(GPTQ MoE default)");
+    decision.target = rule                        ? m_config.dynamic[*rule].key
+                      : !m_gptq.reads_module_list ? "(" + std::string(m_dialect.engine_name) +
+                                                        "'s GPTQ default: every Linear)"
+                                                  : std::string("(GPTQ MoE default)");
     return decision;
   }
   // get_linear_quant_method (utils/gptq_utils.py): the head is a candidate only with "lm_head"
@@ -256,8 +256,8 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
     return verdict();
   }
   if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {
-    lines.emplace_back("experts",
-                       engine + "'s GPTQ Marlin quantizes every FusedMoE layer; dynamic is not read");
+    lines.emplace_back(
+        "experts", engine + "'s GPTQ Marlin quantizes every FusedMoE layer; dynamic is not read");
     return verdict();
   }
   if (mtp_special_case()) {

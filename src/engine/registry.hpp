@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What each engine's folder contributes, declared once for the registry (engines.cpp): its
-// history (versions as data) its dialect (how each version reads each method's config) and its effects (what a mismatch does). Private to src/engine/.
+// history (versions as data) its dialect (how each version reads each method's config) and its
+// effects (what a mismatch does). Private to src/engine/.
 #pragma once
 
 #include <qpatch/engine/dialect.hpp>

@@ -64,10 +64,10 @@ bool fnmatch(std::string_view name, std::string_view pattern) {
 }
 
 SkipListRules::SkipListRules(SkipListMethod method,
-                           std::vector<std::string> entries,
-                           const ModelInfo& model,
-                           bool nvfp4,
-                           const EngineVersion& version)
+                             std::vector<std::string> entries,
+                             const ModelInfo& model,
+                             bool nvfp4,
+                             const EngineVersion& version)
     : m_method(method), m_nvfp4(nvfp4), m_dialect(dialect_of(version, model)),
       m_skip(m_dialect.skip_list), m_entries(std::move(entries)), m_model(model) {
   // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
@@ -230,7 +230,7 @@ std::optional<size_t> SkipListRules::experts_entry(const std::string& name) cons
 }
 
 std::optional<size_t> SkipListRules::modelopt_excluded(const Layer& layer,
-                                                      Decision& decision) const {
+                                                       Decision& decision) const {
   // modelopt.py ModelOptQuantConfigBase.is_layer_excluded (vLLM main 017e9f4).
   if (m_mapped.empty()) {
     return std::nullopt;
@@ -321,8 +321,8 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   return std::nullopt;
 }
 
-std::vector<std::pair<std::string, std::string>> SkipListRules::trace(const Layer& layer,
-                                                                     const std::string& key) const {
+std::vector<std::pair<std::string, std::string>>
+SkipListRules::trace(const Layer& layer, const std::string& key) const {
   std::vector<std::pair<std::string, std::string>> lines;
   const auto how = [&] {
     switch (m_method) {
@@ -460,9 +460,10 @@ Decision SkipListRules::decide(const Layer& layer) const {
   }
   // A fused name listed (or, for AWQ, contained) verbatim is honoured first; before #43981 a
   // fused layer was judged through its shards only (a layer no mapping fuses is its own name).
-  if (const auto direct = fused && !m_skip.fused_name_skips && m_method != SkipListMethod::bitsandbytes
-                              ? std::nullopt
-                              : skipping_entry(layer.prefix)) {
+  if (const auto direct =
+          fused && !m_skip.fused_name_skips && m_method != SkipListMethod::bitsandbytes
+              ? std::nullopt
+              : skipping_entry(layer.prefix)) {
     return skipped_by(*direct);
   }
   if (m_method == SkipListMethod::bitsandbytes) {

@@ -70,12 +70,12 @@ std::string consequence(const diagnose::Finding& finding,
     if (!mismatch) {
       continue;
     }
-    const std::string effect = engine::effect_of(
-        *which,
-        *mismatch,
-        {finding.modules.empty() ? finding.label : finding.modules.front(),
-         packed_tensor(quant_method),
-         finding.engine_error});
+    const std::string effect =
+        engine::effect_of(*which,
+                          *mismatch,
+                          {finding.modules.empty() ? finding.label : finding.modules.front(),
+                           packed_tensor(quant_method),
+                           finding.engine_error});
     if (!effect.empty()) {
       out += (out.empty() ? "" : "; ") + std::string(engine::display_name(*which)) + ": " + effect;
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/versions.hpp>
 #include <qpatch/report/fit_width.hpp>
 #include <qpatch/report/inspect_report.hpp>
-#include <qpatch/engine/versions.hpp>
 
 #include <algorithm>
 #include <array>

@@ -286,23 +286,25 @@ TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
         "        \"bits\": 4\n      }\n    },\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", gdn + "in_proj_z"}, dir());
   EXPECT_EQ(explained.code, 1);
-  EXPECT_EQ(explained.out + explained.err,
-            "model.language_model.layers.0.linear_attn.in_proj_z\n"
-            "  stored       dense BF16 [64, 64] in model-00001-of-00001.safetensors\n"
-            "  layer        language_model.model.layers.0.linear_attn.in_proj_qkvz "
-            "(MergedColumnParallelLinear), renamed from "
-            "model.language_model.layers.0.linear_attn.in_proj_qkvz, 2 modules\n"
-            "  config       config.json /quantization_config (auto-round), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") + " loads it\n" +
-            "  extra_config[0] \".*layers\\.0\\..*\" is a regex key and re.search finds it in "
-            "language_model.model.layers.0.linear_attn.in_proj_qkvz\n"
-            "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
-            "  packed       \"qkv\" occurs once in "
-            "language_model.model.layers.0.linear_attn.in_proj_qkvz, and a name it stands for is "
-            "configured: language_model.model.layers.0.linear_attn.in_proj_qkvz (4, 128, True)\n"
-            "  verdict      quantized (extra_config[\".*layers\\.0\\..*\"])\n"
-            "  on disk      dense (BF16)\n"
-            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out + explained.err,
+      "model.language_model.layers.0.linear_attn.in_proj_z\n"
+      "  stored       dense BF16 [64, 64] in model-00001-of-00001.safetensors\n"
+      "  layer        language_model.model.layers.0.linear_attn.in_proj_qkvz "
+      "(MergedColumnParallelLinear), renamed from "
+      "model.language_model.layers.0.linear_attn.in_proj_qkvz, 2 modules\n"
+      "  config       config.json /quantization_config (auto-round), judged as " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          " loads it\n" +
+          "  extra_config[0] \".*layers\\.0\\..*\" is a regex key and re.search finds it in "
+          "language_model.model.layers.0.linear_attn.in_proj_qkvz\n"
+          "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
+          "  packed       \"qkv\" occurs once in "
+          "language_model.model.layers.0.linear_attn.in_proj_qkvz, and a name it stands for is "
+          "configured: language_model.model.layers.0.linear_attn.in_proj_qkvz (4, 128, True)\n"
+          "  verdict      quantized (extra_config[\".*layers\\.0\\..*\"])\n"
+          "  on disk      dense (BF16)\n"
+          "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
 }
 
 // Item 4 without the VLM mapping: the text-only class has no "qkv" entry, so the same key

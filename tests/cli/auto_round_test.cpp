@@ -141,18 +141,20 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
   // The question users ask when the load fails: why is mtp.fc quantized?
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);
-  EXPECT_EQ(explained.out + explained.err,
-            "mtp.fc\n"
-            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.fc (ColumnParallelLinear)\n"
-            "  config       config.json /quantization_config (auto-round), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + " loads it\n" +
-            "  extra_config[0] \".mtp.\" is a literal name (no regex metacharacter) and is not "
-            "mtp.fc\n"
-            "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
-            "  verdict      quantized (the global bits (no block list))\n"
-            "  on disk      dense (BF16)\n"
-            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out + explained.err,
+      "mtp.fc\n"
+      "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.fc (ColumnParallelLinear)\n"
+      "  config       config.json /quantization_config (auto-round), judged as " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") +
+          " loads it\n" +
+          "  extra_config[0] \".mtp.\" is a literal name (no regex metacharacter) and is not "
+          "mtp.fc\n"
+          "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
+          "  verdict      quantized (the global bits (no block list))\n"
+          "  on disk      dense (BF16)\n"
+          "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto extra = extra_config();
   ASSERT_EQ(extra.size(), 9U);

@@ -230,26 +230,27 @@ TEST_F(GptqTest, EveryVersionIsJudgedAndTheFindingSaysWhichHoldFor) {
   EXPECT_EQ(code, 1);
   // Before #48816 the rule itself makes the decoder layers dense; since, the special case does
   // (and the rule no longer reaches them by re.match alone): one finding each, one patch.
-  EXPECT_EQ(out,
-            "DIR: gptq, judged for " +
-                test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "gptq") +
-                "\n"
-                "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in "
-                "model_extra_tensors.safetensors\n"
-                "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by dynamic rule "
-                "\"-:.*mtp.*\" (dynamic[0]) (vLLM before 2026-07-23 (0.25 and older) only)\n"
-                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-                "\"ValueError: There is no module or parameter named "
-                "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
-                "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by vLLM's Qwen3.5 "
-                "MTP special case (a \"-:\" dynamic key containing \"mtp\") (vLLM from 2026-07-23 "
-                "(0.26 and newer) only)\n"
-                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-                "\"ValueError: There is no module or parameter named "
-                "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
-                "  would patch config.json -1: -:.*mtp.*\n"
-                "  status      needs-patch\n"
-                "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for " +
+          test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "gptq") +
+          "\n"
+          "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in "
+          "model_extra_tensors.safetensors\n"
+          "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by dynamic rule "
+          "\"-:.*mtp.*\" (dynamic[0]) (vLLM before 2026-07-23 (0.25 and older) only)\n"
+          "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+          "\"ValueError: There is no module or parameter named "
+          "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
+          "  fixable     mtp.layers.0: 7 modules stored gptq but made dense by vLLM's Qwen3.5 "
+          "MTP special case (a \"-:\" dynamic key containing \"mtp\") (vLLM from 2026-07-23 "
+          "(0.26 and newer) only)\n"
+          "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+          "\"ValueError: There is no module or parameter named "
+          "'layers.0.self_attn.q_proj.qweight' in ...\"\n"
+          "  would patch config.json -1: -:.*mtp.*\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
 }

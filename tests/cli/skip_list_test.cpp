@@ -67,16 +67,17 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
             "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);
-  EXPECT_EQ(explained.out + explained.err,
-            "mtp.fc\n"
-            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.fc (ColumnParallelLinear)\n"
-            "  config       config.json /quantization_config (fp8), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " loads it\n" +
-                "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
-            "  verdict      quantized (target_class)\n"
-            "  on disk      dense (BF16)\n"
-            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out + explained.err,
+      "mtp.fc\n"
+      "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.fc (ColumnParallelLinear)\n"
+      "  config       config.json /quantization_config (fp8), judged as " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " loads it\n" +
+          "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
+          "  verdict      quantized (target_class)\n"
+          "  on disk      dense (BF16)\n"
+          "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(
       list("modules_to_not_convert"),
@@ -132,32 +133,34 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
   EXPECT_EQ(explained.code, 1);
-  EXPECT_EQ(explained.out + explained.err,
-            "mtp.layers.0.self_attn.q_proj\n"
-            "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
-            "  config       config.json /quantization_config (awq), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " + test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
-                "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
-            "all-float module); SGLang derives none\n"
-            "  engine       " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
-            "  modules_to_not_convert 18 entries checked, none matches "
-            "mtp.layers.0.self_attn.qkv_proj\n"
-            "  modules_to_not_convert[9] \"mtp.layers.0.self_attn.q_proj\" is contained in "
-            "mtp.layers.0.self_attn.q_proj\n"
-            "  modules_to_not_convert[10] \"mtp.layers.0.self_attn.k_proj\" is contained in "
-            "mtp.layers.0.self_attn.k_proj\n"
-            "  modules_to_not_convert[11] \"mtp.layers.0.self_attn.v_proj\" is contained in "
-            "mtp.layers.0.self_attn.v_proj\n"
-            "  verdict      dense (ignore_entry)\n"
-            "  engine       " +
-                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
-                "  modules_to_not_convert 0 entries checked, none matches "
-            "mtp.layers.0.self_attn.qkv_proj\n"
-            "  verdict      quantized (target_class)\n"
-            "  on disk      dense (BF16)\n"
-            "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out + explained.err,
+      "mtp.layers.0.self_attn.q_proj\n"
+      "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
+      "  config       config.json /quantization_config (awq), judged as " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
+          "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
+          "all-float module); SGLang derives none\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
+          "  modules_to_not_convert 18 entries checked, none matches "
+          "mtp.layers.0.self_attn.qkv_proj\n"
+          "  modules_to_not_convert[9] \"mtp.layers.0.self_attn.q_proj\" is contained in "
+          "mtp.layers.0.self_attn.q_proj\n"
+          "  modules_to_not_convert[10] \"mtp.layers.0.self_attn.k_proj\" is contained in "
+          "mtp.layers.0.self_attn.k_proj\n"
+          "  modules_to_not_convert[11] \"mtp.layers.0.self_attn.v_proj\" is contained in "
+          "mtp.layers.0.self_attn.v_proj\n"
+          "  verdict      dense (ignore_entry)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
+          "  modules_to_not_convert 0 entries checked, none matches "
+          "mtp.layers.0.self_attn.qkv_proj\n"
+          "  verdict      quantized (target_class)\n"
+          "  on disk      dense (BF16)\n"
+          "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   const test::CliOutcome after =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
@@ -167,18 +170,20 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
             "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
             "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
             "  config       config.json /quantization_config (awq), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " + test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
-                "  engine       " + test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
-            "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
-            "mtp.layers.0.self_attn.qkv_proj\n"
-            "  verdict      dense (ignore_entry)\n"
-            "  engine       " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " +
+                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") +
+                " load it\n" + "  engine       " +
+                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
+                "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+                "mtp.layers.0.self_attn.qkv_proj\n"
+                "  verdict      dense (ignore_entry)\n"
+                "  engine       " +
                 test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
                 "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
-            "mtp.layers.0.self_attn.qkv_proj\n"
-            "  verdict      dense (ignore_entry)\n"
-            "  on disk      dense (BF16)\n"
-            "  status       consistent: every engine builds what is stored\n");
+                "mtp.layers.0.self_attn.qkv_proj\n"
+                "  verdict      dense (ignore_entry)\n"
+                "  on disk      dense (BF16)\n"
+                "  status       consistent: every engine builds what is stored\n");
   EXPECT_EQ(
       list("modules_to_not_convert"),
       R"(["model.language_model.embed_tokens","model.language_model.layers.0.input_layernorm",)"
@@ -458,17 +463,18 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
             "  status      needs-patch\n"
             "  apply       qpatch DIR\n");
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
-  EXPECT_EQ(explained.out + explained.err,
-            "mtp.fc\n"
-            "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.fc (ColumnParallelLinear)\n"
-            "  config       config.json /quantization_config (modelopt), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "modelopt") + " loads it\n" +
-            "  ignore       1 entry checked, none matches mtp.fc\n"
-            "  quantized_layers names mtp.fc (W4A16_NVFP4)\n"
-            "  verdict      quantized (target_name)\n"
-            "  on disk      dense (BF16)\n"
-            "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+  EXPECT_EQ(
+      explained.out + explained.err,
+      "mtp.fc\n"
+      "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.fc (ColumnParallelLinear)\n"
+      "  config       config.json /quantization_config (modelopt), judged as " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "modelopt") + " loads it\n" +
+          "  ignore       1 entry checked, none matches mtp.fc\n"
+          "  quantized_layers names mtp.fc (W4A16_NVFP4)\n"
+          "  verdict      quantized (target_name)\n"
+          "  on disk      dense (BF16)\n"
+          "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(list("ignore"), R"(["mtp.layers.0*","mtp.fc"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);

@@ -82,20 +82,19 @@ TEST_F(SglangDialectTest, AwqTestsFusedAndExpertsLayersByTheirOwnNames) {
 // makes the engine raise while it builds the layer; plain GPTQ (SGLang, a config Marlin cannot
 // serve) takes 2, 3, 4 or 8 bits.
 TEST_F(SglangDialectTest, DynamicOverrideMarlinCannotServeRaises) {
-  const auto decide = [&](Engine engine,
-                          std::optional<int64_t> bits,
-                          quant::GptqRule rule,
-                          const Layer& layer) {
-    quant::GptqConfig config;
-    config.bits = bits;
-    config.group_size = 128;
-    config.sym = true;
-    config.dynamic = {std::move(rule)};
-    config.has_dynamic = true;
-    config.modules_in_block = std::vector<std::string>{"mlp.down_proj"};
-    const Decision decision = GptqRules(config, model, {}, newest_version(engine)).decide(layer);
-    return decision.verdict == Verdict::load_error ? decision.error : verdict_text(decision);
-  };
+  const auto decide =
+      [&](Engine engine, std::optional<int64_t> bits, quant::GptqRule rule, const Layer& layer) {
+        quant::GptqConfig config;
+        config.bits = bits;
+        config.group_size = 128;
+        config.sym = true;
+        config.dynamic = {std::move(rule)};
+        config.has_dynamic = true;
+        config.modules_in_block = std::vector<std::string>{"mlp.down_proj"};
+        const Decision decision =
+            GptqRules(config, model, {}, newest_version(engine)).decide(layer);
+        return decision.verdict == Verdict::load_error ? decision.error : verdict_text(decision);
+      };
   quant::GptqRule three_bits{"+:.*down_proj", false, ".*down_proj"};
   three_bits.bits = 3;
   EXPECT_EQ(decide(Engine::vllm, 4, three_bits, down),

@@ -22,10 +22,10 @@
 // on "...mlp.experts".
 #pragma once
 
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
-#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/quant/auto_round.hpp>
 
 #include <optional>
@@ -48,8 +48,8 @@ public:
   // for every layer a fusion key occurs in, configured or not; before #48816 no Qwen3.5 MTP
   // special case.
   AutoRoundRules(const quant::IncConfig& config,
-          const ModelInfo& model,
-          const EngineVersion& version = newest_version(Engine::vllm));
+                 const ModelInfo& model,
+                 const EngineVersion& version = newest_version(Engine::vllm));
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).

@@ -38,8 +38,8 @@ public:
   // `version` says which engine and which of its versions: vLLM before #41965 raises for a
   // Linear no target matches; before #49483 it tries a class target before the fused shards.
   CompressedTensorsRules(const quant::CtConfig& config,
-                        const ModelInfo& model,
-                        const EngineVersion& version = newest_version(Engine::vllm));
+                         const ModelInfo& model,
+                         const EngineVersion& version = newest_version(Engine::vllm));
 
   // The version-dependent rules that can change a verdict under `config` in `version`, as a
   // key: versions with equal keys (and equal naming) judge every layer alike, so one is judged

@@ -17,7 +17,8 @@ namespace qpatch::engine {
 // Return the exception `version` raises while reading `config` as `quant_method`
 // ("ValueError: Unsupported quantization config: bits=3, sym=True"), or nothing when it reads
 // it (or its engine runs no such checks).
-std::optional<std::string>
-config_rejection(const EngineVersion& version, std::string_view quant_method, const json::Json& config);
+std::optional<std::string> config_rejection(const EngineVersion& version,
+                                            std::string_view quant_method,
+                                            const json::Json& config);
 
 } // namespace qpatch::engine

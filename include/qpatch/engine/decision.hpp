@@ -22,8 +22,8 @@ enum class DecidedBy {
   built_quantized, // the engine quantizes the layer whatever the config says
   fused_disagree,  // shards of a fused layer disagree about ignore
   experts_disagree,
-  undecidable, // a regex gave up (match limit)
-  untargeted,  // no target matches and the engine raises for that (vLLM before #41965)
+  undecidable,      // a regex gave up (match limit)
+  untargeted,       // no target matches and the engine raises for that (vLLM before #41965)
   override_refused, // a per-layer override the kernel cannot serve: the engine raises
 };
 std::string_view to_string(DecidedBy by);

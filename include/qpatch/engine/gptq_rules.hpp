@@ -25,12 +25,12 @@
 #pragma once
 
 #include <qpatch/checkpoint/inventory.hpp>
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
-#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/quant/gptq.hpp>
 
 #include <optional>
@@ -49,9 +49,9 @@ public:
   // `derived` is the module list vLLM derives from the headers when the config has none.
   // `version`: vLLM before #48816 has no Qwen3.5 MTP special case.
   GptqRules(const quant::GptqConfig& config,
-           const ModelInfo& model,
-           std::vector<std::string> derived,
-           const EngineVersion& version = newest_version(Engine::vllm));
+            const ModelInfo& model,
+            std::vector<std::string> derived,
+            const EngineVersion& version = newest_version(Engine::vllm));
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
@@ -80,7 +80,7 @@ private:
   quant::GptqConfig m_config;
   ModelInfo m_model;
   Dialect m_dialect;
-  GptqDialect m_gptq; // m_dialect.gptq
+  GptqDialect m_gptq;              // m_dialect.gptq
   std::vector<std::string> m_list; // renamed like layers
   std::vector<std::optional<Pattern>> m_patterns;
 };

@@ -37,10 +37,10 @@
 // nn.Linear (always dense).
 #pragma once
 
+#include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
-#include <qpatch/engine/compressed_tensors_rules.hpp>
 
 #include <string>
 #include <vector>
@@ -59,10 +59,10 @@ public:
   // listed skips nothing); before #38832 (Qwen3.5) / #46316 (Qwen3-Next) modelopt_fp4 builds
   // mtp.fc quantized; before #42124 ModelOpt gives a ParallelLMHead no quant method.
   SkipListRules(SkipListMethod method,
-               std::vector<std::string> entries,
-               const ModelInfo& model,
-               bool nvfp4 = false,
-               const EngineVersion& version = newest_version(Engine::vllm));
+                std::vector<std::string> entries,
+                const ModelInfo& model,
+                bool nvfp4 = false,
+                const EngineVersion& version = newest_version(Engine::vllm));
 
   // AWQ `lm_head: true` (auto_awq.py AutoAWQConfig.get_quant_method): vLLM quantizes the
   // ParallelLMHead too, unless the list skips it.

@@ -44,10 +44,9 @@ std::string vllm_effect(Mismatch mismatch, const MismatchContext& context) {
   case Mismatch::config_rejected:
     // Raised while vLLM reads quantization_config (the method's from_config/__init__, see
     // vllm/config_checks.cpp), before any layer or weight: speculative decoding or not.
-    return context.engine_error.empty()
-               ? "start-up fails: it refuses the quantization config"
-               : "start-up fails: it refuses the quantization config: \"" + context.engine_error +
-                     "\"";
+    return context.engine_error.empty() ? "start-up fails: it refuses the quantization config"
+                                        : "start-up fails: it refuses the quantization config: \"" +
+                                              context.engine_error + "\"";
   }
   return "";
 }

@@ -18,7 +18,8 @@ History make_vllm_history() {
   h.rules = "vllm main 017e9f4 (2026-08-17)";
   // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
   // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
-  h.method_rules = {{"bitsandbytes", "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847"}};
+  h.method_rules = {
+      {"bitsandbytes", "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847"}};
   h.engine = Engine::vllm;
   // Qwen3.5 landed on 2026-02-09 (#34110, 9562912ce), and its naming changed five times in the
   // next three weeks (#34313, #34492 and its revert #34683, #34723, #34697, #35581; no release is
