@@ -167,6 +167,10 @@ bool CompressedTensorsRules::matches_class(const Entry& entry,
   if (cls.empty()) {
     return false;
   }
+  if (m_ct.library_matching) {
+    // match.py _match_class: equality with a class name, never a regex ("Linear" for nn.Linear).
+    return !is_regex(entry.text) && entry.text == cls;
+  }
   if (is_regex(entry.text)) {
     if (!entry.pattern) {
       return false;
@@ -183,21 +187,13 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
                                      const std::string& cls,
                                      bool& undecidable) const {
   if (is_regex(entry.text)) {
-    if (matches(entry, name, undecidable)) {
-      return true;
-    }
-    const std::string alias = m_ct.library_matching ? m_model.fused_alias(name) : std::string();
-    return !alias.empty() && matches(entry, alias, undecidable);
+    return matches(entry, name, undecidable);
   }
   if (m_ct.substring_ignore) { // check_contains=True; `name` arrives lower-cased (match_ignore)
     return name.find(entry.mapped_lower) != std::string::npos;
   }
-  if (m_ct.library_matching) { // the library also honours class names and fused names
-    if (entry.mapped == name || (!cls.empty() && entry.text == cls)) {
-      return true;
-    }
-    const std::string alias = m_model.fused_alias(name);
-    return !alias.empty() && entry.mapped == alias;
+  if (m_ct.library_matching) { // is_match also tests ignore against the class names
+    return entry.mapped == name || (!cls.empty() && entry.text == cls);
   }
   return entry.mapped == name;
 }
@@ -212,13 +208,8 @@ std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& nam
     }
   };
   consider(m_plain_first, name);
-  if (m_ct.library_matching) { // the library also honours class and fused names
-    if (!cls.empty()) {
-      consider(m_text_first, cls);
-    }
-    if (const std::string alias = m_model.fused_alias(name); !alias.empty()) {
-      consider(m_plain_first, alias);
-    }
+  if (m_ct.library_matching && !cls.empty()) { // is_match also tests the class names
+    consider(m_text_first, cls);
   }
   return best;
 }
@@ -274,11 +265,8 @@ CompressedTensorsRules::find_target(const std::string& prefix,
                                     DecidedBy& by,
                                     bool class_targets,
                                     bool& undecidable) const {
-  // transformers: the library also matches a shard through the fused layer it belongs to.
-  const std::string alias = m_ct.library_matching ? m_model.fused_alias(prefix) : "";
   for (const Target& target : targets) {
-    if (matches(target.entry, prefix, undecidable) ||
-        (!alias.empty() && matches(target.entry, alias, undecidable))) {
+    if (matches(target.entry, prefix, undecidable)) {
       by = DecidedBy::target_name;
       return target;
     }

@@ -123,15 +123,4 @@ bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
       [&](const std::string& prefix) { return name.substr(0, prefix.size()) == prefix; });
 }
 
-std::string ModelInfo::fused_alias(std::string_view name) const {
-  const size_t dot = name.rfind('.');
-  const std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
-  for (const auto& [fused, shards] : fused_aliases) {
-    if (std::find(shards.begin(), shards.end(), last) != shards.end()) {
-      return std::string(name.substr(0, name.size() - last.size())) + fused;
-    }
-  }
-  return "";
-}
-
 } // namespace qpatch::engine

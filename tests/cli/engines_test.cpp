@@ -118,8 +118,9 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
 }
 
 // Targets written with vLLM's fused names: the compressed-tensors library on the transformers
-// path matches the unfused q/k/v and gate/up modules through them too.
-TEST_F(EnginesTest, FusedNameTargetsReachTransformersShards) {
+// path is given no fused mapping (apply.py calls match_named_modules without `fused`, ac8e2ba8),
+// so they reach none of the unfused q/k/v and gate/up modules there: stored packed, built dense.
+TEST_F(EnginesTest, FusedNameTargetsReachNoTransformersModule) {
   test::write_mini(dir(),
                    {Head::absent,
                     HeadFile::indexed_shard,
@@ -128,9 +129,20 @@ TEST_F(EnginesTest, FusedNameTargetsReachTransformersShards) {
                                          "          \"re:.*o_proj$\",\n"
                                          "          \"re:.*gate_up_proj$\",\n"
                                          "          \"re:.*down_proj$\"\n        ]")});
-  const auto [code, out] = run_qpatch({"--check"});
-  EXPECT_EQ(code, 0) << out;
-  EXPECT_EQ(run_qpatch({"--check", "--engine", "transformers"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged for transformers\n"
+            "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
+            "MTP tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+            "  not fixable model.language_model.layers.0: 5 modules stored ct-pack-quantized but no "
+            "target matches them, so transformers builds them dense: not fixable by a config patch "
+            "(qpatch does not invent targets)\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 TEST_F(EnginesTest, UnknownEngineIsAUsageError) {

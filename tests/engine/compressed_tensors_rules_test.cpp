@@ -310,5 +310,32 @@ TEST(CompressedTensorsDialectTest, SglangRaisesForAnUntargetedLinearAndTriesClas
   EXPECT_EQ(decide(two_groups, Engine::vllm, qkv).group, "shards");
 }
 
+// transformers through the compressed-tensors library (match.py _match_class, ac8e2ba8): a class
+// matches only by equality with a class name, never by substring or regex, and no fused name
+// reaches a shard (no fused mapping is given).
+TEST(CompressedTensorsDialectTest, TransformersMatchesClassesByEqualityAndNoFusedNames) {
+  const ModelInfo model = naming_of(
+      newest_version(Engine::transformers), "Qwen3_5ForConditionalGeneration", 0);
+  const Layer q_proj{LayerKind::linear,
+                     "model.language_model.layers.3.self_attn.q_proj",
+                     "model.language_model.layers.3.self_attn.q_proj",
+                     "Linear",
+                     {}};
+  const auto verdict = [&](std::vector<std::string> targets, std::vector<std::string> ignore) {
+    quant::CtConfig config;
+    config.ignore = std::move(ignore);
+    config.groups.push_back({"group_0", std::move(targets), "pack-quantized"});
+    return verdict_text(
+        CompressedTensorsRules(config, model, newest_version(Engine::transformers)).decide(q_proj));
+  };
+  EXPECT_EQ(verdict({"Linear"}, {}), "quantized (target_class, group_0)");
+  EXPECT_EQ(verdict({"linear"}, {}), "dense (no_target)");
+  EXPECT_EQ(verdict({"re:.*Linear"}, {}), "dense (no_target)");
+  EXPECT_EQ(verdict({"re:.*qkv_proj$"}, {}), "dense (no_target)");
+  EXPECT_EQ(verdict({"Linear"}, {"model.language_model.layers.3.self_attn.qkv_proj"}),
+            "quantized (target_class, group_0)");
+  EXPECT_EQ(verdict({"Linear"}, {"Linear"}), "dense (ignore_entry)");
+}
+
 } // namespace
 } // namespace qpatch::engine

@@ -18,9 +18,10 @@ struct CtDialect {
   // A plain (non-"re:") ignore entry matches as a case-insensitive substring of the layer name
   // (SGLang's check_contains=True), not by equality.
   bool substring_ignore = false;
-  // The library's own matching (transformers through compressed-tensors): a plain ignore entry
-  // may name the module's class, and a shard is also matched through the fused layer it
-  // belongs to (ModelInfo::fused_aliases), in ignore and targets alike.
+  // The library's own matching (transformers through compressed-tensors' is_match): an ignore
+  // entry may name the module's class too, and a class matches a target or an entry only by
+  // equality with a class of its MRO (never a regex, never a substring; "Linear" also names
+  // vLLM's LinearBase). Names match exactly or by re.match: no fused mapping is given.
   bool library_matching = false;
   // find_matched_target raises for a Linear no target matches, and get_quant_method lets it
   // through: the model is never built ("Unable to find matching target for ...").

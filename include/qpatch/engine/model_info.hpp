@@ -87,11 +87,6 @@ struct ModelInfo {
   // false: the transformers view of a checkpoint, one nn.Linear per module (no fusion, class
   // "Linear" everywhere, no renames; per-expert modules are judged through expert 0).
   bool engine_layers = true;
-  // transformers view only: the engine's fused layers, by which the compressed-tensors library
-  // also matches a shard ("...qkv_proj" covers q_proj, k_proj and v_proj).
-  std::vector<std::pair<std::string, std::vector<std::string>>> fused_aliases;
-  // Return the fused name `name` is a shard of in fused_aliases, or "".
-  std::string fused_alias(std::string_view name) const;
 
   // Return the fused layer name `shard` belongs to ("q_proj" -> "qkv_proj"), or "".
   std::string_view fused_for(std::string_view shard) const;

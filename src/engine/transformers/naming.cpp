@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// transformers' naming: one nn.Linear per checkpoint module, no renames, class "Linear"; the
-// compressed-tensors library also matches a shard through the fused layer vLLM would build.
+// transformers' naming: one nn.Linear per checkpoint module, no renames, class "Linear" (the
+// compressed-tensors library is given no fused mapping: a fused name reaches no module).
 #include <qpatch/engine/model_info.hpp>
 
 namespace qpatch::engine {
@@ -10,7 +10,6 @@ ModelInfo transformers_view(const ModelInfo& model) {
   view.architecture = model.architecture;
   view.known = model.known;
   view.engine_layers = false;
-  view.fused_aliases = model.packed;
   return view;
 }
 
