@@ -132,17 +132,18 @@ TEST_F(EnginesTest, FusedNameTargetsReachNoTransformersModule) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
   const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for transformers\n"
-            "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
-            "MTP tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
-            "  not fixable model.language_model.layers.0: 5 modules stored ct-pack-quantized but no "
-            "target matches them, so transformers builds them dense: not fixable by a config patch "
-            "(qpatch does not invent targets)\n"
-            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
-            "initialises the layer at random\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for transformers\n"
+      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
+      "MTP tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
+      "  not fixable model.language_model.layers.0: 5 modules stored ct-pack-quantized but no "
+      "target matches them, so transformers builds them dense: not fixable by a config patch "
+      "(qpatch does not invent targets)\n"
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+      "initialises the layer at random\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 TEST_F(EnginesTest, UnknownEngineIsAUsageError) {

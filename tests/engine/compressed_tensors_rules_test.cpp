@@ -314,8 +314,8 @@ TEST(CompressedTensorsDialectTest, SglangRaisesForAnUntargetedLinearAndTriesClas
 // matches only by equality with a class name, never by substring or regex, and no fused name
 // reaches a shard (no fused mapping is given).
 TEST(CompressedTensorsDialectTest, TransformersMatchesClassesByEqualityAndNoFusedNames) {
-  const ModelInfo model = naming_of(
-      newest_version(Engine::transformers), "Qwen3_5ForConditionalGeneration", 0);
+  const ModelInfo model =
+      naming_of(newest_version(Engine::transformers), "Qwen3_5ForConditionalGeneration", 0);
   const Layer q_proj{LayerKind::linear,
                      "model.language_model.layers.3.self_attn.q_proj",
                      "model.language_model.layers.3.self_attn.q_proj",
