@@ -6,9 +6,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -19,19 +22,61 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Error lock_error(ErrorCode code, const std::string& message) {
-  return make_error(code, k_lock_name, std::nullopt, "", message);
+// An error about the lock at `path` (k_lock_name, or "" for the directory itself).
+Error lock_error(ErrorCode code,
+                 const std::string& message,
+                 const std::string& path = k_lock_name) {
+  return make_error(code, path, std::nullopt, "", message);
 }
 
-// The PID the holder wrote, or "" when it has not written one yet.
+// The PID holding an flock on the file `fd` is open on, from the kernel's table of locks
+// (/proc/locks: "1: FLOCK  ADVISORY  WRITE 4242 08:01:1311 0 EOF", device in hex), or "" when
+// it is not listed. Nothing is written for the one that waits.
 std::string holder_of(int fd) {
-  char text[32] = {};
-  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  std::string pid = n > 0 ? std::string(text, static_cast<size_t>(n)) : "";
-  while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) {
-    pid.pop_back();
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    return "";
   }
+  char device[64];
+  std::snprintf(device,
+                sizeof device,
+                "%02x:%02x:%llu",
+                major(info.st_dev),
+                minor(info.st_dev),
+                static_cast<unsigned long long>(info.st_ino));
+  std::FILE* locks = std::fopen("/proc/locks", "re");
+  if (locks == nullptr) {
+    return "";
+  }
+  std::string pid;
+  char line[256];
+  while (pid.empty() && std::fgets(line, sizeof line, locks) != nullptr) {
+    char kind[16] = {};
+    char holder[16] = {};
+    char where[64] = {};
+    if (std::sscanf(line, "%*s %15s %*s %*s %15s %63s", kind, holder, where) == 3 &&
+        std::strcmp(kind, "FLOCK") == 0 && std::strcmp(where, device) == 0) {
+      pid = holder;
+    }
+  }
+  std::fclose(locks);
   return pid;
+}
+
+// The directory itself, opened to be flock-ed: taking the lock writes nothing. Some network
+// file systems (NFS emulates flock with byte-range locks, which need a file open for writing)
+// refuse it on a directory; -1 then, and the lock file is used instead.
+int directory_lock(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return -1;
+  }
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno != EWOULDBLOCK && errno != EINTR) {
+    ::close(fd); // the file system cannot flock a directory
+    return -1;
+  }
+  ::flock(fd, LOCK_UN);
+  return fd;
 }
 
 // True when `fd` is still the file at `path`: a holder that found nothing to keep removes the
@@ -41,6 +86,15 @@ bool still_linked(int fd, const fs::path& path) {
   struct stat path_info {};
   return ::fstat(fd, &open_info) == 0 && ::lstat(path.c_str(), &path_info) == 0 &&
          open_info.st_dev == path_info.st_dev && open_info.st_ino == path_info.st_ino;
+}
+
+Error held_error(int fd, const std::string& path) {
+  const std::string pid = holder_of(fd);
+  return lock_error(ErrorCode::write_failed,
+                    "another qpatch" + (pid.empty() ? "" : " (PID " + pid + ")") +
+                        " is writing this checkpoint; nothing was written (run qpatch again "
+                        "when it has finished)",
+                    path);
 }
 
 } // namespace
@@ -54,8 +108,28 @@ std::chrono::milliseconds lock_wait() {
 
 Result<CheckpointLock> CheckpointLock::acquire(const fs::path& dir,
                                                std::chrono::milliseconds wait) {
-  const fs::path path = dir / k_lock_name;
   const auto deadline = std::chrono::steady_clock::now() + wait;
+  // The directory's own descriptor where the file system can lock one: a run with nothing to
+  // change then writes nothing at all (no lock file, no PID, no mtime).
+  if (const int fd = directory_lock(dir); fd >= 0) {
+    for (;;) {
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        return CheckpointLock(dir, fd);
+      }
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        const std::string error = errno_text();
+        ::close(fd);
+        return lock_error(ErrorCode::write_failed, "cannot lock: " + error, "");
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        Error error = held_error(fd, "");
+        ::close(fd);
+        return error;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  const fs::path path = dir / k_lock_name;
   for (;;) {
     if (::mkdir((dir / k_state_dir).c_str(), 0755) != 0 && errno != EEXIST) {
       return lock_error(ErrorCode::write_failed,
@@ -73,12 +147,6 @@ Result<CheckpointLock> CheckpointLock::acquire(const fs::path& dir,
         ::close(fd);
         continue;
       }
-      const std::string pid = std::to_string(::getpid()) + "\n";
-      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-        const std::string error = errno_text();
-        ::close(fd);
-        return lock_error(ErrorCode::write_failed, "cannot write the holder's PID: " + error);
-      }
       return CheckpointLock(dir, fd);
     }
     if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -87,12 +155,9 @@ Result<CheckpointLock> CheckpointLock::acquire(const fs::path& dir,
       return lock_error(ErrorCode::write_failed, "cannot lock: " + error);
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      const std::string pid = holder_of(fd);
+      Error error = held_error(fd, k_lock_name);
       ::close(fd);
-      return lock_error(ErrorCode::write_failed,
-                        "another qpatch" + (pid.empty() ? "" : " (PID " + pid + ")") +
-                            " is writing this checkpoint; nothing was written (run qpatch "
-                            "again when it has finished)");
+      return error;
     }
     ::close(fd);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -108,9 +173,11 @@ CheckpointLock::~CheckpointLock() {
   if (m_fd < 0) {
     return;
   }
-  // With nothing recorded, leave the checkpoint as qpatch found it: no .qpatch/ at all.
+  // With nothing recorded, leave the checkpoint as qpatch found it: no .qpatch/ at all (a lock
+  // file is there only where the directory could not be locked, or from an earlier version).
   struct stat info {};
-  if (::lstat((m_dir / k_manifest_name).c_str(), &info) != 0 && errno == ENOENT) {
+  if (::lstat((m_dir / k_manifest_name).c_str(), &info) != 0 && errno == ENOENT &&
+      ::lstat((m_dir / k_state_dir).c_str(), &info) == 0) {
     ::unlink((m_dir / k_lock_name).c_str());
     ::rmdir((m_dir / k_state_dir).c_str());
   }

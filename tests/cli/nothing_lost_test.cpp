@@ -16,12 +16,14 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace qpatch::cli {
 namespace {
@@ -67,6 +69,45 @@ protected:
                       test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear)});
   }
 };
+
+// Every path below `root` (root itself as "."), with its size and modification time in
+// nanoseconds: what "writes nothing at all" compares, beyond the bytes.
+std::map<std::string, std::pair<uintmax_t, int64_t>> stat_tree(const fs::path& root) {
+  std::map<std::string, std::pair<uintmax_t, int64_t>> out;
+  const auto add = [&](const fs::path& path, const std::string& name) {
+    struct stat info {};
+    ASSERT_EQ(::lstat(path.c_str(), &info), 0) << path;
+    out[name] = {static_cast<uintmax_t>(info.st_size),
+                 static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
+  };
+  add(root, ".");
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    add(entry.path(), fs::relative(entry.path(), root).string());
+  }
+  return out;
+}
+
+// A run with nothing to change writes nothing at all: not the lock (it is an flock on the
+// directory itself, its holder found through /proc/locks), not a PID, no mtime, before a patch
+// and after one.
+TEST_F(NothingLostTest, ARunWithNothingToChangeWritesNothingNotEvenALock) {
+  write_patchable();
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  const auto patched = stat_tree(dir());
+  EXPECT_EQ(patched.count(".qpatch/lock"), 0U);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20)); // a rewrite would show in mtime
+  const auto again = run_qpatch({"DIR"});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(stat_tree(dir()), patched);
+  const auto restored = run_qpatch({"restore", "DIR"});
+  ASSERT_EQ(restored.code, 0) << restored.err;
+  const auto clean = stat_tree(dir());
+  EXPECT_EQ(clean.count(".qpatch"), 0U);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(run_qpatch({"--check", "DIR"}).code, 1); // restored: a patch is needed again
+  EXPECT_EQ(run_qpatch({"restore", "DIR"}).code, 0); // nothing to restore
+  EXPECT_EQ(stat_tree(dir()), clean);
+}
 
 TEST_F(NothingLostTest, AForeignBakSurvivesPatchAndRestore) {
   write_patchable();
@@ -167,7 +208,7 @@ TEST_F(NothingLostTest, ASecondRunWaitsThenExitsFourNamingTheHolder) {
   ::unsetenv("QPATCH_LOCK_WAIT_MS");
   EXPECT_EQ(second.code, 4);
   EXPECT_EQ(second.err,
-            "qpatch: error: DIR/.qpatch/lock: another qpatch (PID " + std::to_string(::getpid()) +
+            "qpatch: error: DIR: another qpatch (PID " + std::to_string(::getpid()) +
                 ") is writing this checkpoint; nothing was written (run qpatch again when it "
                 "has finished)\n");
 }

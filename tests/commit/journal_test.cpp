@@ -256,7 +256,7 @@ TEST_F(JournalTest, TheLockNamesItsHolderAndLeavesNoTrace) {
     const auto second = CheckpointLock::acquire(dir(), std::chrono::milliseconds(50));
     ASSERT_FALSE(second.ok());
     EXPECT_EQ(second.error().to_string(),
-              ".qpatch/lock: another qpatch (PID " + std::to_string(::getpid()) +
+              "another qpatch (PID " + std::to_string(::getpid()) +
                   ") is writing this checkpoint; nothing was written (run qpatch again when it "
                   "has finished)");
     EXPECT_EQ(to_string(second.error().code), "write_failed");

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// One qpatch at a time per checkpoint: an flock(2) on DIR/.qpatch/lock, held by a writing run
-// from before it reads the checkpoint until its commit is over, so two runs never judge and
-// write the same files at once. The holder writes its PID into the file for the one that waits.
-// flock, not fcntl locks: the lock belongs to the open file, so closing any other descriptor of
-// the file (as json::read_file does) never drops it, and the kernel frees it when a holder dies.
+// One qpatch at a time per checkpoint: an flock(2) on DIR itself (on DIR/.qpatch/lock where the
+// file system cannot flock a directory), held from before a run reads the checkpoint until its
+// commit is over, so two runs never judge and write the same files at once. Taking it writes
+// nothing; the one that waits finds the holder's PID in /proc/locks. flock, not fcntl locks:
+// the lock belongs to the open file, so closing any other descriptor of the file (as
+// json::read_file does) never drops it, and the kernel frees it when a holder dies.
 #pragma once
 
 #include <qpatch/error.hpp>
@@ -15,8 +16,8 @@ namespace qpatch::commit {
 
 class CheckpointLock {
 public:
-  // Take the lock of `dir`, waiting at most `wait`; an error (ErrorCode::write_failed) names the
-  // holder.
+  // Take the lock of `dir`, waiting at most `wait`; an error (ErrorCode::write_failed, on
+  // `dir`) names the holder.
   static Result<CheckpointLock> acquire(const std::filesystem::path& dir,
                                         std::chrono::milliseconds wait);
   CheckpointLock(CheckpointLock&& other) noexcept;
