@@ -63,22 +63,6 @@ std::string holder_of(int fd) {
   return pid;
 }
 
-// The directory itself, opened to be flock-ed: taking the lock writes nothing. Some network
-// file systems (NFS emulates flock with byte-range locks, which need a file open for writing)
-// refuse it on a directory; -1 then, and the lock file is used instead.
-int directory_lock(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    return -1;
-  }
-  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno != EWOULDBLOCK && errno != EINTR) {
-    ::close(fd); // the file system cannot flock a directory
-    return -1;
-  }
-  ::flock(fd, LOCK_UN);
-  return fd;
-}
-
 // True when `fd` is still the file at `path`: a holder that found nothing to keep removes the
 // lock file while it holds the lock, and a waiter that locked the removed file must start over.
 bool still_linked(int fd, const fs::path& path) {
@@ -109,17 +93,18 @@ std::chrono::milliseconds lock_wait() {
 Result<CheckpointLock> CheckpointLock::acquire(const fs::path& dir,
                                                std::chrono::milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
-  // The directory's own descriptor where the file system can lock one: a run with nothing to
-  // change then writes nothing at all (no lock file, no PID, no mtime).
-  if (const int fd = directory_lock(dir); fd >= 0) {
+  // The directory's own descriptor: a run with nothing to change then writes nothing at all
+  // (no lock file, no PID, no mtime). Some network file systems refuse to flock a directory
+  // (NFS emulates flock with byte-range locks, which need a file open for writing): the lock
+  // file is used there instead.
+  if (const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
     for (;;) {
       if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
         return CheckpointLock(dir, fd);
       }
       if (errno != EWOULDBLOCK && errno != EINTR) {
-        const std::string error = errno_text();
         ::close(fd);
-        return lock_error(ErrorCode::write_failed, "cannot lock: " + error, "");
+        break;
       }
       if (std::chrono::steady_clock::now() >= deadline) {
         Error error = held_error(fd, "");

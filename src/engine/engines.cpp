@@ -119,6 +119,17 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
   return check != nullptr ? check(quant_method, config, version) : std::nullopt;
 }
 
+std::string refuses_config(const std::string& engine_error) {
+  return engine_error.empty()
+             ? "start-up fails: it refuses the quantization config"
+             : "start-up fails: it refuses the quantization config: \"" + engine_error + "\"";
+}
+
+std::string untargeted_raise() {
+  return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
+         "target for ... in the compressed-tensors config.\"";
+}
+
 std::string effect_of(Engine engine, Mismatch mismatch, const MismatchContext& context) {
   return row(engine).effect(mismatch, context);
 }

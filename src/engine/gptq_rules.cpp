@@ -113,7 +113,8 @@ std::optional<Decision> GptqRules::decide_dynamic(const Layer& layer) const {
   return std::nullopt;
 }
 
-std::optional<std::string> GptqRules::refused_override(const Layer& layer) const {
+std::optional<std::pair<size_t, std::string>>
+GptqRules::refused_override(const Layer& layer) const {
   bool undecidable = false;
   const auto rule = first_dynamic(layer.prefix, undecidable);
   if (!rule || m_config.dynamic[*rule].negative) {
@@ -139,29 +140,30 @@ std::optional<std::string> GptqRules::refused_override(const Layer& layer) const
     if (*bits == 2 || *bits == 3 || *bits == 4 || *bits == 8) {
       return std::nullopt;
     }
-    return "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ, "
-           "but got " +
-           std::to_string(*bits) + " bits.";
+    return std::pair(*rule,
+                     "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported "
+                     "for GPTQ, but got " +
+                         std::to_string(*bits) + " bits.");
   }
   const std::optional<bool> sym = override.sym ? override.sym : m_config.sym;
   if (type_map(bits, sym)) {
     return std::nullopt;
   }
-  return "ValueError: Unsupported quantization config: bits=" + std::to_string(*bits) +
-         ", sym=" + (sym ? (*sym ? "True" : "False") : "None");
+  return std::pair(*rule,
+                   "ValueError: Unsupported quantization config: bits=" + std::to_string(*bits) +
+                       ", sym=" + (sym ? (*sym ? "True" : "False") : "None"));
 }
 
 Decision GptqRules::checked(const Layer& layer, Decision decision) const {
   if (decision.verdict != Verdict::quantized || layer.kind != LayerKind::linear) {
     return decision;
   }
-  if (auto error = refused_override(layer)) {
-    bool undecidable = false;
+  if (auto refused = refused_override(layer)) {
     decision.verdict = Verdict::load_error;
     decision.by = DecidedBy::override_refused;
-    decision.ignore_index = first_dynamic(layer.prefix, undecidable);
-    decision.target = m_config.dynamic[*decision.ignore_index].key;
-    decision.error = std::move(*error);
+    decision.ignore_index = refused->first;
+    decision.target = m_config.dynamic[refused->first].key;
+    decision.error = std::move(refused->second);
   }
   return decision;
 }

@@ -27,6 +27,12 @@ std::string vllm_effect(Mismatch mismatch, const MismatchContext& context);     
 std::string sglang_effect(Mismatch mismatch, const MismatchContext& context);       // sglang/
 std::string transformers_effect(Mismatch mismatch, const MismatchContext& context); // transformers/
 
+// Words engines share for the same failure (engines.cpp): a config refused while it is read or
+// a layer is built, with the engine's message when qpatch computed it; a Linear no
+// compressed-tensors target matches.
+std::string refuses_config(const std::string& engine_error);
+std::string untargeted_raise();
+
 // vllm/config_checks.cpp: what vLLM raises while it reads a config (engine/config_checks.hpp).
 std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
                                                  const json::Json& config,

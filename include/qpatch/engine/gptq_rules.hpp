@@ -71,9 +71,9 @@ public:
 
 private:
   std::optional<Decision> decide_dynamic(const Layer& layer) const;
-  // What override_config raises for a layer built quantized whose first matching rule
-  // overrides bits or sym to what the kernel serving the config cannot take, or nothing.
-  std::optional<std::string> refused_override(const Layer& layer) const;
+  // The first matching rule of a layer built quantized, and what override_config raises for
+  // it, when it overrides bits or sym to what the kernel serving the config cannot take.
+  std::optional<std::pair<size_t, std::string>> refused_override(const Layer& layer) const;
   Decision checked(const Layer& layer, Decision decision) const;
   Decision decide_unchecked(const Layer& layer) const;
 

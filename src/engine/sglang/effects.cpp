@@ -18,13 +18,10 @@ std::string sglang_effect(Mismatch mismatch, const MismatchContext& context) {
     return "builds every layer dense and drops the quantized weights silently";
   case Mismatch::config_rejected:
     // quantization/utils/utils.py override_config (@c5bef61) raises while a layer is built.
-    return context.engine_error.empty() ? "start-up fails: it refuses the quantization config"
-                                        : "start-up fails: it refuses the quantization config: \"" +
-                                              context.engine_error + "\"";
+    return refuses_config(context.engine_error);
   case Mismatch::untargeted_raises:
     // compressed_tensors.py get_quant_method -> find_matched_target (@b553569).
-    return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
-           "target for ... in the compressed-tensors config.\"";
+    return untargeted_raise();
   default:
     return "";
   }

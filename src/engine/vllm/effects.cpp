@@ -34,8 +34,7 @@ std::string vllm_effect(Mismatch mismatch, const MismatchContext& context) {
   case Mismatch::unindexed_file:
     return "never opens the file, so its tensors are not loaded";
   case Mismatch::untargeted_raises:
-    return "start-up fails while it builds the model: \"ValueError: Unable to find matching "
-           "target for ... in the compressed-tensors config.\"";
+    return untargeted_raise();
   case Mismatch::quantized_without_config:
     // Without a quantization config vLLM builds every Linear unquantized, whose only
     // parameters are weight (and bias): the first packed or scale tensor has nowhere to go
@@ -44,9 +43,7 @@ std::string vllm_effect(Mismatch mismatch, const MismatchContext& context) {
   case Mismatch::config_rejected:
     // Raised while vLLM reads quantization_config (the method's from_config/__init__, see
     // vllm/config_checks.cpp), before any layer or weight: speculative decoding or not.
-    return context.engine_error.empty() ? "start-up fails: it refuses the quantization config"
-                                        : "start-up fails: it refuses the quantization config: \"" +
-                                              context.engine_error + "\"";
+    return refuses_config(context.engine_error);
   }
   return "";
 }
