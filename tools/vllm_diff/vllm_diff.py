@@ -63,8 +63,13 @@ KIND_CATEGORY = {
 CASE_LEVEL = {"config_rejected", "unsupported_method"}
 
 
-def vllm_categories(engine: VllmEngine, case: Case, config_json: dict, files: dict):
-    """checkpoint module -> set of categories, and the case-level rejection (or None)."""
+def engine_categories(engine, case: Case, config_json: dict, files: dict):
+    """checkpoint module -> set of categories, and the case-level rejection (or None).
+    `engine` is any engine model with vLLM's judge() shape (VllmEngine, the SGLang and
+    transformers models in tools/sglang_diff and tools/transformers_diff): a list of
+    (layer with .modules, "quantized" | "dense" | an exception instance meaning the engine
+    raises), or [(None, rejection)] when it refuses the config outright. A verdict of
+    "not_loaded" (transformers drops the MTP head) counts as no problem."""
     tensors = {n: d for n, d, s, f in tensors_for(case.prefix, case.storage, case.fmt)}
     results = engine.judge(case.arch, case.prefix, LAYER_TYPES, 1, config_json, files, tensors)
     cats = {m: set() for m in case.linears()}
@@ -74,7 +79,7 @@ def vllm_categories(engine: VllmEngine, case: Case, config_json: dict, files: di
         disk = {case.storage.get(m, False) for m in layer.modules}
         if len(disk) > 1:
             cat = "disk_shards_disagree"
-        elif isinstance(verdict, VllmRaised):
+        elif isinstance(verdict, BaseException):
             cat = "raises"
         elif verdict == "quantized" and disk == {False}:
             cat = "dense_built_quantized"
@@ -103,13 +108,15 @@ def qpatch_categories(case: Case, doc: dict):
 
 
 class Runner:
-    def __init__(self, qpatch: str, engine: VllmEngine, work: str, fix_engine: str = "vllm",
+    def __init__(self, qpatch: str, engine, work: str, fix_engine: str | None = None,
                  qpatch_engine: str = "vllm"):
         self.qpatch, self.engine, self.work = qpatch, engine, work
         # --engine for qpatch's verdicts (--check) and for the fix: "vllm", or vllm@DATE for
         # the vLLM of that day; the fix may instead be for "all" engines (--fix-engine).
         self.qpatch_engine = qpatch_engine
-        self.fix_engine = qpatch_engine if fix_engine == "vllm" else fix_engine
+        self.fix_engine = qpatch_engine if fix_engine in (None, "vllm", qpatch_engine) \
+            else fix_engine
+        self.name = getattr(engine, "name", "vllm")
         self.counter = 0
 
     def _dir(self) -> str:
@@ -132,7 +139,7 @@ class Runner:
         out = {"problems": []}
         try:
             self._check(case, d, out)
-        except VllmUnmodelled as e:
+        except (VllmUnmodelled, getattr(self.engine, "Unmodelled", VllmUnmodelled)) as e:
             out = {"problems": [], "skipped": str(e)}
         finally:
             shutil.rmtree(d, ignore_errors=True)
@@ -157,19 +164,19 @@ class Runner:
             out["problems"].append((f"{where}:exit{code}", stderr.strip()[:300]))
             return False
         files = self._json_files(d)
-        v_cats, v_rej = vllm_categories(self.engine, case, files["config.json"], files)
+        v_cats, v_rej = engine_categories(self.engine, case, files["config.json"], files)
         q_cats, q_rej = qpatch_categories(case, doc)
         ok = True
         if (v_rej is None) != (q_rej is None):
             out["problems"].append((f"{where}:rejection",
-                                    f"vllm: {v_rej!r}; qpatch: {q_rej!r}"))
+                                    f"{self.name}: {v_rej!r}; qpatch: {q_rej!r}"))
             return False
         if v_rej is not None:
             return True
         for m in case.linears():
             if v_cats.get(m, set()) != q_cats.get(m, set()):
                 out["problems"].append((f"{where}:detect",
-                                        f"{m}: vllm {sorted(v_cats.get(m, set()))} "
+                                        f"{m}: {self.name} {sorted(v_cats.get(m, set()))} "
                                         f"qpatch {sorted(q_cats.get(m, set()))}"))
                 ok = False
         out.setdefault("docs", {})[where] = doc
@@ -191,7 +198,7 @@ class Runner:
         # still finds, qpatch reports as not fixable (exit 1 after writing).
         agree_after = self._compare(case, d, "after", out)
         files = self._json_files(d)
-        v_cats, v_rej = vllm_categories(self.engine, case, files["config.json"], files)
+        v_cats, v_rej = engine_categories(self.engine, case, files["config.json"], files)
         remaining = v_rej is not None or any(v_cats.values())
         fixable_left = any(f.get("fixable") for f in
                            out.get("docs", {}).get("after", {"checkpoints": [{}]})
@@ -199,7 +206,7 @@ class Runner:
         out["fix_clean"] = agree_after and not fixable_left and (not remaining or code == 1)
         if not out["fix_clean"] and agree_after:
             out["problems"].append(("fix:not-clean",
-                                    f"exit {code}; vllm still: "
+                                    f"exit {code}; {self.name} still: "
                                     f"{ {m: sorted(c) for m, c in v_cats.items() if c} }"))
         code2, _, stderr2 = self.run(["--engine", self.fix_engine, "--no-backup", "-q"], d)
         again = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
@@ -311,7 +318,9 @@ def _signature(result: dict) -> frozenset:
             key = f"detect {_component(module)}: {verdicts}"
         elif what == "rejection":
             v, _, q = text.partition("; ")
-            key = (f"rejection: vllm {'accepts' if v == 'vllm: None' else 'refuses'}, "
+            engine_name = v.partition(": ")[0]
+            key = (f"rejection: {engine_name} "
+                   f"{'accepts' if v.endswith(': None') else 'refuses'}, "
                    f"qpatch {'accepts' if q == 'qpatch: None' else 'refuses'}")
         else:
             key, where = kind, ""
@@ -428,6 +437,43 @@ def _commit_of(root: str) -> str:
     return commit[:12] + date
 
 
+def run_methods(runner: Runner, methods: list[str], first_seed: int, cases: int,
+                shrink_per_class: int) -> bool:
+    """Judge `cases` seeds of each method, print the figures and the shrunk disagreements
+    per class; True when any case disagreed."""
+    failed = False
+    for method in methods:
+        counts = collections.Counter()
+        classes = collections.defaultdict(list)
+        skipped = collections.Counter()
+        for seed in range(first_seed, first_seed + cases):
+            case = make_case(method, seed)
+            r = runner.check(case)
+            if "skipped" in r:
+                skipped[r["skipped"]] += 1
+                continue
+            counts["cases"] += 1
+            for key in ("detect", "fix_clean", "confined", "idempotent"):
+                counts[key] += bool(r.get(key))
+            for sig in _signature(r):
+                classes[frozenset([sig])].append((seed, case, r))
+        n = counts["cases"]
+        for reason, k in skipped.items():
+            print(f"\n{method}: {k} case(s) not judged: {reason}")
+        if n == 0:
+            continue
+        print(f"\n{method}: {n} cases; detection {counts['detect']}/{n} "
+              f"({100 * counts['detect'] / n:.1f}%), fix-then-clean {counts['fix_clean']}/{n}, "
+              f"confined {counts['confined']}/{n}, idempotent {counts['idempotent']}/{n}")
+        for sig, items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
+            failed = True
+            print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
+            for seed, case, r in items[: shrink_per_class]:
+                small = shrink(runner, case, r, target=sig)
+                print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small), sig)}")
+    return failed
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
@@ -456,7 +502,6 @@ def main() -> int:
           f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
           f"; qpatch {args.qpatch} --engine {args.qpatch_engine}"
           f"; seeds {args.seed}..{args.seed + args.cases - 1}")
-    failed = False
     with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
         runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine,
                         args.qpatch_engine)
@@ -470,35 +515,7 @@ def main() -> int:
             print(f"qpatch refuses --engine {args.qpatch_engine}: {stderr.strip()[:300]}",
                   file=sys.stderr)
             return 2
-        for method in methods:
-            counts = collections.Counter()
-            classes = collections.defaultdict(list)
-            skipped = collections.Counter()
-            for seed in range(args.seed, args.seed + args.cases):
-                case = make_case(method, seed)
-                r = runner.check(case)
-                if "skipped" in r:
-                    skipped[r["skipped"]] += 1
-                    continue
-                counts["cases"] += 1
-                for key in ("detect", "fix_clean", "confined", "idempotent"):
-                    counts[key] += bool(r.get(key))
-                for sig in _signature(r):
-                    classes[frozenset([sig])].append((seed, case, r))
-            n = counts["cases"]
-            for reason, k in skipped.items():
-                print(f"\n{method}: {k} case(s) not judged: {reason}")
-            if n == 0:
-                continue
-            print(f"\n{method}: {n} cases; detection {counts['detect']}/{n} "
-                  f"({100 * counts['detect'] / n:.1f}%), fix-then-clean {counts['fix_clean']}/{n}, "
-                  f"confined {counts['confined']}/{n}, idempotent {counts['idempotent']}/{n}")
-            for sig, items in sorted(classes.items(), key=lambda kv: -len(kv[1])):
-                failed = True
-                print(f" {len(items)} case(s) with {', '.join(sorted(sig))}")
-                for seed, case, r in items[: args.shrink]:
-                    small = shrink(runner, case, r, target=sig)
-                    print(f" seed {seed}, shrunk:\n{describe(small, runner.check(small), sig)}")
+        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
     return 1 if failed else 0
 
 
