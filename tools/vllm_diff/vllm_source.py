@@ -82,6 +82,11 @@ class FakeModule(types.ModuleType):
         return Marker(f"{self.__name__}.{attr}")
 
 
+# Top-level packages whose imports inside executed code get a FakeModule. The SGLang and
+# transformers harnesses add their own roots (sglang, optimum, accelerate, ...) to this set.
+FAKE_ROOTS = {"vllm_src", "vllm", "torch", "compressed_tensors", "transformers", "triton"}
+
+
 class _FakeFinder:
     """Imports that run inside vLLM's functions (`from .schemes.factory import ...`, lazy
     `from vllm.... import ...`) get a FakeModule: only what is called matters, and a Marker
@@ -91,8 +96,7 @@ class _FakeFinder:
 
     def find_spec(self, fullname, path=None, target=None):
         import importlib.machinery
-        if fullname.split(".")[0] in ("vllm_src", "vllm", "torch", "compressed_tensors",
-                                      "transformers", "triton"):
+        if fullname.split(".")[0] in FAKE_ROOTS:
             return importlib.machinery.ModuleSpec(fullname, self)
         return None
 
