@@ -48,6 +48,9 @@ struct SkipListDialect {
   bool modelopt_quantizes_head = false;
   // AWQ honours `lm_head: true` by quantizing the ParallelLMHead.
   bool awq_reads_lm_head = false;
+  // ... only under the Marlin config (a config Marlin cannot serve gets the plain AWQ config,
+  // which gives a ParallelLMHead no method).
+  bool awq_head_needs_marlin = false;
   // ModelOpt's apply_vllm_mapper splits "X*" into "X" and "X.*" (for a model with a mapper).
   bool modelopt_splits_globs = false;
   // ModelOpt builds names holding vision_tower, vision_model or vit_large_projector dense.

@@ -32,6 +32,12 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   // on the name each layer is built under; from_config reads the list or [] (no derivation).
   dialect.skip_list.built_name_only = true;
   dialect.skip_list.awq_derives_absent_list = false;
+  // AWQMarlinConfig.get_quant_method (@01f67c3): `isinstance(layer, LinearBase) or
+  // (isinstance(layer, ParallelLMHead) and self.lm_head_quantized)`, lm_head_quantized being
+  // get_from_keys_or(config, ["lm_head"], default=False); the plain AWQConfig (a config Marlin
+  // cannot serve) answers LinearBase only.
+  dialect.skip_list.awq_reads_lm_head = true;
+  dialect.skip_list.awq_head_needs_marlin = true;
 
   GptqDialect& gptq = dialect.gptq;
   // gptq/gptq.py (@0cdfa2f) get_linear_quant_method: `dynamic` only; no module list is read.
