@@ -29,7 +29,8 @@ constexpr const char* k_exit_codes = R"(Exit status:
   1  a checkpoint is still inconsistent (with --check/--dry-run: a patch is needed)
   2  usage error
   3  a checkpoint could not be read or is invalid (nothing written)
-  4  a write failed (the originals are intact)
+  4  a write failed: a file (the originals are intact), or standard output (what was
+     printed is incomplete)
   5  a write failed and restoring failed too (the report lists every file and backup)
   6  out of memory or a resource limit (ulimit -v, -n): nothing written
   128+N  stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129): a commit in progress was
