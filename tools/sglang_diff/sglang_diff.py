@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness: qpatch's verdicts against SGLang's own matching code.
+
+The driver of tools/vllm_diff (Runner, run_methods, the case generators) with SGLang's engine
+model (sglang_model.py): for seeded random (layout, config) pairs of each method it writes a
+small Qwen3.5 checkpoint, asks qpatch (`--check --json --engine sglang@DATE`) what SGLang does
+with each module, runs SGLang's functions (from a source tree fetched by fetch_sources.sh) on
+the same files, and counts detection, fix-then-clean, confined and idempotent per method.
+
+  tools/sglang_diff/fetch_sources.sh /tmp/sglang-src
+  SGLANG_SRC=/tmp/sglang-src tools/sglang_diff/sglang_diff.py --qpatch build/qpatch \
+      --era after-18926 --cases 2000
+
+Eras (--era): before-18926 (qpatch sglang@2026-02-09), after-18926 (sglang@2026-08-31), and
+after-18926+35887 (the unmerged #35887; qpatch judges it only among all versions, so the
+driver runs `--engine sglang` and keeps the findings that apply to the #35887 version).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "vllm_diff"))
+
+from cases import GENERATORS, make_case  # noqa: E402
+from sglang_model import ERAS, SglangEngine  # noqa: E402
+from vllm_diff import Runner, run_methods  # noqa: E402
+
+# The --engine value qpatch judges each era by (src/engine/sglang/history.cpp: #18926 from
+# 2026-02-17, the newest modelled day 2026-08-31; #35887 is a variant of the newest, judged
+# only when no day is pinned: tests/engine/versions_test.cpp "2026-02-17+#35887").
+QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "after-18926": "sglang@2026-08-31",
+                 "after-18926+35887": "sglang"}
+METHODS = ["compressed-tensors", "gptq", "awq"]
+
+
+def _versions_of(text: str) -> set[str]:
+    """The SGLang versions a finding's `versions` entry names (versions.cpp subset_text over
+    [2026-02-09, 2026-02-17, 2026-02-17+#35887] = A, B, B+)."""
+    t = text.removeprefix("SGLang").strip()
+    if t.startswith("before 2026-02-17"):
+        return {"A"}
+    if t == "from 2026-02-17 without #35887":
+        return {"B"}
+    if t.startswith("from 2026-02-17"):
+        return {"B", "B+"}
+    if t == "with #35887":
+        return {"B+"}
+    if t == "without #35887":
+        return {"A", "B"}
+    return {"A", "B", "B+"}  # unknown wording: keep it (a disagreement then shows)
+
+
+class VersionFilter:
+    """Keeps the findings of one SGLang version when qpatch judged them all."""
+
+    def __init__(self, version: str):
+        self.version = version
+
+    def __call__(self, finding: dict) -> bool:
+        versions = finding.get("versions") or []
+        return not versions or any(self.version in _versions_of(v) for v in versions)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sglang-src", default=os.environ.get("SGLANG_SRC"),
+                    help="SGLang source tree from fetch_sources.sh (default $SGLANG_SRC)")
+    ap.add_argument("--qpatch", default="build/qpatch")
+    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0, help="first case seed")
+    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    ap.add_argument("--era", choices=sorted(ERAS), default="after-18926",
+                    help="SGLang's naming: before/after #18926, or after it with #35887")
+    ap.add_argument("--qpatch-engine", default=None,
+                    help="--engine qpatch judges and fixes for (default: the era's, "
+                         f"{QPATCH_ENGINE})")
+    ap.add_argument("--fix-engine", default=None,
+                    help="--engine for the patch SGLang then judges (all: the one patch for "
+                         "every engine; default the --qpatch-engine value)")
+    args = ap.parse_args()
+    if not args.sglang_src:
+        ap.error("give --sglang-src or set SGLANG_SRC")
+    engine = SglangEngine(args.sglang_src, args.era)
+    qpatch_engine = args.qpatch_engine or QPATCH_ENGINE[args.era]
+    if qpatch_engine == "sglang":
+        # qpatch judges every SGLang version at once: compare the era's findings only.
+        engine.keeps_finding = VersionFilter({"before-18926": "A", "after-18926": "B",
+                                              "after-18926+35887": "B+"}[args.era])
+    methods = args.method or METHODS
+    print(f"SGLang source {args.sglang_src} (files and commits: tools/sglang_diff/SOURCES); "
+          f"era {args.era}; qpatch {args.qpatch} --engine {qpatch_engine}; "
+          f"seeds {args.seed}..{args.seed + args.cases - 1}")
+    with tempfile.TemporaryDirectory(prefix="sglang-diff-") as work:
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine,
+                        qpatch_engine)
+        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
+    shutil.rmtree(work, ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
