@@ -92,11 +92,15 @@ def engine_categories(engine, case: Case, config_json: dict, files: dict):
     return cats, None
 
 
-def qpatch_categories(case: Case, doc: dict):
+def qpatch_categories(case: Case, doc: dict, keep=None):
+    """`keep`: the engine model's keeps_finding (the SGLang harness's version filter when qpatch
+    judged several versions at once); None keeps every finding."""
     cats = {m: set() for m in case.linears()}
     rejected = None
     ck = doc["checkpoints"][0]
     for f in ck.get("findings", []):
+        if keep is not None and not keep(f):
+            continue
         cat = KIND_CATEGORY.get(f["kind"])
         if f["kind"] in CASE_LEVEL and not f.get("modules"):
             rejected = f["detail"]
@@ -165,7 +169,7 @@ class Runner:
             return False
         files = self._json_files(d)
         v_cats, v_rej = engine_categories(self.engine, case, files["config.json"], files)
-        q_cats, q_rej = qpatch_categories(case, doc)
+        q_cats, q_rej = qpatch_categories(case, doc, getattr(self.engine, "keeps_finding", None))
         ok = True
         if (v_rej is None) != (q_rej is None):
             out["problems"].append((f"{where}:rejection",
@@ -200,7 +204,8 @@ class Runner:
         files = self._json_files(d)
         v_cats, v_rej = engine_categories(self.engine, case, files["config.json"], files)
         remaining = v_rej is not None or any(v_cats.values())
-        fixable_left = any(f.get("fixable") for f in
+        keep = getattr(self.engine, "keeps_finding", None) or (lambda f: True)
+        fixable_left = any(f.get("fixable") and keep(f) for f in
                            out.get("docs", {}).get("after", {"checkpoints": [{}]})
                            ["checkpoints"][0].get("findings", []))
         out["fix_clean"] = agree_after and not fixable_left and (not remaining or code == 1)
