@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "terminal_safe.hpp"
 
-#include <array>
+#include <qpatch/report/text_style.hpp>
+
 #include <cstdio>
 
 namespace qpatch::cli {
 
 namespace {
-
-// The sequences TextStyle::paint writes (src/report/inspect_report.cpp).
-constexpr std::array<std::string_view, 7> k_colours{
-    "\x1b[0m", "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m"};
 
 std::string hex_escape(const char* form, unsigned value) {
   char text[8];
@@ -20,24 +17,31 @@ std::string hex_escape(const char* form, unsigned value) {
 
 } // namespace
 
+std::string colour_codes(std::string_view text) {
+  const std::string_view marker = report::colour_marker();
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && text.substr(i).starts_with(marker)) {
+      out += "\x1b[";
+      i += marker.size() - 1;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 std::string terminal_safe(std::string_view text) {
+  const std::string_view marker = report::colour_marker();
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte == 0x1b) {
-      bool colour = false;
-      for (std::string_view code : k_colours) {
-        if (text.substr(i).starts_with(code)) {
-          out += code;
-          i += code.size() - 1;
-          colour = true;
-          break;
-        }
-      }
-      if (colour) {
-        continue;
-      }
+    if (byte == 0x1b && text.substr(i).starts_with(marker)) {
+      out += "\x1b["; // a colour code TextStyle::paint wrote: its SGR digits follow
+      i += marker.size() - 1;
+      continue;
     }
     if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f) {
       out += hex_escape("\\x%02x", byte);
@@ -55,7 +59,7 @@ std::string terminal_safe(std::string_view text) {
 
 SafeStream::~SafeStream() {
   const std::string text = m_buffer.str();
-  m_dest << (m_raw ? text : terminal_safe(text));
+  m_dest << (m_raw ? colour_codes(text) : terminal_safe(text));
   m_dest.flush();
 }
 

@@ -3,8 +3,9 @@
 // anyone can write, and a name holding ESC or BEL would retitle or clear the terminal of whoever
 // reads qpatch's report. Every human stream goes through terminal_safe(): control characters
 // become visible escapes (ESC -> \x1b, C1 controls such as U+009B -> \u009b); the only escape
-// sequences left are the exact colour codes report::TextStyle::paint emits (bold, dim, red,
-// green, yellow, cyan, reset), which cannot move the cursor, clear, hide text or set a title.
+// sequences left are the colour codes report::TextStyle::paint wrote, told from a name's bytes
+// by a marker drawn at random per process (report::colour_marker), so a name holding
+// "\x1b[31m" is escaped like any other ESC, with colour on or off.
 // JSON output is left as nlohmann writes it: it escapes every control character itself.
 #pragma once
 
@@ -15,6 +16,9 @@
 namespace qpatch::cli {
 
 std::string terminal_safe(std::string_view text);
+// `text` with TextStyle::paint's markers made colour codes and nothing else changed (JSON and
+// diffs, written byte for byte).
+std::string colour_codes(std::string_view text);
 
 // Collects a stream's output and writes it, made terminal-safe unless raw, when destroyed.
 class SafeStream {

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <random>
 
 namespace qpatch::report {
 
@@ -16,32 +17,46 @@ using checkpoint::Module;
 using checkpoint::ModuleKind;
 using checkpoint::StorageFormat;
 
+std::string_view colour_marker() {
+  static const std::string marker = [] {
+    std::random_device random;
+    std::string out = "\x1b[";
+    constexpr std::string_view k_hex = "0123456789abcdef";
+    for (int i = 0; i < 16; ++i) {
+      out += k_hex[random() % k_hex.size()];
+    }
+    return out;
+  }();
+  return marker;
+}
+
 std::string TextStyle::paint(std::string_view text, Role role) const {
   if (!color) {
     return std::string(text);
   }
-  const char* code = "";
+  const char* code = ""; // the code after "\x1b[", written after colour_marker()
   switch (role) {
   case Role::heading:
-    code = "\x1b[1m";
+    code = "1m";
     break;
   case Role::dim:
-    code = "\x1b[2m";
+    code = "2m";
     break;
   case Role::good:
-    code = "\x1b[32m";
+    code = "32m";
     break;
   case Role::warning:
-    code = "\x1b[33m";
+    code = "33m";
     break;
   case Role::error:
-    code = "\x1b[31m";
+    code = "31m";
     break;
   case Role::emphasis:
-    code = "\x1b[36m";
+    code = "36m";
     break;
   }
-  return std::string(code) + std::string(text) + "\x1b[0m";
+  const std::string_view marker = colour_marker();
+  return std::string(marker) + code + std::string(text) + std::string(marker) + "0m";
 }
 
 std::string with_commas(uint64_t value) {

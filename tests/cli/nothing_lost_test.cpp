@@ -10,6 +10,7 @@
 
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/manifest.hpp>
+#include <qpatch/report/text_style.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -250,12 +251,37 @@ TEST_F(NothingLostTest, ControlCharactersInNamesAreEscaped) {
       << outcome.out << outcome.err;
 }
 
+// The colour codes qpatch writes itself used to pass the filter in names too: an index key
+// holding "\x1b[31m" reached the terminal raw (issue 24 item 8), with colour off as well.
+TEST_F(NothingLostTest, ColourCodesInNamesAreEscapedLikeAnyEscape) {
+  write_patchable();
+  std::string index = read("model.safetensors.index.json");
+  index.insert(index.find("\"weight_map\": {") + 15,
+               "\n    \"red\\u001b[31m.weight\": \"x\\u001b[0m.safetensors\",");
+  write("model.safetensors.index.json", index);
+  for (const char* colour : {"never", "always"}) {
+    const auto outcome = run_qpatch({"--check", "--color", colour, "DIR"});
+    EXPECT_EQ(outcome.code, 3);
+    EXPECT_NE(outcome.err.find("x\\x1b[0m.safetensors"), std::string::npos) << outcome.err;
+    EXPECT_EQ(outcome.err.find("x\x1b[0m"), std::string::npos) << outcome.err;
+  }
+}
+
 TEST(TerminalSafe, ControlsAreEscapedAndOnlyOurColoursPass) {
   EXPECT_EQ(terminal_safe("a\x1b]0;t\x07"
                           "b\x1b[2Jc\x7f\n\td"),
             "a\\x1b]0;t\\x07b\\x1b[2Jc\\x7f\n\td");
-  EXPECT_EQ(terminal_safe("\x1b[1mok\x1b[0m \x1b[31mred\x1b[0m"),
+  // Colour paint wrote passes; the same bytes in a name (an index key, a header name) do not,
+  // with colour on or off (issue 24 item 8).
+  const report::TextStyle colour{true};
+  EXPECT_EQ(terminal_safe(colour.paint("ok", report::Role::heading) + " " +
+                          colour.paint("red", report::Role::error)),
             "\x1b[1mok\x1b[0m \x1b[31mred\x1b[0m");
+  EXPECT_EQ(terminal_safe(colour.paint("model.\x1b[31mlayers\x1b[0m", report::Role::error)),
+            "\x1b[31mmodel.\\x1b[31mlayers\\x1b[0m\x1b[0m");
+  EXPECT_EQ(terminal_safe("\x1b[1mok\x1b[0m"), "\\x1b[1mok\\x1b[0m");
+  EXPECT_EQ(colour_codes(colour.paint("a\x1b[2Jb", report::Role::good)),
+            "\x1b[32ma\x1b[2Jb\x1b[0m");
   EXPECT_EQ(terminal_safe("csi\xc2\x9b"
                           "2J caf\xc3\xa9"),
             "csi\\u009b2J caf\xc3\xa9");
