@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Download the files SOURCES lists, at their commits, into the trees the harness reads:
+#   huggingface/transformers         -> $TRANSFORMERS_SRC/<path>
+#   huggingface/optimum              -> $OPTIMUM_SRC/<path>
+#   vllm-project/compressed-tensors  -> $CT_SRC/<path>
+# Rows whose commit is store:<id> cannot be downloaded (the store that held them names no commit): the script
+# says so; put those files at $TRANSFORMERS_SRC/store/<id>/<path> by hand. Never run in CI (it needs the network).
+set -eu
+here=$(dirname "$0")
+: "${TRANSFORMERS_SRC:?set TRANSFORMERS_SRC}"
+: "${OPTIMUM_SRC:=$TRANSFORMERS_SRC/../optimum-src}"
+: "${CT_SRC:=$TRANSFORMERS_SRC/../ct-src}"
+grep -v '^#' "$here/SOURCES" | while read -r path repo commit; do
+  [ -n "$path" ] || continue
+  case "$repo" in
+    huggingface/transformers) root=$TRANSFORMERS_SRC ;;
+    huggingface/optimum) root=$OPTIMUM_SRC ;;
+    vllm-project/compressed-tensors) root=$CT_SRC ;;
+    *) echo "skip $path: $repo $commit (not a repository that can be downloaded)" >&2; continue ;;
+  esac
+  case "$commit" in
+    store:*) echo "skip $path: $commit has no commit to download; place it at $root/store/${commit#store:}/$path" >&2
+             continue ;;
+  esac
+  mkdir -p "$root/$(dirname "$path")"
+  curl -fsSL "https://raw.githubusercontent.com/$repo/$commit/$path" -o "$root/$path"
+  echo "$repo $commit $path"
+done

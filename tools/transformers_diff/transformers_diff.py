@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness: qpatch's verdicts against transformers' own quantization code (from_pretrained).
+
+The driver is tools/vllm_diff's, unchanged (Runner, run_methods, the cases of cases.py, the layout of layout.py);
+only the engine differs: transformers_model.TransformersEngine, which runs transformers' quantizers (and optimum's
+GPTQ, and compressed-tensors' matching) from source trees on a hand-modelled Qwen3.5 module tree. qpatch is asked
+with `--engine transformers` (--check --json for its verdicts, then the fix, then again for idempotence).
+
+  TRANSFORMERS_SRC=/work/research/transformers-src tools/transformers_diff/transformers_diff.py \\
+      --optimum-src /work/research/optimum-src/v2.1.0 \\
+      --ct-src /work/research/ct-src/ac8e2ba82f4e0d5eaa40069f8fc642738f124cd4 \\
+      --qpatch /tmp/qpatch-base --cases 2000
+
+The source trees are laid out like their repositories (SOURCES lists every file and the commit it is read at;
+fetch_sources.sh downloads them). Cases the harness cannot judge from the source it has are counted apart as
+"not judged" (auto-round: the conversion is the auto_round library's; Qwen3_5ForCausalLM over
+model.language_model.* keys: no key renaming for qwen3_5 in the conversion_mapping.py read).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vllm_diff"))
+sys.path.insert(0, HERE)
+
+from cases import GENERATORS, make_case  # noqa: E402
+from transformers_model import TransformersEngine  # noqa: E402
+from vllm_diff import Runner, run_methods  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--transformers-src", default=os.environ.get("TRANSFORMERS_SRC"),
+                    help="transformers source tree laid out as the repository, the files of SOURCES "
+                         "(default $TRANSFORMERS_SRC)")
+    ap.add_argument("--optimum-src", default=os.environ.get("OPTIMUM_SRC"),
+                    help="optimum source tree (optimum/gptq/); without it GPTQ is not judged")
+    ap.add_argument("--ct-src", default=os.environ.get("CT_SRC"),
+                    help="compressed-tensors source tree (src/compressed_tensors/); without it "
+                         "compressed-tensors is not judged")
+    ap.add_argument("--qpatch", default="build/qpatch")
+    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0, help="first case seed")
+    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    ap.add_argument("--fix-engine", default="transformers",
+                    help="--engine for the patch whose result transformers judges (all: the one patch that "
+                         "must satisfy every engine)")
+    args = ap.parse_args()
+    if not args.transformers_src:
+        ap.error("give --transformers-src or set TRANSFORMERS_SRC")
+    engine = TransformersEngine(args.transformers_src, args.optimum_src, args.ct_src)
+    methods = args.method or list(GENERATORS)
+    print(f"transformers source {args.transformers_src} (files and commits: tools/transformers_diff/SOURCES); "
+          f"optimum {args.optimum_src}; compressed-tensors {args.ct_src}; qpatch {args.qpatch} "
+          f"--engine transformers; seeds {args.seed}..{args.seed + args.cases - 1}")
+    with tempfile.TemporaryDirectory(prefix="transformers-diff-") as work:
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine, "transformers")
+        probe = runner.write(make_case(methods[0], args.seed))
+        code, stdout, stderr = runner.run(["--check", "--json", "--engine", "transformers"], probe)
+        shutil.rmtree(probe, ignore_errors=True)
+        if code == 2 and not stdout.strip():
+            print(f"qpatch refuses --engine transformers: {stderr.strip()[:300]}", file=sys.stderr)
+            return 2
+        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
