@@ -277,6 +277,12 @@ bool consistent(const LayerView& view, const Decision& decision) {
   return (view.disk == Disk::dense) == (decision.verdict == Verdict::dense);
 }
 
+std::pair<FindingKind, std::string> undecidable_problem(std::string_view what) {
+  return {FindingKind::undecidable,
+          "could not be judged: a regex key of " + std::string(what) +
+              " gave up (match limit) before it decided, and is not tried again"};
+}
+
 std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
                                                     const engine::Decision& decision) {
   return {FindingKind::fused_shards_disagree,

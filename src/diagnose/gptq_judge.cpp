@@ -480,6 +480,9 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     const std::string who(engine_view.dialect.engine_name);
     const bool reads_list = engine_view.dialect.gptq.reads_module_list;
     return [&config, &rules, who, reads_list](const LayerView& view, const Decision& decision) {
+      if (decision.by == DecidedBy::undecidable) {
+        return undecidable_problem("dynamic");
+      }
       if (decision.by == DecidedBy::built_quantized) {
         return std::pair(FindingKind::engine_quantizes,
                          "stored " + view.stored + " but " + who +

@@ -193,6 +193,9 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const auto word_for = [&](const engine::AutoRoundRules& judge_before,
                             const engine::AutoRoundRules& judge_after) {
     return [&](const LayerView& view, const Decision& decision) {
+      if (decision.by == DecidedBy::undecidable) {
+        return undecidable_problem("extra_config");
+      }
       if (decision.verdict == Verdict::load_error) {
         return shards_disagree(view, decision);
       }

@@ -93,6 +93,9 @@ std::string common_label(const std::vector<std::string>& names);
 // The finding for a fused layer whose shards the config treats differently (vLLM raises).
 std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
                                                     const engine::Decision& decision);
+// The finding for a layer no verdict can be given for: a regex of `what` (GPTQ's `dynamic`,
+// auto-round's `extra_config`) ran out of its match budget before it decided.
+std::pair<FindingKind, std::string> undecidable_problem(std::string_view what);
 
 // The list a skip-list method (awq, fp8, modelopt, bitsandbytes) reads from its active file.
 struct SkipList {

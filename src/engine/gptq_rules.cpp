@@ -270,8 +270,18 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
     for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
       const auto& rule = m_config.dynamic[i];
       bool matched = false;
+      bool gave_up = false;
       if (m_patterns[i]) {
-        matched = m_patterns[i]->matches(layer.prefix, MatchMode::match).value_or(false);
+        const auto result = m_patterns[i]->matches(layer.prefix, MatchMode::match);
+        gave_up = !result;
+        matched = result.value_or(false);
+      }
+      if (gave_up) {
+        lines.emplace_back("dynamic[" + std::to_string(i) + "]",
+                           "\"" + rule.key + "\" gave up (match limit) on " + layer.prefix +
+                               ": the verdict cannot be known");
+        decided = true;
+        break;
       }
       lines.emplace_back("dynamic[" + std::to_string(i) + "]",
                          "\"" + rule.key + "\" " +

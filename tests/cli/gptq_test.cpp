@@ -63,6 +63,27 @@ TEST_F(GptqTest, OfficialQwenRulesAgainstPackedAttention) {
       "  apply       qpatch DIR\n");
 }
 
+// A `dynamic` key whose regex runs out of its match budget decides nothing: every layer it
+// could not finish on is undecidable, never a verdict of its own (issue 24 item 4: it used to
+// read "quantized_untargeted" and ": 7 modules stored BF16 but quantized by ;").
+TEST_F(GptqTest, DynamicRegexOutOfBudgetIsUndecidable) {
+  const std::string config = gptq_config(
+      "Qwen3_5ForCausalLM", "    \"dynamic\": {\n      \"-:(.*)*(.*)*(.*)*y$\": {}\n    },\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  not fixable model.language_model.layers.0: 7 modules could not be judged: a regex "
+            "key of dynamic gave up (match limit) before it decided, and is not tried again\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
+  const auto [fix_code, fix_out] = run_qpatch({"--engine", "vllm@main"});
+  EXPECT_EQ(fix_code, 1) << fix_out;
+  EXPECT_EQ(read("config.json"), config);
+}
+
 TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
   // Qwen3-Next has no special case: the short names catch the dense MTP layers by substring.
   const std::string config = gptq_config(
