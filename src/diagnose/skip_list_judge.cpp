@@ -12,6 +12,7 @@
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/diagnose/methods.hpp>
+#include <qpatch/engine/config_checks.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/util/names.hpp>
@@ -182,32 +183,6 @@ std::vector<std::string> exclusion_names(const LayerView& view,
   return names;
 }
 
-// SGLang's awq/awq.py (@01f67c3) AWQMarlinConfig.is_awq_marlin_compatible on a CUDA GPU:
-// quant_method "awq"; bits, group_size and zero_point present; bits in TYPE_MAP {4, 8}; and
-// check_marlin_supported(TYPE_MAP[bits], group_size, has_zp=zero_point), which takes uint4 and
-// uint8 only with zero points and group sizes MARLIN_SUPPORTED_GROUP_SIZES [-1, 32, 64, 128]
-// (marlin_utils.py). configs/model_config.py _verify_quantization then serves the config with
-// AWQMarlinConfig.
-bool awq_marlin_compatible(const json::Json& config) {
-  const auto number = [&](const char* key) -> std::optional<int64_t> {
-    if (!config.contains(key) || !config[key].is_number_integer()) {
-      return std::nullopt;
-    }
-    return config[key].get<int64_t>();
-  };
-  const auto bits = number("bits");
-  const auto group_size = number("group_size");
-  if (!config.contains("zero_point") || config["zero_point"].is_null() || !bits || !group_size) {
-    return false;
-  }
-  const json::Json& zero_point = config["zero_point"];
-  const bool has_zp = zero_point.is_boolean()  ? zero_point.get<bool>()
-                      : zero_point.is_number() ? zero_point != 0
-                                               : !zero_point.empty();
-  return has_zp && (*bits == 4 || *bits == 8) &&
-         (*group_size == -1 || *group_size == 32 || *group_size == 64 || *group_size == 128);
-}
-
 } // namespace
 
 Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
@@ -267,7 +242,7 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
                                     : false;
   }
   if (setting.method == SkipListMethod::awq) {
-    setting.awq_marlin = awq_marlin_compatible(active.config());
+    setting.awq_marlin = engine::awq_marlin_compatible(active.config());
   }
   QP_TRY_ASSIGN(setting.list, read_skip_list(active, setting.method, modules, inventory));
   return setting;

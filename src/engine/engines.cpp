@@ -37,7 +37,12 @@ transformers_naming(const EngineVersion& /*version*/, const std::string& arch, u
 const std::vector<EngineRow>& rows() {
   static const std::vector<EngineRow> table{
       {Engine::vllm, vllm_history, vllm_naming, vllm_dialect, vllm_effect, vllm_config_rejection},
-      {Engine::sglang, sglang_history, sglang_naming, sglang_dialect, sglang_effect, nullptr},
+      {Engine::sglang,
+       sglang_history,
+       sglang_naming,
+       sglang_dialect,
+       sglang_effect,
+       sglang_config_rejection},
       {Engine::transformers,
        transformers_history,
        transformers_naming,

@@ -37,5 +37,9 @@ std::string untargeted_raise();
 std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
                                                  const json::Json& config,
                                                  const EngineVersion& version);
+// sglang/config_checks.cpp: what SGLang raises while it reads a config.
+std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
+                                                   const json::Json& config,
+                                                   const EngineVersion& version);
 
 } // namespace qpatch::engine

@@ -75,5 +75,40 @@ TEST_F(SglangDiffRegressionTest, AwqLmHeadIsIgnoredWithoutMarlin) {
   EXPECT_EQ(code, 0) << out;
 }
 
+// A config the Marlin classes cannot take is read by the plain ones, whose from_config needs
+// keys Marlin's compatibility test only skips: GPTQConfig reads desc_act, AWQConfig reads
+// zero_point (gptq/gptq.py @0cdfa2f, awq/awq.py @01f67c3; base_config.py get_from_keys).
+TEST_F(SglangDiffRegressionTest, PlainClassesRefuseConfigsWithoutTheirKeys) {
+  write(
+      "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+      "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, "
+      "\"group_size\": 32, \"version\": \"gemm\", \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for SGLang\n"
+            "  not fixable config.json /quantization_config: SGLang refuses this quantization "
+            "config before it builds any layer: ValueError: Cannot find any of ['zero_point'] in "
+            "the model's quantization config.\n"
+            "  breaks      SGLang: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Cannot find any of ['zero_point'] in the model's quantization "
+            "config.\"\n"
+            "  status      unfixable\n");
+  write(
+      "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+      "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 8, "
+      "\"group_size\": 96, \"zero_point\": true, \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
+  EXPECT_NE(run_qpatch({"--check"})
+                .second.find(
+                    "\"ValueError: Currently, only 4-bit weight quantization is supported for AWQ, "
+                    "but got 8 bits.\""),
+            std::string::npos);
+  write(
+      "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+      "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 8, "
+      "\"group_size\": 128, \"zero_point\": true, \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
 } // namespace
 } // namespace qpatch::cli

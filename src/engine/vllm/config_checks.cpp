@@ -2,6 +2,7 @@
 // Whole-config checks of vLLM main 017e9f4, read in vllm/model_executor/layers/quantization/.
 // Messages are vLLM's f-strings with Python's str() of each value (True/False for booleans);
 // where vLLM prints a set, whose order Python's string hashing varies, it is printed sorted.
+#include "engine/python_values.hpp"
 #include "engine/registry.hpp"
 
 #include <algorithm>
@@ -13,51 +14,10 @@ namespace {
 
 using json::Json;
 
-// str() of a JSON value as Python prints the object json.load gives.
-std::string py_str(const Json& value) {
-  if (value.is_boolean()) {
-    return value.get<bool>() ? "True" : "False";
-  }
-  if (value.is_null()) {
-    return "None";
-  }
-  if (value.is_string()) {
-    return value.get<std::string>();
-  }
-  return value.dump();
-}
-
-std::string py_list(const std::vector<std::string>& keys) {
-  std::string out = "[";
-  for (size_t i = 0; i < keys.size(); ++i) {
-    out += (i == 0 ? "'" : ", '") + keys[i] + "'";
-  }
-  return out + "]";
-}
-
-// base_config.py QuantizationConfig.get_from_keys: the first key present, else ValueError.
-const Json* get_from_keys(const Json& config,
-                          const std::vector<std::string>& keys,
-                          std::optional<std::string>& error) {
-  for (const std::string& key : keys) {
-    if (config.contains(key)) {
-      return &config[key];
-    }
-  }
-  if (!error) {
-    error =
-        "ValueError: Cannot find any of " + py_list(keys) + " in the model's quantization config.";
-  }
-  return nullptr;
-}
-
-bool is_int(const Json& value, int64_t n) {
-  return value.is_number_integer() && value.get<int64_t>() == n;
-}
-
-bool is_true(const Json& value) {
-  return value.is_boolean() && value.get<bool>();
-}
+using py::get_from_keys;
+using py::is_int;
+using py::is_true;
+using py::str;
 
 // auto_gptq.py AutoGPTQConfig.from_config, __init__: TYPE_MAP holds (4, True) and (8, True).
 std::optional<std::string> gptq(const Json& config, const EngineVersion& version) {
@@ -75,13 +35,12 @@ std::optional<std::string> gptq(const Json& config, const EngineVersion& version
     if (!(is_int(*bits, 2) || is_int(*bits, 3) || is_int(*bits, 4) || is_int(*bits, 8))) {
       return "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for "
              "GPTQ, but got " +
-             py_str(*bits) + " bits.";
+             str(*bits) + " bits.";
     }
     return std::nullopt;
   }
   if (!((is_int(*bits, 4) || is_int(*bits, 8)) && is_true(*sym))) {
-    return "ValueError: Unsupported quantization config: bits=" + py_str(*bits) +
-           ", sym=" + py_str(*sym);
+    return "ValueError: Unsupported quantization config: bits=" + str(*bits) + ", sym=" + str(*sym);
   }
   return std::nullopt;
 }
@@ -98,13 +57,13 @@ std::optional<std::string> auto_round(const Json& config) {
   const auto text_or = [&](const std::vector<std::string>& keys, const std::string& fallback) {
     for (const std::string& key : keys) {
       if (config.contains(key)) {
-        return py_str(config[key]);
+        return str(config[key]);
       }
     }
     return fallback;
   };
   if (!(is_int(*bits, 2) || is_int(*bits, 3) || is_int(*bits, 4) || is_int(*bits, 8))) {
-    return "ValueError: Unsupported weight_bits: " + py_str(*bits) +
+    return "ValueError: Unsupported weight_bits: " + str(*bits) +
            ", currently only support {2, 3, 4, 8}.";
   }
   const std::string data_type = text_or({"data_type"}, "int");
@@ -141,7 +100,7 @@ std::optional<std::string> awq(const Json& config) {
     return error;
   }
   if (!is_int(*bits, 4)) {
-    return "ValueError: Unsupported num_bits = " + py_str(*bits) +
+    return "ValueError: Unsupported num_bits = " + str(*bits) +
            ". Supported: 4. For 8-bit AWQ, use Marlin backend by setting backend='awq:marlin' "
            "or backend='marlin'.";
   }
@@ -156,7 +115,7 @@ std::optional<std::string> fp8(const Json& config) {
   if (error) {
     return error;
   }
-  const std::string activation = py_str(*scheme);
+  const std::string activation = str(*scheme);
   if (activation != "static" && activation != "dynamic") {
     return "ValueError: Unsupported activation scheme " + activation;
   }
@@ -191,7 +150,7 @@ std::optional<std::string> modelopt(const Json& config) {
   } else if (config.contains("quant_algo")) {
     algo = &config["quant_algo"];
   }
-  const std::string text = algo == nullptr || algo->is_null() ? "" : py_str(*algo);
+  const std::string text = algo == nullptr || algo->is_null() ? "" : str(*algo);
   if (text.empty()) {
     return "ValueError: Missing 'quant_algo' in quantization config";
   }

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// Whole-config checks of SGLang, read in python/sglang/srt/layers/quantization/ (the commits
+// are tools/sglang_diff/SOURCES'; tools/sglang_diff executes the same code). SGLang picks a
+// method's class before reading it: configs/model_config.py _verify_quantization asks each
+// override_quantization_method, so a config the Marlin class can serve is read by it, and any
+// other by the plain class, whose from_config and __init__ refuse more.
+#include "engine/python_values.hpp"
+#include "engine/registry.hpp"
+
+namespace qpatch::engine {
+namespace {
+
+using json::Json;
+
+bool marlin_group_size(const Json& value) {
+  // marlin_utils MARLIN_SUPPORTED_GROUP_SIZES
+  return py::is_int(value, -1) || py::is_int(value, 32) || py::is_int(value, 64) ||
+         py::is_int(value, 128);
+}
+
+bool present(const Json& config, const char* key) {
+  return config.contains(key) && !config[key].is_null();
+}
+
+} // namespace
+
+// awq/awq.py @01f67c3 AWQMarlinConfig.is_awq_marlin_compatible: quant_method "awq"; bits,
+// group_size and zero_point given (not None); bits in TYPE_MAP {4, 8}; and
+// check_marlin_supported(TYPE_MAP[bits], group_size, has_zp=zero_point), which takes uint4 and
+// uint8 only with zero points, at MARLIN_SUPPORTED_GROUP_SIZES (marlin_utils.py).
+bool awq_marlin_compatible(const Json& config) {
+  return present(config, "bits") && present(config, "group_size") &&
+         present(config, "zero_point") &&
+         (py::is_int(config["bits"], 4) || py::is_int(config["bits"], 8)) &&
+         py::is_true(config["zero_point"]) && marlin_group_size(config["group_size"]);
+}
+
+namespace {
+
+// gptq/gptq.py @0cdfa2f GPTQMarlinConfig.is_gptq_marlin_compatible: quant_method "gptq"; bits,
+// group_size, sym and desc_act all given (not None); (bits, sym) in TYPE_MAP {(4, True),
+// (8, True)}; check_marlin_supported(group_size). override_quantization_method converts it
+// unless check_marlin_format (checkpoint_format "marlin" or is_marlin_format) says it already
+// is Marlin's.
+bool gptq_marlin(const Json& config) {
+  const bool marlin_format =
+      (config.contains("checkpoint_format") && config["checkpoint_format"] == "marlin") ||
+      (config.contains("is_marlin_format") && py::is_true(config["is_marlin_format"]));
+  if (marlin_format || !present(config, "bits") || !present(config, "group_size") ||
+      !present(config, "sym") || !present(config, "desc_act")) {
+    return false;
+  }
+  const Json& bits = config["bits"];
+  return (py::is_int(bits, 4) || py::is_int(bits, 8)) && py::is_true(config["sym"]) &&
+         marlin_group_size(config["group_size"]);
+}
+
+// GPTQMarlinConfig.from_config reads bits, group_size, desc_act and sym, all present when it
+// is chosen; GPTQConfig.from_config reads bits, group_size, desc_act (get_from_keys raises for
+// a missing one) and __init__ takes 2, 3, 4 and 8 bits.
+std::optional<std::string> gptq(const Json& config) {
+  if (gptq_marlin(config)) {
+    return std::nullopt;
+  }
+  std::optional<std::string> error;
+  const Json* bits = py::get_from_keys(config, {"bits"}, error);
+  py::get_from_keys(config, {"group_size"}, error);
+  py::get_from_keys(config, {"desc_act"}, error);
+  if (error) {
+    return error;
+  }
+  if (!(py::is_int(*bits, 2) || py::is_int(*bits, 3) || py::is_int(*bits, 4) ||
+        py::is_int(*bits, 8))) {
+    return "ValueError: Currently, only 2/3/4/8-bit weight quantization is supported for GPTQ, "
+           "but got " +
+           py::str(*bits) + " bits.";
+  }
+  return std::nullopt;
+}
+
+// awq/awq.py @01f67c3: AWQMarlinConfig serves what is_awq_marlin_compatible accepts, reading
+// bits, group_size and zero_point (all present then); any other config gets AWQConfig.from_config
+// (w_bit or bits, q_group_size or group_size, zero_point; get_from_keys raises for a missing
+// one), whose __init__ takes 4 bits only.
+std::optional<std::string> awq(const Json& config) {
+  if (awq_marlin_compatible(config)) {
+    return std::nullopt;
+  }
+  std::optional<std::string> error;
+  const Json* bits = py::get_from_keys(config, {"w_bit", "bits"}, error);
+  py::get_from_keys(config, {"q_group_size", "group_size"}, error);
+  py::get_from_keys(config, {"zero_point"}, error);
+  if (error) {
+    return error;
+  }
+  if (!py::is_int(*bits, 4)) {
+    return "ValueError: Currently, only 4-bit weight quantization is supported for AWQ, but "
+           "got " +
+           py::str(*bits) + " bits.";
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
+                                                   const json::Json& config,
+                                                   const EngineVersion& /*version*/) {
+  if (quant_method == "gptq") {
+    return gptq(config);
+  }
+  if (quant_method == "awq") {
+    return awq(config);
+  }
+  return std::nullopt;
+}
+
+} // namespace qpatch::engine
