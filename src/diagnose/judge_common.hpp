@@ -110,8 +110,8 @@ struct SkipListSetting {
   bool nvfp4 = false; // ModelOpt NVFP4 (vLLM's modelopt_fp4)
   SkipList list;
   bool lm_head_quantized = false; // AWQ `lm_head` (truthy)
-  // AWQ: the config is one AWQ Marlin can serve (bits 4 or 8 with zero points, group size -1,
-  // 32, 64 or 128), so an engine that picks its AWQ class by it picks Marlin's.
+  // AWQ: the config is one AWQ Marlin can serve (4 bits with zero points, group size -1, 32,
+  // 64 or 128), so an engine that picks its AWQ class by it picks Marlin's.
   bool awq_marlin = false;
   // ModelOpt MIXED_PRECISION: `quantized_layers` (key, quant_algo), from config.json's
   // quantization_config when it has them (vLLM prefers it), else hf_quant_config.json.

@@ -77,7 +77,9 @@ TEST_F(SglangDiffRegressionTest, AwqLmHeadIsIgnoredWithoutMarlin) {
 
 // A config the Marlin classes cannot take is read by the plain ones, whose from_config needs
 // keys Marlin's compatibility test only skips: GPTQConfig reads desc_act, AWQConfig reads
-// zero_point (gptq/gptq.py @0cdfa2f, awq/awq.py @01f67c3; base_config.py get_from_keys).
+// zero_point, and AWQConfig takes 4 bits only, while AWQ Marlin takes 4 bits only too
+// (gptq/gptq.py @0cdfa2f, awq/awq.py @01f67c3, marlin_utils.py @653d854; base_config.py
+// get_from_keys).
 TEST_F(SglangDiffRegressionTest, PlainClassesRefuseConfigsWithoutTheirKeys) {
   write(
       "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
@@ -97,7 +99,7 @@ TEST_F(SglangDiffRegressionTest, PlainClassesRefuseConfigsWithoutTheirKeys) {
   write(
       "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
       "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 8, "
-      "\"group_size\": 96, \"zero_point\": true, \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
+      "\"group_size\": 128, \"zero_point\": true, \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
   EXPECT_NE(run_qpatch({"--check"})
                 .second.find(
                     "\"ValueError: Currently, only 4-bit weight quantization is supported for AWQ, "
@@ -105,7 +107,7 @@ TEST_F(SglangDiffRegressionTest, PlainClassesRefuseConfigsWithoutTheirKeys) {
             std::string::npos);
   write(
       "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
-      "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 8, "
+      "  \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4, "
       "\"group_size\": 128, \"zero_point\": true, \"modules_to_not_convert\": [\"lm_head\"]}\n}\n");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }

@@ -22,8 +22,8 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
                                             const json::Json& config);
 
 // Whether an AWQ config is one AWQ Marlin serves (SGLang's AWQMarlinConfig.
-// is_awq_marlin_compatible on a CUDA GPU: bits 4 or 8 with zero points, group size -1, 32, 64
-// or 128): SGLang then reads it with AWQMarlinConfig, which honours `lm_head`
+// is_awq_marlin_compatible on a CUDA GPU: 4 bits with zero points, group size -1, 32, 64 or
+// 128): SGLang then reads it with AWQMarlinConfig, which honours `lm_head`
 // (sglang/config_checks.cpp).
 bool awq_marlin_compatible(const json::Json& config);
 

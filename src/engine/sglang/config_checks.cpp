@@ -26,12 +26,13 @@ bool present(const Json& config, const char* key) {
 
 // awq/awq.py @01f67c3 AWQMarlinConfig.is_awq_marlin_compatible: quant_method "awq"; bits,
 // group_size and zero_point given (not None); bits in TYPE_MAP {4, 8}; and
-// check_marlin_supported(TYPE_MAP[bits], group_size, has_zp=zero_point), which takes uint4 and
-// uint8 only with zero points, at MARLIN_SUPPORTED_GROUP_SIZES (marlin_utils.py).
+// check_marlin_supported(TYPE_MAP[bits], group_size, has_zp=zero_point). marlin_utils.py
+// (@653d854) query_marlin_supported_quant_types gives [uint4] with zero points and
+// [uint4b8, uint8b128, ...] without, at MARLIN_SUPPORTED_GROUP_SIZES: so 4 bits with zero
+// points only (8-bit AWQ falls to AWQConfig, which refuses it).
 bool awq_marlin_compatible(const Json& config) {
   return present(config, "bits") && present(config, "group_size") &&
-         present(config, "zero_point") &&
-         (py::is_int(config["bits"], 4) || py::is_int(config["bits"], 8)) &&
+         present(config, "zero_point") && py::is_int(config["bits"], 4) &&
          py::is_true(config["zero_point"]) && marlin_group_size(config["group_size"]);
 }
 
