@@ -86,8 +86,9 @@ class _ScalarTypes:
 _SCALAR = _ScalarTypes()
 # marlin_utils.py check_marlin_supported / verify_marlin_supported: the quant types and group
 # sizes Marlin takes on a CUDA GPU of capability >= 8.0 (what qpatch assumes): with zero points
-# uint4 (AWQ), without uint4b8 and uint8b128 (GPTQ); group sizes -1, 32, 64, 128. Stand-in:
-# marlin_utils.py itself was not read (qpatch's sglang/dialect.cpp states the same sets).
+# uint4 (AWQ), without uint4b8 and uint8b128 (GPTQ); group sizes -1, 32, 64, 128. A stand-in
+# for marlin_utils.py @653d854 (query_marlin_supported_quant_types, _check_marlin_supported,
+# read: the sets are these), which imports sgl_kernel at module level.
 _MARLIN_GROUPS = [-1, 32, 64, 128]
 
 
