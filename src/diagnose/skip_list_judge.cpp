@@ -251,10 +251,13 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
 engine::SkipListRules SkipListSetting::judge(const engine::EngineVersion& version,
                                              std::vector<std::string> entries,
                                              const engine::ModelInfo& model) const {
+  const bool given = list.exists || !entries.empty();
   engine::SkipListRules out(method, std::move(entries), model, nvfp4, version);
   const bool marlin_ok =
       !engine::dialect_of(version, model).skip_list.awq_head_needs_marlin || awq_marlin;
   out.set_lm_head_quantized(lm_head_quantized && marlin_ok);
+  // A list the patch writes is given from then on (it creates the key with its entries).
+  out.set_list_given(given);
   if (quantized_layers) {
     out.set_quantized_layers(*quantized_layers);
   }

@@ -48,7 +48,7 @@ const std::vector<EngineRow>& rows() {
        transformers_naming,
        transformers_dialect,
        transformers_effect,
-       nullptr},
+       transformers_config_rejection},
   };
   return table;
 }

@@ -37,6 +37,10 @@ std::string untargeted_raise();
 std::optional<std::string> vllm_config_rejection(std::string_view quant_method,
                                                  const json::Json& config,
                                                  const EngineVersion& version);
+// transformers/config_checks.cpp: what transformers raises while it prepares the model.
+std::optional<std::string> transformers_config_rejection(std::string_view quant_method,
+                                                         const json::Json& config,
+                                                         const EngineVersion& version);
 // sglang/config_checks.cpp: what SGLang raises while it reads a config.
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
                                                    const json::Json& config,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 #include <qpatch/util/names.hpp>
@@ -321,6 +322,64 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   return std::nullopt;
 }
 
+Decision SkipListRules::transformers_decide(const Layer& layer, Decision decision) const {
+  // quantizers/base.py get_modules_to_not_convert and quantizers_utils.py should_convert_module
+  // (transformers, commits in tools/transformers_diff/SOURCES); integrations/bitsandbytes.py
+  // _replace_with_bnb_linear. Only nn.Linear modules are replaced: embeddings and conv1d stay.
+  if (layer.kind == LayerKind::embedding || layer.kind == LayerKind::built_dense) {
+    decision.by = DecidedBy::built_dense;
+    return decision;
+  }
+  const std::string& name = layer.name;
+  const bool awq = m_method == SkipListMethod::awq;
+  // Whether `entry` skips the module; nothing when its regex gave up (AWQ).
+  const auto skips = [&](const std::string& entry) -> std::optional<bool> {
+    if (!awq) {
+      return std::optional<bool>(last_component(name) == entry || name == entry ||
+                                 name.find(entry + ".") != std::string::npos);
+    }
+    // re.match(entry + r"\.", name) or re.match(entry, name) or name.endswith(entry): the
+    // second covers the first; the entry is a Python regex matched at the start. One that does
+    // not compile refuses the whole config (transformers/config_checks.cpp).
+    const auto pattern = Pattern::compile(entry, "modules_to_not_convert");
+    if (!pattern) {
+      return std::optional<bool>(ends_with(name, entry));
+    }
+    const auto matched = pattern->matches(name, MatchMode::match);
+    if (!matched) {
+      return std::optional<bool>();
+    }
+    return std::optional<bool>(*matched || ends_with(name, entry));
+  };
+  // The default skip: AWQ always adds "lm_head" (add_default_skips); bitsandbytes only when no
+  // list is given (llm_int8_skip_modules None). It is tried after the list (any match skips).
+  std::vector<std::string> entries = m_entries;
+  if (awq || !m_list_given) {
+    entries.emplace_back("lm_head");
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto hit = skips(entries[i]);
+    if (!hit) {
+      decision.by = DecidedBy::undecidable;
+      return decision;
+    }
+    if (*hit) {
+      decision.verdict = Verdict::dense;
+      if (i < m_entries.size()) {
+        decision.by = DecidedBy::ignore_entry;
+        decision.ignore_index = i;
+      } else {
+        decision.by = DecidedBy::built_dense;
+        decision.target = "lm_head";
+      }
+      return decision;
+    }
+  }
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_class;
+  return decision;
+}
+
 std::vector<std::pair<std::string, std::string>>
 SkipListRules::trace(const Layer& layer, const std::string& key) const {
   std::vector<std::pair<std::string, std::string>> lines;
@@ -388,6 +447,9 @@ Decision SkipListRules::decide(const Layer& layer) const {
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
+  if (m_skip.transformers_convert) {
+    return transformers_decide(layer, decision);
+  }
   if (built_dense_reason(layer)) {
     decision.by = DecidedBy::built_dense;
     return decision;

@@ -109,7 +109,7 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       // SGLang's draft builds fc as a plain nn.Linear: dense whatever the list says.
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -139,10 +139,9 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
       "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
       "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
       "  config       config.json /quantization_config (awq), judged as " +
-          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " +
-          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + " load it\n" +
+          test::traced_as("Qwen3_5ForCausalLM", "awq") + " load it\n" +
           "  modules_to_not_convert absent: vLLM derives 18 entries from the headers (every "
-          "all-float module); SGLang derives none\n"
+          "all-float module); SGLang and transformers derive none\n"
           "  engine       " +
           test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
           "  modules_to_not_convert 18 entries checked, none matches "
@@ -159,31 +158,36 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
           "  modules_to_not_convert 0 entries checked, none matches "
           "mtp.layers.0.self_attn.qkv_proj\n"
           "  verdict      quantized (target_class)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "awq") +
+          "\n  not built    mtp.layers.0.self_attn.q_proj: transformers never builds the MTP head\n"
           "  on disk      dense (BF16)\n"
           "  status       inconsistent for sglang: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   const test::CliOutcome after =
       test::run_cli({"explain", "DIR", "mtp.layers.0.self_attn.q_proj"}, dir());
   EXPECT_EQ(after.code, 0);
-  EXPECT_EQ(after.out + after.err,
-            "mtp.layers.0.self_attn.q_proj\n"
-            "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
-            "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
-            "  config       config.json /quantization_config (awq), judged as " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + " and " +
-                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") +
-                " load it\n" + "  engine       " +
-                test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
-                "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
-                "mtp.layers.0.self_attn.qkv_proj\n"
-                "  verdict      dense (ignore_entry)\n"
-                "  engine       " +
-                test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
-                "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
-                "mtp.layers.0.self_attn.qkv_proj\n"
-                "  verdict      dense (ignore_entry)\n"
-                "  on disk      dense (BF16)\n"
-                "  status       consistent: every engine builds what is stored\n");
+  EXPECT_EQ(
+      after.out + after.err,
+      "mtp.layers.0.self_attn.q_proj\n"
+      "  stored       dense BF16 [128, 64] in model_extra_tensors.safetensors\n"
+      "  layer        mtp.layers.0.self_attn.qkv_proj (QKVParallelLinear), 3 modules\n"
+      "  config       config.json /quantization_config (awq), judged as " +
+          test::traced_as("Qwen3_5ForCausalLM", "awq") + " load it\n" + "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "awq") + "\n" +
+          "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+          "mtp.layers.0.self_attn.qkv_proj\n"
+          "  verdict      dense (ignore_entry)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "awq") + "\n" +
+          "  modules_to_not_convert[18] \"mtp.layers.0.self_attn.qkv_proj\" is contained in "
+          "mtp.layers.0.self_attn.qkv_proj\n"
+          "  verdict      dense (ignore_entry)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "awq") +
+          "\n  not built    mtp.layers.0.self_attn.q_proj: transformers never builds the MTP head\n"
+          "  on disk      dense (BF16)\n"
+          "  status       consistent: every engine builds what is stored\n");
   EXPECT_EQ(
       list("modules_to_not_convert"),
       R"(["model.language_model.embed_tokens","model.language_model.layers.0.input_layernorm",)"
@@ -241,7 +245,7 @@ TEST_F(SkipListTest, AwqPackedFcIsNotFixableForSglang) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -346,12 +350,12 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17) and SGLang\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     mtp.layers.0: 7 modules stored awq but made dense by modules_to_not_convert "
-      "entry \"mtp\"\n"
+      "entry \"mtp\" [vllm, sglang]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
       "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.qweight' in "
       "...\"; SGLang: loads, and drops the stored weights silently\n"
@@ -551,10 +555,11 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
   EXPECT_EQ(
       out,
-      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
+      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin and "
+      "transformers\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
-      "llm_int8_skip_modules)\n"
+      "llm_int8_skip_modules) [vllm]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
       "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
       "  would patch config.json +5: mtp.fc, mtp.layers.0.self_attn.qkv_proj, "

@@ -73,11 +73,11 @@ TEST(MethodsTest, EnginesModelledPerRow) {
   const std::vector<std::string> vllm{"vllm"};
   EXPECT_EQ(engines("compressed-tensors"), all);
   EXPECT_EQ(engines("gptq"), vllm_sglang);
-  EXPECT_EQ(engines("awq"), vllm_sglang);
+  EXPECT_EQ(engines("awq"), all);
   EXPECT_EQ(engines("auto-round"), vllm);
   EXPECT_EQ(engines("fp8"), vllm);
   EXPECT_EQ(engines("modelopt"), vllm);
-  EXPECT_EQ(engines("bitsandbytes"), vllm);
+  EXPECT_EQ(engines("bitsandbytes"), (std::vector<std::string>{"vllm", "transformers"}));
 }
 
 TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
@@ -88,10 +88,12 @@ TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
   EXPECT_EQ(names_of(modelled_engines(ct, only(Engine::transformers))),
             std::vector<std::string>{"transformers"});
   EXPECT_EQ(names_of(modelled_engines(awq, EngineSet::all())),
-            (std::vector<std::string>{"vllm", "sglang"}));
+            (std::vector<std::string>{"vllm", "sglang", "transformers"}));
   EXPECT_EQ(names_of(modelled_engines(awq, only(Engine::sglang))),
             std::vector<std::string>{"sglang"});
   EXPECT_EQ(names_of(modelled_engines(awq, only(Engine::transformers))),
+            std::vector<std::string>{"transformers"});
+  EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::transformers))),
             std::vector<std::string>{"vllm"});
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::sglang))),
             std::vector<std::string>{"vllm"});

@@ -55,6 +55,13 @@ struct SkipListDialect {
   bool modelopt_splits_globs = false;
   // ModelOpt builds names holding vision_tower, vision_model or vit_large_projector dense.
   bool modelopt_dense_vision = false;
+  // transformers' quantizers: every nn.Linear is tested under its checkpoint name against the
+  // list get_modules_to_not_convert returns. AWQ (should_convert_module: re.match(entry + "\."),
+  // re.match(entry) or endswith; an entry that is no regex raises re.error) always adds
+  // "lm_head"; bitsandbytes (_replace_with_bnb_linear: the module's own name in the list,
+  // `entry + "."` contained in the name, or the whole name) reads a given list whole, and
+  // ["lm_head"] only when none is given.
+  bool transformers_convert = false;
 };
 
 // GPTQ: modules_in_block_to_quantize and `dynamic`.

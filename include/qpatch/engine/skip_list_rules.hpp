@@ -67,6 +67,9 @@ public:
   // AWQ `lm_head: true` (auto_awq.py AutoAWQConfig.get_quant_method): vLLM quantizes the
   // ParallelLMHead too, unless the list skips it.
   void set_lm_head_quantized(bool quantized) { m_lm_head_quantized = quantized; }
+  // Whether the config gives the list at all (transformers' bitsandbytes skips "lm_head" only
+  // when it does not).
+  void set_list_given(bool given) { m_list_given = given; }
 
   Decision decide(const Layer& layer) const;
   // Every rule that bears on `layer`, in the order the engine tries them, as (label, text);
@@ -94,12 +97,15 @@ private:
   std::string resolve_algo(const Layer& layer) const;
   // Why the engine builds `layer` with no quant config, or nothing.
   std::optional<std::string> built_dense_reason(const Layer& layer) const;
+  // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.
+  Decision transformers_decide(const Layer& layer, Decision decision) const;
 
   SkipListMethod m_method;
   bool m_nvfp4 = false;
   Dialect m_dialect;
   SkipListDialect m_skip; // m_dialect.skip_list
   bool m_lm_head_quantized = false;
+  bool m_list_given = true;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)
   std::vector<size_t> m_origin;       // per m_mapped: its index in m_entries

@@ -16,6 +16,13 @@ Dialect transformers_dialect(const EngineVersion& /*version*/, const ModelInfo& 
   // `target == name` or re.match; _match_class compares the MRO's class names for equality
   // ("will never match against a regex pattern"), and is_match tests ignore by name or class.
   dialect.compressed_tensors.library_matching = true;
+  // AWQ and bitsandbytes: quantizer_awq.py / quantizer_bnb_4bit.py
+  // _process_model_before_weight_loading -> base.py get_modules_to_not_convert, then
+  // quantizers_utils.py should_convert_module (AWQ) or integrations/bitsandbytes.py
+  // _replace_with_bnb_linear (commits: tools/transformers_diff/SOURCES, executed by
+  // tools/transformers_diff). Nothing is derived from the headers.
+  dialect.skip_list.transformers_convert = true;
+  dialect.skip_list.awq_derives_absent_list = false;
   return dialect;
 }
 

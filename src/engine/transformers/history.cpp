@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // transformers' history as qpatch models it: one version, the compressed-tensors library's
-// matching at ac8e2ba (2026-08-06) under transformers' quantizer.
+// matching at ac8e2ba (2026-08-06) under transformers' quantizer, and transformers' own AWQ and
+// bitsandbytes quantizers (files of several commits, tools/transformers_diff/SOURCES: the store
+// holds no one release with them all).
 #include <qpatch/engine/versions.hpp>
 
 namespace qpatch::engine {
@@ -12,8 +14,11 @@ History make_transformers_history() {
   h.name = "transformers";
   h.display_name = "transformers";
   h.column = "tf";
-  h.methods = "compressed-tensors";
+  h.methods = "compressed-tensors awq bitsandbytes";
   h.rules = "transformers + compressed-tensors ac8e2ba";
+  h.method_rules = {
+      {"awq", "transformers quantizer_awq.py + quantizers_utils.py 0eb492c"},
+      {"bitsandbytes", "transformers quantizer_bnb_4bit.py d91fa5a, bitsandbytes.py f6cf875"}};
   h.engine = Engine::transformers;
   h.first = "2026-08-06";
   h.newest_commit = "ac8e2ba";

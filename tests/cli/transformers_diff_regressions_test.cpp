@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: Apache-2.0
+// Disagreements between qpatch and transformers' own quantizers (tools/transformers_diff
+// executes them; issue 22), each as its minimal case on a Qwen3.5 VLM: one AWQ or bitsandbytes
+// projection, a vision linear and lm_head stored BF16, and an MTP head transformers never loads.
+#include "run.hpp"
+#include "support/cli_run.hpp"
+#include "support/temp_dir.hpp"
+#include "synth/synthetic_checkpoint.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qpatch::cli {
+namespace {
+
+using synth::TensorSpec;
+
+class TransformersDiffRegressionTest : public test::CheckpointCliTest {
+public:
+  TransformersDiffRegressionTest() { m_engine = "transformers"; }
+
+protected:
+  void write(const std::string& quantization_config, bool bnb = false) {
+    std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}},
+                                       {"model.visual.blocks.0.attn.qkv.weight", "BF16", {192, 64}},
+                                       {"mtp.fc.weight", "BF16", {64, 128}}};
+    const std::string module = "model.language_model.layers.0.mlp.down_proj";
+    if (bnb) {
+      tensors.push_back({module + ".weight", "U8", {2048, 1}});
+      tensors.push_back({module + ".weight.absmax", "F32", {64}});
+      tensors.push_back({module + ".weight.quant_map", "F32", {16}});
+      tensors.push_back({module + ".weight.quant_state.bitsandbytes__nf4", "U8", {64}});
+    } else {
+      tensors.push_back({module + ".qweight", "I32", {64, 8}});
+      tensors.push_back({module + ".qzeros", "I32", {2, 8}});
+      tensors.push_back({module + ".scales", "F16", {2, 64}});
+    }
+    synth::CheckpointSpec spec;
+    spec.config_json = "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+                       "  \"quantization_config\": " +
+                       quantization_config + "\n}\n";
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
+  std::string list(const char* key) {
+    return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
+  }
+};
+
+// AWQ: transformers derives no list from the headers and matches entries by
+// should_convert_module (re.match at the start, or endswith): "visual.blocks" skips nothing
+// (the name starts with "model."), so the BF16 vision linear is built AWQ; lm_head is always
+// skipped, and the MTP head is never loaded (no finding for mtp.fc).
+TEST_F(TransformersDiffRegressionTest, AwqMatchesFromTheStartAndAlwaysSkipsTheHead) {
+  write(R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
+    "modules_to_not_convert": ["visual.blocks"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged for transformers\n"
+      "  mtp head    1 linear BF16 in model.safetensors\n"
+      "  fixable     model.visual.blocks.0.attn.qkv: 1 module stored BF16 but quantized by "
+      "awq (not in modules_to_not_convert)\n"
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
+      "the layer at random\n"
+      "  would patch config.json +1: model.visual.blocks.0.attn.qkv\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_to_not_convert"),
+            R"(["visual.blocks","model.visual.blocks.0.attn.qkv"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// A glob is no Python regex: re.match raises while the model is prepared.
+TEST_F(TransformersDiffRegressionTest, AwqGlobEntryRefusesTheConfig) {
+  write(R"({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true,
+    "modules_to_not_convert": ["*mtp*", "model.visual"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: awq, judged for transformers\n"
+      "  mtp head    1 linear BF16 in model.safetensors\n"
+      "  not fixable config.json /quantization_config: transformers refuses this quantization "
+      "config before it builds any layer: re.error: modules_to_not_convert entry \"*mtp*\" is "
+      "not a Python regex (cannot compile at character 0: quantifier does not follow a "
+      "repeatable item)\n"
+      "  status      unfixable\n");
+}
+
+// bitsandbytes: a given llm_int8_skip_modules is the whole list (no default lm_head), matched
+// on checkpoint names: [] quantizes the BF16 head; "model.visual" (entry + "." contained)
+// keeps the vision tower dense.
+TEST_F(TransformersDiffRegressionTest, BitsandbytesGivenListDropsTheDefaultHead) {
+  write(R"({"quant_method": "bitsandbytes", "load_in_4bit": true,
+    "bnb_4bit_quant_type": "nf4", "llm_int8_skip_modules": ["model.visual"]})",
+        true);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: bitsandbytes, judged for transformers\n"
+      "  mtp head    1 linear BF16 in model.safetensors\n"
+      "  fixable     lm_head: 1 module stored BF16 but quantized by bitsandbytes (not in "
+      "llm_int8_skip_modules)\n"
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
+      "the layer at random\n"
+      "  would patch config.json +1: lm_head\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("llm_int8_skip_modules"), R"(["model.visual","lm_head"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+} // namespace
+} // namespace qpatch::cli
