@@ -105,6 +105,292 @@ def _verify_marlin_supported(quant_type, group_size, has_zp=False):
                          f"group_size = {group_size}, has_zp = {has_zp}")
 
 
+def _stand_ins() -> dict:
+    ns = {c.__name__: c for c in (LinearBase, ColumnParallelLinear, MergedColumnParallelLinear,
+                                  QKVParallelLinear, RowParallelLinear, ReplicatedLinear,
+                                  VocabParallelEmbedding, ParallelLMHead, FusedMoE,
+                                  UnquantizedLinearMethod, UnquantizedEmbeddingMethod,
+                                  UnquantizedFusedMoEMethod)}
+    # The platform: a CUDA GPU (awq.py _is_cuda/_is_hip/_is_npu/_is_xpu).
+    ns.update(_is_cuda=True, _is_hip=False, _is_npu=False, _is_xpu=False,
+              scalar_types=_SCALAR, check_marlin_supported=_check_marlin_supported,
+              verify_marlin_supported=_verify_marlin_supported,
+              check_marlin_supports_layer=lambda layer, group_size: True,
+              check_moe_marlin_supports_layer=lambda layer, group_size: True,
+              QuantizationArgs=_QuantizationArgs)
+    return ns
+
+
+@dataclasses.dataclass
+class Layer:
+    """One layer SGLang builds: `prefix` is the name it asks the quant config about."""
+    model: str            # "target" or "draft"
+    prefix: str
+    cls: type
+    modules: list[str]    # checkpoint modules loaded into it (shards in order)
+    quant_config: bool = True  # False: built with quant_config=None (or a plain nn.Linear)
+
+
+# -- naming ------------------------------------------------------------------------------------
+# The two eras qpatch names (src/engine/sglang/history.cpp): before sgl-project/sglang#18926
+# ("[Qwen3.5] Support block-wise FP8 quantization and model adaptation", opened 2026-02-17) and
+# after it; and, after it, the MTP draft with the unmerged #35887.
+@dataclasses.dataclass(frozen=True)
+class Era:
+    name: str
+    text_prefix: str        # where Qwen3VLForConditionalGeneration builds the text model
+    vision_prefix: str      # where it builds the vision tower
+    vision_quant: bool      # the vision tower gets the quant config
+    gdn_fused: bool         # Qwen3_5GatedDeltaNet builds in_proj_qkvz / in_proj_ba
+    packed: dict            # the target class's packed_modules_mapping
+    draft_prefix: str       # Qwen3_5ForCausalLMMTP's inner model
+    draft_packed: dict      # the draft class's packed_modules_mapping
+
+
+_TEXT_PACKED = {"qkv_proj": ["q_proj", "k_proj", "v_proj"],
+                "gate_up_proj": ["gate_proj", "up_proj"],
+                "in_proj_qkvz": ["in_proj_qkv", "in_proj_z"],
+                "in_proj_ba": ["in_proj_b", "in_proj_a"]}
+
+ERAS = {
+    # Before #18926. qwen3_5.py @cf4465f3a8beb6ce66ed09cfe1c4b4d1fc952f60 (the first Qwen3.5
+    # file): Qwen3_5GatedDeltaNet.__init__ builds in_proj_qkv (MergedColumnParallelLinear),
+    # in_proj_z, in_proj_b, in_proj_a (ColumnParallelLinear) at add_prefix("in_proj_qkv",
+    # prefix) etc., conv1d with quant_config=None; no class declares packed_modules_mapping, so
+    # model_loader/loader.py _get_quantization_config gives {}; EntryClass is the two VLM
+    # classes only. qwen3_vl.py @2409eacc3cd5681e0608210c755be3988a45614f
+    # Qwen3VLForConditionalGeneration.__init__: `self.visual = ...(quant_config=quant_config,
+    # prefix=add_prefix("visual", prefix))`, `self.model = language_model_cls(...,
+    # prefix=add_prefix("model", prefix))`; VisionAttention's fused projection is qkv_proj
+    # (load_weights: attn.qkv. -> attn.qkv_proj.). The draft's inner model: #18926's text
+    # ("Updated quantization configuration prefix from model to mtp") - no pre-#18926
+    # qwen3_5_mtp.py was found; ASSUMED (docs/research/sglang-versions.md section 1).
+    "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "model.", {}),
+    # From #18926 on. qwen3_vl.py (xbfs/sglang@c72ed544bf29e9bc75a2960a40215364f774bce3,
+    # sgl-project copies of later files agree) Qwen3VLForConditionalGeneration.__init__:
+    # `self.model = language_model_cls(..., prefix=add_prefix("model.language_model",
+    # prefix))`, the vision tower `quant_config=None, prefix=add_prefix("model.visual",
+    # prefix)`. qwen3_5.py @005fa711897e800d45bc46e72e02ab730fca3b31: GDN in_proj_qkvz /
+    # in_proj_ba (MergedColumnParallelLinear), conv1d quant_config=None;
+    # Qwen3_5ForConditionalGeneration.packed_modules_mapping =
+    # Qwen3_5ForCausalLM.packed_modules_mapping (_TEXT_PACKED) and hf_to_sglang_mapper = None.
+    # qwen3_5_mtp.py @008b79d2358b08adf9b6c879625030f890c8c4e2 Qwen3_5ForCausalLMMTP:
+    # `self.model = Qwen3_5ForCausalLM(config, quant_config, prefix=add_prefix("mtp",
+    # prefix), is_nextn=True)`, declares no packed_modules_mapping (sglang#35797).
+    "after-18926": Era("after-18926", "model.language_model.", "model.visual.", False, True,
+                       _TEXT_PACKED, "mtp.", {}),
+    # sgl-project/sglang#35887 (open): Qwen3_5ForCausalLMMTP.packed_modules_mapping =
+    # Qwen3_5ForCausalLM.packed_modules_mapping.
+    "after-18926+35887": Era("after-18926+35887", "model.language_model.", "model.visual.",
+                             False, True, _TEXT_PACKED, "mtp.", _TEXT_PACKED),
+}
+
+
+def _decoder_layer(model, ck, built, layer_type, present, era, quant=True):
+    """Qwen3_5LinearDecoderLayer / Qwen3_5AttentionDecoderLayer (qwen3_5.py): `linear_attn`
+    (Qwen3_5GatedDeltaNet) or `self_attn` (QKVParallelLinear qkv_proj, RowParallelLinear
+    o_proj), then `mlp` (Qwen2MoeMLP: MergedColumnParallelLinear gate_up_proj,
+    RowParallelLinear down_proj) at add_prefix("mlp", prefix.replace(".linear_attn", ""))."""
+    if layer_type == "linear_attention" and era.gdn_fused:
+        parts = [("linear_attn.in_proj_qkvz", MergedColumnParallelLinear,
+                  ["linear_attn.in_proj_qkv", "linear_attn.in_proj_z"], quant),
+                 ("linear_attn.in_proj_ba", MergedColumnParallelLinear,
+                  ["linear_attn.in_proj_b", "linear_attn.in_proj_a"], quant)]
+    elif layer_type == "linear_attention":
+        parts = [("linear_attn.in_proj_qkv", MergedColumnParallelLinear,
+                  ["linear_attn.in_proj_qkv"], quant),
+                 ("linear_attn.in_proj_z", ColumnParallelLinear, ["linear_attn.in_proj_z"], quant),
+                 ("linear_attn.in_proj_b", ColumnParallelLinear, ["linear_attn.in_proj_b"], quant),
+                 ("linear_attn.in_proj_a", ColumnParallelLinear, ["linear_attn.in_proj_a"], quant)]
+    else:
+        parts = [("self_attn.qkv_proj", QKVParallelLinear,
+                  ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"], quant)]
+    if layer_type == "linear_attention":
+        parts += [("linear_attn.conv1d", ColumnParallelLinear, ["linear_attn.conv1d"], False),
+                  ("linear_attn.out_proj", RowParallelLinear, ["linear_attn.out_proj"], quant)]
+    else:
+        parts += [("self_attn.o_proj", RowParallelLinear, ["self_attn.o_proj"], quant)]
+    parts += [("mlp.gate_up_proj", MergedColumnParallelLinear,
+               ["mlp.gate_proj", "mlp.up_proj"], quant),
+              ("mlp.down_proj", RowParallelLinear, ["mlp.down_proj"], quant)]
+    out = []
+    for name, cls, shards, q in parts:
+        modules = [f"{ck}.{s}" for s in shards if present(f"{ck}.{s}")]
+        if modules:
+            out.append(Layer(model, f"{built}.{name}", cls, modules, q))
+    return out
+
+
+def _vision_layers(present, era) -> list[Layer]:
+    """Qwen3_VisionTransformer (qwen3_vl.py): blocks.{i}.attn (VisionAttention: QKVParallelLinear
+    qkv_proj, RowParallelLinear proj), blocks.{i}.mlp (ColumnParallelLinear linear_fc1,
+    RowParallelLinear linear_fc2), merger (the same two)."""
+    parts = [("blocks.0.attn.qkv_proj", "blocks.0.attn.qkv", QKVParallelLinear),
+             ("blocks.0.attn.proj", "blocks.0.attn.proj", RowParallelLinear),
+             ("blocks.0.mlp.linear_fc1", "blocks.0.mlp.linear_fc1", ColumnParallelLinear),
+             ("blocks.0.mlp.linear_fc2", "blocks.0.mlp.linear_fc2", RowParallelLinear),
+             ("merger.linear_fc1", "merger.linear_fc1", ColumnParallelLinear),
+             ("merger.linear_fc2", "merger.linear_fc2", RowParallelLinear)]
+    return [Layer("target", f"{era.vision_prefix}{built}", cls, [f"model.visual.{ck}"],
+                  era.vision_quant)
+            for built, ck, cls in parts if present(f"model.visual.{ck}")]
+
+
+def target_layers(ck_prefix, layer_types, present, era) -> list[Layer]:
+    """model_loader/loader.py _initialize_model builds every class with prefix "".
+    Qwen3_5ForCausalLM.__init__ (qwen3_5.py): embed_tokens a VocabParallelEmbedding without
+    quant_config; layers make_layers(..., prefix=f"{prefix}.layers") -> "{prefix}.layers.{i}".
+    Qwen3VLForConditionalGeneration: ParallelLMHead(..., quant_config=quant_config,
+    prefix=add_prefix("lm_head", prefix)) -> "lm_head" (tie_word_embeddings is false here)."""
+    out = _vision_layers(present, era)
+    built_model = era.text_prefix.rstrip(".")
+    for i, layer_type in enumerate(layer_types):
+        out += _decoder_layer("target", f"{ck_prefix}layers.{i}", f"{built_model}.layers.{i}",
+                              layer_type, present, era)
+    if present("lm_head"):
+        out.append(Layer("target", "lm_head", ParallelLMHead, ["lm_head"]))
+    return out
+
+
+def draft_layers(mtp_layers, present, era) -> list[Layer]:
+    """configs/model_config.py rewrites architectures[0] of the draft to Qwen3_5ForCausalLMMTP
+    (is_draft_model), so the draft is a model class of its own with a quant config of its own,
+    built by the loader from the same quantization_config with that class's
+    packed_modules_mapping. qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP.__init__: `self.fc =
+    nn.Linear(2 * hidden, hidden, bias=False)` (a plain torch Linear: no quant method asked,
+    always dense); the inner Qwen3_5ForCausalLM at add_prefix("mtp", "") with
+    num_hidden_layers=1 and full_attention_interval=1 (its one layer is attention); lm_head a
+    ParallelLMHead with the draft's quant config at add_prefix("lm_head", "") (the
+    checkpoint's lm_head is loaded into it). _mtp_quant_config drops the config only for
+    modelopt_mixed, serialized modelopt_fp4, NPU and quark with an mtp. exclude: none here."""
+    out = []
+    if present("mtp.fc"):
+        out.append(Layer("draft", "mtp.fc", ReplicatedLinear, ["mtp.fc"], quant_config=False))
+    built = era.draft_prefix.rstrip(".")
+    for i in range(mtp_layers):
+        out += _decoder_layer("draft", f"mtp.layers.{i}", f"{built}.layers.{i}",
+                              "full_attention", present, era)
+    if present("lm_head"):
+        out.append(Layer("draft", "lm_head", ParallelLMHead, ["lm_head"]))
+    return out
+
+
+class SglangRaised(Exception):
+    pass
+
+
+class SglangUnmodelled(Exception):
+    """A case this harness cannot judge (its verdict would be a guess)."""
+
+
+_RAISES = (ValueError, TypeError, KeyError, AssertionError, NotImplementedError)
+
+
+class SglangEngine:
+    name = "sglang"
+    Unmodelled = SglangUnmodelled
+
+    # quant_method -> the config classes model_config.py _verify_quantization ends with on a
+    # CUDA GPU: an override class first (GPTQMarlinConfig / AWQMarlinConfig answer
+    # override_quantization_method for a config Marlin takes), else the plain class.
+    METHODS = {
+        "compressed-tensors": [(Q + "compressed_tensors/compressed_tensors.py",
+                                "CompressedTensorsConfig")],
+        "gptq": [(Q + "gptq/gptq.py", "GPTQMarlinConfig"), (Q + "gptq/gptq.py", "GPTQConfig")],
+        "awq": [(Q + "awq/awq.py", "AWQMarlinConfig"), (Q + "awq/awq.py", "AWQConfig")],
+    }
+
+    def __init__(self, root: str, era: str = "after-18926"):
+        self.era = ERAS[era]
+        self.stand = _stand_ins()
+        self.src = VllmSource(root, self.stand, package="python/sglang/srt")
+        base = self.src.load(Q + "base_config.py", "QuantizationConfig")
+        self.stand["QuantizationConfig"] = base["QuantizationConfig"]
+        helpers = [
+            (Q + "compressed_tensors/utils.py", ("should_ignore_layer",
+             "check_equal_or_regex_match", "find_matched_target", "_find_first_match",
+             "_is_equal_or_regex_match", "_match_fused_layer",
+             "is_activation_quantization_format")),
+            (Q + "utils/utils.py", ("is_layer_skipped", "override_config",
+                                    "get_dynamic_override", "get_linear_quant_method")),
+            (Q + "awq/awq.py", ("is_layer_skipped_awq",)),
+        ]
+        for rel, names in helpers:
+            ns = self.src.namespace(rel)
+            ns.update(self.stand)
+            self.src.load(rel, *names, ns=ns)
+            self.stand.update({k: ns[k] for k in names})
+        self.src.stand_ins = self.stand
+        self.classes = {}
+        for method, chain in self.METHODS.items():
+            self.classes[method] = [self._load_class(rel, cls, chain) for rel, cls in chain]
+        # Which kernel scheme a quantized layer gets is not a matching question:
+        # _get_scheme_from_parts is where compressed-tensors picks one.
+        ct = self.classes["compressed-tensors"][0]
+        ct._get_scheme_from_parts = lambda self, **kwargs: Marker("CompressedTensorsScheme")
+        ct._check_scheme_supported = lambda self, *args, **kwargs: True
+
+    def _load_class(self, rel, cls, chain):
+        ns = self.src.namespace(rel)
+        ns.update(self.stand)
+        names = [c for r, c in chain if r == rel]
+        extra = ["check_marlin_format"] if rel.endswith("gptq.py") else []
+        self.src.load(rel, *extra, *names, ns=ns)
+        # the classes of one file refer to each other (AWQMarlinConfig -> AWQConfig)
+        return ns[cls]
+
+    # -- reading the config as SGLang does -------------------------------------------------
+    def quant_config(self, config_json: dict, packed: dict):
+        """model_loader/weight_utils.py get_quant_config: config.json's quantization_config
+        (text_config's for a VLM when the top level has none), packed_modules_mapping added to
+        it, then from_config of the class model_config.py _verify_quantization chose."""
+        qc = config_json.get("quantization_config")
+        if qc is None and isinstance(config_json.get("text_config"), dict):
+            qc = config_json["text_config"].get("quantization_config")
+        if qc is None:
+            return None
+        method = str(qc.get("quant_method", "")).lower()
+        if method not in self.classes:
+            raise SglangUnmodelled(f"{method}: not modelled by this harness")
+        qc = copy.deepcopy(qc)
+        qc["packed_modules_mapping"] = copy.deepcopy(packed)
+        *override, plain = self.classes[method]
+        for cls in override:
+            if cls.override_quantization_method(qc, None) is not None:
+                return cls.from_config(copy.deepcopy(qc))
+        return plain.from_config(copy.deepcopy(qc))
+
+    def judge(self, arch, ck_prefix, layer_types, mtp_layers, config_json, files, tensors):
+        if arch != "Qwen3_5ForConditionalGeneration":
+            # qwen3_5.py EntryClass (cf4465f, c72ed54, 005fa71) lists the VLM classes only.
+            raise SglangUnmodelled(f"{arch} is not an SGLang entry class: SGLang falls back "
+                                   "to its Transformers backend (not modelled)")
+        present = _present(tensors)
+        era = self.era
+        try:
+            cfg = self.quant_config(config_json, era.packed)
+            draft_cfg = self.quant_config(config_json, era.draft_packed)
+        except _RAISES as e:
+            return [(None, SglangRaised(str(e)))]
+        target = target_layers(ck_prefix, layer_types, present, era)
+        draft = draft_layers(mtp_layers, present, era)
+        if cfg is None:
+            return [(layer, "dense") for layer in target + draft]
+        return ([(layer, self._decide(cfg, layer)) for layer in target]
+                + [(layer, self._decide(draft_cfg, layer)) for layer in draft])
+
+    def _decide(self, cfg, layer: Layer):
+        if not layer.quant_config:
+            return "dense"
+        try:
+            method = cfg.get_quant_method(layer.cls(layer.prefix), prefix=layer.prefix)
+        except _RAISES as e:
+            return SglangRaised(str(e))
+        if method is None or isinstance(method, Unquantized):
+            return "dense"
+        return "quantized"
+
+
 def _present(tensors):
     modules = {name.rsplit(".", 1)[0] for name in tensors}
     return modules.__contains__
