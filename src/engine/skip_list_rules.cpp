@@ -81,6 +81,14 @@ SkipListRules::SkipListRules(SkipListMethod method,
                                                                        : entry);
     m_origin.push_back(origin);
   };
+  if (m_skip.transformers_convert && m_method == SkipListMethod::awq) {
+    // Compiled once per entry, not per module (a 1T-parameter MoE has ~70k modules).
+    for (const std::string& entry : m_entries) {
+      auto pattern = Pattern::compile(entry, "modules_to_not_convert");
+      m_convert_patterns.push_back(pattern ? std::optional<Pattern>(*pattern) : std::nullopt);
+    }
+    m_convert_patterns.push_back(*Pattern::compile("lm_head", "modules_to_not_convert"));
+  }
   for (size_t i = 0; i < m_entries.size(); ++i) {
     const std::string& entry = m_entries[i];
     // ModelOpt: "X*" becomes "X" and "X.*" before the renames (dialect.hpp).
@@ -332,8 +340,11 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
   }
   const std::string& name = layer.name;
   const bool awq = m_method == SkipListMethod::awq;
-  // Whether `entry` skips the module; nothing when its regex gave up (AWQ).
-  const auto skips = [&](const std::string& entry) -> std::optional<bool> {
+  // Whether entry `i` (m_entries, then the default "lm_head") skips the module; nothing when
+  // its regex gave up (AWQ).
+  static const std::string k_head = "lm_head";
+  const auto skips = [&](size_t i) -> std::optional<bool> {
+    const std::string& entry = i < m_entries.size() ? m_entries[i] : k_head;
     if (!awq) {
       return std::optional<bool>(last_component(name) == entry || name == entry ||
                                  name.find(entry + ".") != std::string::npos);
@@ -341,7 +352,7 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
     // re.match(entry + r"\.", name) or re.match(entry, name) or name.endswith(entry): the
     // second covers the first; the entry is a Python regex matched at the start. One that does
     // not compile refuses the whole config (transformers/config_checks.cpp).
-    const auto pattern = Pattern::compile(entry, "modules_to_not_convert");
+    const std::optional<Pattern>& pattern = m_convert_patterns[i];
     if (!pattern) {
       return std::optional<bool>(ends_with(name, entry));
     }
@@ -353,12 +364,9 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
   };
   // The default skip: AWQ always adds "lm_head" (add_default_skips); bitsandbytes only when no
   // list is given (llm_int8_skip_modules None). It is tried after the list (any match skips).
-  std::vector<std::string> entries = m_entries;
-  if (awq || !m_list_given) {
-    entries.emplace_back("lm_head");
-  }
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const auto hit = skips(entries[i]);
+  const size_t count = m_entries.size() + (awq || !m_list_given ? 1 : 0);
+  for (size_t i = 0; i < count; ++i) {
+    const auto hit = skips(i);
     if (!hit) {
       decision.by = DecidedBy::undecidable;
       return decision;

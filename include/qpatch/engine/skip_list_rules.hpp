@@ -41,6 +41,7 @@
 #include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/layers.hpp>
+#include <qpatch/engine/pattern.hpp>
 
 #include <string>
 #include <vector>
@@ -106,6 +107,9 @@ private:
   SkipListDialect m_skip; // m_dialect.skip_list
   bool m_lm_head_quantized = false;
   bool m_list_given = true;
+  // transformers' AWQ: each entry compiled as a Python regex (nothing: it does not compile),
+  // then the default "lm_head".
+  std::vector<std::optional<Pattern>> m_convert_patterns;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)
   std::vector<size_t> m_origin;       // per m_mapped: its index in m_entries
