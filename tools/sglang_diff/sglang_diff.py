@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "vllm_diff"))
 
-from cases import GENERATORS, make_case  # noqa: E402
 from sglang_model import ERAS, SglangEngine  # noqa: E402
-from vllm_diff import Runner, run_methods  # noqa: E402
+from vllm_diff import case_arguments, run_harness  # noqa: E402
 
 # The --engine value qpatch judges each era by (src/engine/sglang/history.cpp: #18926 from
 # 2026-02-17, the newest modelled day 2026-08-31; #35887 is a variant of the newest, judged
@@ -72,11 +69,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sglang-src", default=os.environ.get("SGLANG_SRC"),
                     help="SGLang source tree from fetch_sources.sh (default $SGLANG_SRC)")
-    ap.add_argument("--qpatch", default="build/qpatch")
-    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
-    ap.add_argument("--cases", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0, help="first case seed")
-    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    case_arguments(ap)
     ap.add_argument("--era", choices=sorted(ERAS), default="after-18926",
                     help="SGLang's naming: before/after #18926, or after it with #35887")
     ap.add_argument("--qpatch-engine", default=None,
@@ -98,12 +91,7 @@ def main() -> int:
     print(f"SGLang source {args.sglang_src} (files and commits: tools/sglang_diff/SOURCES); "
           f"era {args.era}; qpatch {args.qpatch} --engine {qpatch_engine}; "
           f"seeds {args.seed}..{args.seed + args.cases - 1}")
-    with tempfile.TemporaryDirectory(prefix="sglang-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine,
-                        qpatch_engine)
-        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
-    shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed else 0
+    return run_harness(engine, args, methods, qpatch_engine, args.fix_engine)
 
 
 if __name__ == "__main__":

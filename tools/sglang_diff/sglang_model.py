@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import vllm_source  # noqa: E402
 from vllm_source import Marker, VllmSource  # noqa: E402
 # compressed-tensors' QuantizationArgs, reduced as for vLLM (the same pydantic model).
-from vllm_model import _QuantizationArgs  # noqa: E402
+from vllm_model import _QuantizationArgs, _present  # noqa: E402
 
 vllm_source.FAKE_ROOTS.update({"sglang", "sgl_kernel", "pydantic", "numpy"})
 
@@ -391,6 +391,3 @@ class SglangEngine:
         return "quantized"
 
 
-def _present(tensors):
-    modules = {name.rsplit(".", 1)[0] for name in tensors}
-    return modules.__contains__

@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "vllm_diff"))
 sys.path.insert(0, HERE)
 
-from cases import GENERATORS, make_case  # noqa: E402
+from cases import GENERATORS  # noqa: E402
 from transformers_model import TransformersEngine  # noqa: E402
-from vllm_diff import Runner, run_methods  # noqa: E402
+from vllm_diff import case_arguments, run_harness  # noqa: E402
 
 
 def main() -> int:
@@ -44,11 +42,7 @@ def main() -> int:
     ap.add_argument("--ct-src", default=os.environ.get("CT_SRC"),
                     help="compressed-tensors source tree (src/compressed_tensors/); without it "
                          "compressed-tensors is not judged")
-    ap.add_argument("--qpatch", default="build/qpatch")
-    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
-    ap.add_argument("--cases", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0, help="first case seed")
-    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    case_arguments(ap)
     ap.add_argument("--fix-engine", default="transformers",
                     help="--engine for the patch whose result transformers judges (all: the one patch that "
                          "must satisfy every engine)")
@@ -60,16 +54,7 @@ def main() -> int:
     print(f"transformers source {args.transformers_src} (files and commits: tools/transformers_diff/SOURCES); "
           f"optimum {args.optimum_src}; compressed-tensors {args.ct_src}; qpatch {args.qpatch} "
           f"--engine transformers; seeds {args.seed}..{args.seed + args.cases - 1}")
-    with tempfile.TemporaryDirectory(prefix="transformers-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine, "transformers")
-        probe = runner.write(make_case(methods[0], args.seed))
-        code, stdout, stderr = runner.run(["--check", "--json", "--engine", "transformers"], probe)
-        shutil.rmtree(probe, ignore_errors=True)
-        if code == 2 and not stdout.strip():
-            print(f"qpatch refuses --engine transformers: {stderr.strip()[:300]}", file=sys.stderr)
-            return 2
-        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
-    return 1 if failed else 0
+    return run_harness(engine, args, methods, "transformers", args.fix_engine)
 
 
 if __name__ == "__main__":

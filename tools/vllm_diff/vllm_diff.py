@@ -39,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cases import GENERATORS, SIDE_CARS, Case, make_case  # noqa: E402
 from layout import LAYER_TYPES, tensors_for, write_checkpoint  # noqa: E402
-from vllm_model import VllmEngine, VllmRaised, VllmUnmodelled  # noqa: E402
+from vllm_model import VllmEngine, VllmUnmodelled  # noqa: E402
 
 # The snapshot this harness was run against: Nero10578/vllm, equal to upstream main of
 # 2026-08-17. bitsandbytes left the tree in #43529 (073c510c9); main loads it only through
@@ -479,6 +479,36 @@ def run_methods(runner: Runner, methods: list[str], first_seed: int, cases: int,
     return failed
 
 
+def case_arguments(ap: argparse.ArgumentParser) -> None:
+    """The arguments every engine's driver shares: the binary and which cases to judge."""
+    ap.add_argument("--qpatch", default="build/qpatch")
+    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
+    ap.add_argument("--cases", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=0, help="first case seed")
+    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+
+
+def run_harness(engine, args, methods: list[str], qpatch_engine: str,
+                fix_engine: str | None) -> int:
+    """Judge the cases of `methods` (case_arguments' values in `args`) with `engine` against
+    qpatch --engine `qpatch_engine`; the exit status: 0 all agree, 1 some disagree, 2 qpatch
+    does not know the engine name."""
+    with tempfile.TemporaryDirectory(prefix="engine-diff-") as work:
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, fix_engine, qpatch_engine)
+        # A qpatch that does not know the engine name (vllm@DATE before it was added) would
+        # fail every case alike: say so once.
+        probe = runner.write(make_case(methods[0], args.seed))
+        code, stdout, stderr = runner.run(["--check", "--json", "--engine", qpatch_engine],
+                                          probe)
+        shutil.rmtree(probe, ignore_errors=True)
+        if code == 2 and not stdout.strip():
+            print(f"qpatch refuses --engine {qpatch_engine}: {stderr.strip()[:300]}",
+                  file=sys.stderr)
+            return 2
+        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
+    return 1 if failed else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"),
@@ -486,11 +516,7 @@ def main() -> int:
     ap.add_argument("--bnb-src", default=os.environ.get("VLLM_BNB_SRC"),
                     help=f"vllm-bnb-plugin checkout ({BNB_COMMIT[:12]}) for bitsandbytes "
                          "(default $VLLM_BNB_SRC); without it bitsandbytes is skipped")
-    ap.add_argument("--qpatch", default="build/qpatch")
-    ap.add_argument("--method", action="append", choices=sorted(GENERATORS))
-    ap.add_argument("--cases", type=int, default=200)
-    ap.add_argument("--seed", type=int, default=0, help="first case seed")
-    ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    case_arguments(ap)
     ap.add_argument("--fix-engine", default="vllm",
                     help="--engine for the patch whose result vLLM judges (all: the one patch "
                          "that must satisfy every engine; vllm: the --qpatch-engine value)")
@@ -507,21 +533,7 @@ def main() -> int:
           f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
           f"; qpatch {args.qpatch} --engine {args.qpatch_engine}"
           f"; seeds {args.seed}..{args.seed + args.cases - 1}")
-    with tempfile.TemporaryDirectory(prefix="vllm-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work, args.fix_engine,
-                        args.qpatch_engine)
-        # A qpatch that does not know the engine name (vllm@DATE before it was added) would
-        # fail every case alike: say so once.
-        probe = runner.write(make_case(methods[0], args.seed))
-        code, stdout, stderr = runner.run(["--check", "--json", "--engine", args.qpatch_engine],
-                                          probe)
-        shutil.rmtree(probe, ignore_errors=True)
-        if code == 2 and not stdout.strip():
-            print(f"qpatch refuses --engine {args.qpatch_engine}: {stderr.strip()[:300]}",
-                  file=sys.stderr)
-            return 2
-        failed = run_methods(runner, methods, args.seed, args.cases, args.shrink)
-    return 1 if failed else 0
+    return run_harness(engine, args, methods, args.qpatch_engine, args.fix_engine)
 
 
 if __name__ == "__main__":
