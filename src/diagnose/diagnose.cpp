@@ -165,9 +165,11 @@ void add_grouped(std::vector<LayerProblem>& problems,
     if (it == groups.end()) {
       Finding finding;
       finding.kind = problem.kind;
-      finding.fixable = fixed_kinds.count(problem.kind) > 0;
+      finding.fixable = problem.fixable.value_or(fixed_kinds.count(problem.kind) > 0);
       groups.push_back({key, finding});
       it = groups.end() - 1;
+    } else if (problem.fixable) {
+      it->second.fixable = it->second.fixable && *problem.fixable;
     }
     for (const std::string& name : problem.names) {
       // Two engines with the same problem on one layer name its modules once.

@@ -29,9 +29,14 @@ struct GptqFix {
   std::set<quant::GptqListEntry> list_removed;
   std::vector<std::string> list_added;
   std::vector<size_t> list_added_order; // checkpoint order of each added entry's module
+  // The list is written anew as one nested list (the kept entries, then the added ones): it is
+  // absent, null or [] (vLLM derives it, optimum reads none or an empty one), or flat (optimum's
+  // sum() raises), and transformers needs one.
+  bool list_create = false;
 
   bool empty() const {
-    return removed.empty() && prepend.empty() && list_removed.empty() && list_added.empty();
+    return removed.empty() && prepend.empty() && list_removed.empty() && list_added.empty() &&
+           !list_create;
   }
 };
 
@@ -47,18 +52,34 @@ quant::GptqConfig patched(const quant::GptqConfig& config, const GptqFix& fix) {
     }
   }
   out.has_dynamic = true;
-  if (config.modules_in_block && (!fix.list_removed.empty() || !fix.list_added.empty())) {
+  const bool edited = !fix.list_removed.empty() || !fix.list_added.empty();
+  if ((config.modules_in_block || fix.list_create) && (edited || fix.list_create)) {
+    const std::vector<std::string> created{"modules_in_block_to_quantize", "0"};
     std::vector<std::string> names;
     out.list_entries.clear();
-    for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
-      if (fix.list_removed.count(config.list_entries[i]) == 0) {
-        names.push_back((*config.modules_in_block)[i]);
-        out.list_entries.push_back(config.list_entries[i]);
+    if (config.modules_in_block) {
+      for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
+        if (fix.list_removed.count(config.list_entries[i]) == 0) {
+          names.push_back((*config.modules_in_block)[i]);
+          out.list_entries.push_back(fix.list_create ? quant::GptqListEntry{created, names.size() - 1}
+                                                     : config.list_entries[i]);
+        }
       }
     }
     for (const std::string& name : fix.list_added) {
       names.push_back(name);
-      out.list_entries.push_back({config.list_append_to, names.size()});
+      out.list_entries.push_back({fix.list_create ? created : config.list_append_to, names.size()});
+    }
+    if (fix.list_create) {
+      out.list_append_to = created;
+      out.has_list = true;
+    }
+    // The nested list of strings optimum sums reads the same entries in the same order.
+    if (config.optimum.simple) {
+      out.optimum.given = true;
+      out.optimum.summed = names;
+      out.optimum.flat = false;
+      out.optimum.error.clear();
     }
     out.modules_in_block = std::move(names);
   }
@@ -135,7 +156,7 @@ bool fix_list_round(const quant::GptqConfig& config,
         }
       }
     } else if (view.disk == Disk::dense && now != 0 && now != names.size()) {
-      for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
+      for (size_t i = 0; config.modules_in_block && i < config.modules_in_block->size(); ++i) {
         const std::string entry = current.as_read((*config.modules_in_block)[i]);
         const bool covers = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
           return n.find(entry) != std::string::npos;
@@ -146,6 +167,145 @@ bool fix_list_round(const quant::GptqConfig& config,
       }
     }
   }
+  return changed;
+}
+
+// The entry that lists the quantized module `prefix` for optimum: the part of its name after
+// the block and the layer index ("mlp.gate_proj", ending the name of that module in every
+// layer) when, for every version of every engine that reads the list, it reaches no layer
+// stored otherwise than quantized; else the whole name.
+std::string optimum_list_entry(const std::string& prefix,
+                               const engine::GptqRules& rules,
+                               const quant::GptqConfig& current,
+                               const engine::GptqHeaders& headers,
+                               const std::vector<std::unique_ptr<EngineView>>& judged) {
+  const std::string& block = rules.optimum_block();
+  size_t at = block.size();
+  if (prefix.size() <= at + 1 || prefix[at] != '.') {
+    return prefix;
+  }
+  ++at;
+  const size_t digits_end = prefix.find_first_not_of("0123456789", at);
+  if (digits_end == at || digits_end == std::string::npos || prefix[digits_end] != '.') {
+    return prefix;
+  }
+  const std::string suffix = prefix.substr(digits_end + 1);
+  for (const auto& engine_view : judged) {
+    const engine::GptqDialect& gptq = engine_view->dialect.gptq;
+    if (!gptq.optimum_convert && !gptq.reads_module_list) {
+      continue;
+    }
+    const engine::GptqRules judge(current, engine_view->model, headers, engine_view->version);
+    const std::string read = gptq.optimum_convert ? suffix : judge.as_read(suffix);
+    for (const LayerView& view : *engine_view->views) {
+      const Layer& layer = *view.layer;
+      if (view.disk == Disk::quantized || layer.kind == engine::LayerKind::built_dense ||
+          layer.kind == engine::LayerKind::embedding) {
+        continue;
+      }
+      const auto reaches = [&](const std::string& name) {
+        return gptq.optimum_convert
+                   ? judge.in_optimum_block(name) && name.size() >= read.size() &&
+                         name.compare(name.size() - read.size(), read.size(), read) == 0
+                   : name.find(read) != std::string::npos;
+      };
+      const std::vector<std::string> names =
+          gptq.optimum_convert ? std::vector<std::string>{layer.prefix} : judge.tested_names(layer);
+      if (std::any_of(names.begin(), names.end(), reaches)) {
+        return prefix;
+      }
+    }
+  }
+  return suffix;
+}
+
+// One round of the list fix for optimum (transformers), which reads no dynamic: a dense layer
+// of the block it quantizes loses every entry ending its name (or, with no list, gets a list
+// that leaves it out), and a quantized layer of the block it leaves dense gets an entry. A list
+// optimum cannot sum (flat) is written anew, nested.
+bool fix_optimum_round(const quant::GptqConfig& config,
+                       const quant::GptqConfig& current,
+                       const engine::GptqHeaders& headers,
+                       const EngineView& engine_view,
+                       const std::vector<std::unique_ptr<EngineView>>& judged,
+                       GptqFix& fix) {
+  if (!config.optimum.simple) {
+    return false; // a list no edit of ours makes readable: reported, not patched
+  }
+  if (config.optimum.flat && !fix.list_create) {
+    fix.list_create = true;
+    return true;
+  }
+  const engine::GptqRules rules(current, engine_view.model, headers, engine_view.version);
+  const bool can_append = fix.list_create || config.modules_in_block.has_value();
+  bool changed = false;
+  std::vector<std::pair<std::string, uint32_t>> wanted; // quantized layers to list, and module
+  for (const LayerView& view : *engine_view.views) {
+    const Layer& layer = *view.layer;
+    if ((view.disk != Disk::dense && view.disk != Disk::quantized) ||
+        !rules.in_optimum_block(layer.prefix) || layer.kind == engine::LayerKind::built_dense ||
+        layer.kind == engine::LayerKind::embedding) {
+      continue;
+    }
+    const Decision decision = rules.decide(layer);
+    if (view.disk == Disk::dense && decision.verdict == Verdict::quantized) {
+      if (!current.optimum.given || !can_append) {
+        fix.list_create = true;
+        return true;
+      }
+      for (size_t i = 0; config.modules_in_block && i < config.modules_in_block->size(); ++i) {
+        const std::string& entry = (*config.modules_in_block)[i];
+        if (layer.prefix.size() >= entry.size() &&
+            layer.prefix.compare(layer.prefix.size() - entry.size(), entry.size(), entry) == 0) {
+          changed = fix.list_removed.insert(config.list_entries[i]).second || changed;
+        }
+      }
+    } else if (view.disk == Disk::quantized && decision.verdict == Verdict::dense) {
+      if (!can_append) {
+        fix.list_create = true;
+        return true;
+      }
+      wanted.emplace_back(layer.prefix, layer.modules.front());
+    }
+  }
+  if (wanted.empty()) {
+    return changed;
+  }
+  // Short entries where they reach nothing else; but a short entry can cover one shard of a
+  // fused layer of a version whose names the whole names miss (vLLM's older Qwen3.5 names),
+  // so they are kept only when they leave no more fused layers split than whole names do.
+  const auto with = [&](bool short_entries) {
+    GptqFix trial = fix;
+    for (const auto& [prefix, module] : wanted) {
+      const std::string entry =
+          short_entries ? optimum_list_entry(prefix, rules, current, headers, judged) : prefix;
+      if (std::find(trial.list_added.begin(), trial.list_added.end(), entry) ==
+          trial.list_added.end()) {
+        trial.list_added.push_back(entry);
+        trial.list_added_order.push_back(module);
+      }
+    }
+    return trial;
+  };
+  const auto split_layers = [&](const GptqFix& trial) {
+    const quant::GptqConfig after = patched(config, trial);
+    size_t split = 0;
+    for (const auto& other : judged) {
+      if (!other->dialect.gptq.reads_module_list) {
+        continue;
+      }
+      const engine::GptqRules judge(after, other->model, headers, other->version);
+      for (const LayerView& view : *other->views) {
+        split += judge.decide(*view.layer).by == DecidedBy::fused_disagree ? 1U : 0U;
+      }
+    }
+    return split;
+  };
+  GptqFix short_fix = with(true);
+  GptqFix long_fix = with(false);
+  GptqFix& chosen = split_layers(short_fix) <= split_layers(long_fix) ? short_fix : long_fix;
+  changed = changed || chosen.list_added.size() != fix.list_added.size();
+  fix = std::move(chosen);
   return changed;
 }
 
@@ -208,13 +368,16 @@ std::string negative_key(const std::vector<std::string>& names, bool hide_mtp) {
 }
 
 GptqFix find_fix(const quant::GptqConfig& config,
-                 const std::vector<std::string>& derived,
+                 const engine::GptqHeaders& headers,
                  const std::vector<std::unique_ptr<EngineView>>& judged,
                  const ModuleList& modules) {
   const std::vector<LayerView>& views = *judged.front()->views;
   // Each engine's name for the layer holding a module, for keys every engine matches.
   std::map<uint32_t, std::vector<std::string>> names_of;
   for (const auto& engine_view : judged) {
+    if (engine_view->dialect.gptq.optimum_convert) {
+      continue; // optimum reads no dynamic
+    }
     for (const LayerView& view : *engine_view->views) {
       auto& names = names_of[view.layer->modules.front()];
       if (std::find(names.begin(), names.end(), view.layer->prefix) == names.end()) {
@@ -228,18 +391,25 @@ GptqFix find_fix(const quant::GptqConfig& config,
   });
   fix_to_fixpoint([&] {
     const quant::GptqConfig current = patched(config, fix);
+    // optimum's list (transformers reads nothing else), then vLLM's.
+    for (const auto& engine_view : judged) {
+      if (engine_view->dialect.gptq.optimum_convert &&
+          fix_optimum_round(config, current, headers, *engine_view, judged, fix)) {
+        return true;
+      }
+    }
     // The module list first, for every version that reads one (dynamic is judged on the list
     // it will see, next round).
-    if (config.modules_in_block) {
+    if (current.modules_in_block) {
       for (const auto& engine_view : judged) {
         if (!engine_view->dialect.gptq.reads_module_list) {
           continue;
         }
-        const engine::GptqRules original(config, engine_view->model, derived, engine_view->version);
+        const engine::GptqRules original(config, engine_view->model, headers, engine_view->version);
         if (fix_list_round(
                 config,
                 original,
-                engine::GptqRules(current, engine_view->model, derived, engine_view->version),
+                engine::GptqRules(current, engine_view->model, headers, engine_view->version),
                 *engine_view->views,
                 modules,
                 engine_view->model,
@@ -258,7 +428,10 @@ GptqFix find_fix(const quant::GptqConfig& config,
     bool changed = false;
     std::vector<std::pair<size_t, std::string>> wanted;
     for (const auto& engine_view : judged) {
-      const engine::GptqRules judge(current, engine_view->model, derived, engine_view->version);
+      if (engine_view->dialect.gptq.optimum_convert) {
+        continue; // its list round owns it
+      }
+      const engine::GptqRules judge(current, engine_view->model, headers, engine_view->version);
       each_decided(
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             if (decision.by == DecidedBy::built_quantized ||
@@ -400,6 +573,44 @@ void add_disk_problems(const std::vector<LayerView>& views,
   add_grouped(problems, findings, {});
 }
 
+// The file's indent unit: the leading whitespace of its first indented line (two spaces when
+// it has none).
+std::string indent_unit(const std::string& text) {
+  for (size_t pos = text.find('\n'); pos != std::string::npos; pos = text.find('\n', pos + 1)) {
+    const size_t end = text.find_first_not_of(" \t", pos + 1);
+    if (end != std::string::npos && end > pos + 1 && text[end] != '\n') {
+      return text.substr(pos + 1, end - pos - 1);
+    }
+  }
+  return "  ";
+}
+
+// How optimum (transformers) goes wrong on one layer.
+std::pair<FindingKind, std::string> optimum_problem(const LayerView& view,
+                                                    const Decision& decision,
+                                                    const engine::GptqRules& rules,
+                                                    const std::string& who) {
+  if (view.disk == Disk::dense) {
+    return {FindingKind::dense_quantized_by_config,
+            "stored " + view.stored + " but " + who + " (optimum's convert_model) replaces them " +
+                "with QuantLinear: " +
+                (rules.config().optimum.given
+                     ? "they end with modules_in_block_to_quantize entry " + quoted(decision.target)
+                     : "with no modules_in_block_to_quantize every Linear under " +
+                           rules.optimum_block() + " is quantized (dynamic is not read)")};
+  }
+  if (decision.by == DecidedBy::built_dense) {
+    return {FindingKind::engine_builds_dense,
+            "stored " + view.stored + " but " + who + " quantizes only the Linear under " +
+                (rules.optimum_block().empty() ? std::string("its block")
+                                               : rules.optimum_block()) +
+                " (optimum's block): not fixable by a config patch"};
+  }
+  return {FindingKind::quantized_untargeted,
+          "stored " + view.stored + " but no entry of modules_in_block_to_quantize ends their " +
+              "names, so " + who + " builds them dense"};
+}
+
 // The raw string at `entry`'s place in `file` (the whole string vLLM cut characters out of).
 std::string written_entry(const quant::ConfigFile& file, const quant::GptqListEntry& entry) {
   const json::Json* value = &file.config();
@@ -471,15 +682,20 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   const engine::ModelInfo& model = first_view.model;
   const std::vector<LayerView>& views = *first_view.views;
   const engine::EngineVersion& first_version = first_view.version;
-  const std::vector<std::string> derived = engine::derived_gptq_list(in.inventory);
+  const engine::GptqHeaders headers = engine::gptq_headers(in.inventory);
   const std::vector<engine::Engine> engines = in.engines.list();
-  const GptqFix fix = find_fix(config, derived, judged, modules);
-  const engine::GptqRules before(config, model, derived, first_version);
+  const GptqFix fix = find_fix(config, headers, judged, modules);
+  const engine::GptqRules before(config, model, headers, first_version);
 
   const auto word_for = [&](const EngineView& engine_view, const engine::GptqRules& rules) {
     const std::string who(engine_view.dialect.engine_name);
     const bool reads_list = engine_view.dialect.gptq.reads_module_list;
-    return [&config, &rules, who, reads_list](const LayerView& view, const Decision& decision) {
+    const bool optimum = engine_view.dialect.gptq.optimum_convert;
+    return [&config, &rules, who, reads_list, optimum](const LayerView& view,
+                                                        const Decision& decision) {
+      if (optimum) {
+        return optimum_problem(view, decision, rules, who);
+      }
       if (decision.by == DecidedBy::undecidable) {
         return undecidable_problem("dynamic");
       }
@@ -529,15 +745,15 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
       return std::pair(FindingKind::quantized_untargeted,
                        "stored " + view.stored + " but " + who +
                            " builds them dense (not in modules_in_block_to_quantize, or a "
-                           "layer GPTQ never quantizes): not fixable by a config patch");
+                           "layer GPTQ never quantizes)");
     };
   };
   LayerProblems problems;
   for (const auto& engine_view : judged) {
     const engine::GptqRules engine_before(
-        config, engine_view->model, derived, engine_view->version);
+        config, engine_view->model, headers, engine_view->version);
     const engine::GptqRules engine_after(
-        patched(config, fix), engine_view->model, derived, engine_view->version);
+        patched(config, fix), engine_view->model, headers, engine_view->version);
     problems.add(*engine_view->views,
                  modules,
                  engine_before,
@@ -554,7 +770,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
       continue;
     }
-    const engine::GptqRules one(only_rule(config, rule), model, derived, first_version);
+    const engine::GptqRules one(only_rule(config, rule), model, headers, first_version);
     bool matches_any = false;
     for (const LayerView& view : views) {
       bool undecidable = false;
@@ -582,7 +798,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
         continue;
       }
       const engine::GptqRules one(
-          only_rule(config, config.dynamic[j]), model, derived, first_version);
+          only_rule(config, config.dynamic[j]), model, headers, first_version);
       if (one.first_dynamic(view.layer->prefix, undecidable).has_value()) {
         const auto pair = std::pair(*first, j);
         const auto it = std::find_if(shadowed.begin(), shadowed.end(), [&](const auto& entry) {
@@ -608,7 +824,55 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   if (fix.empty()) {
     return ok_status();
   }
-  if (!fix.list_removed.empty() || !fix.list_added.empty()) {
+  if (fix.list_create && config.optimum.flat) {
+    // transformers' refusal of the flat list (sum() raises) is what the nested list mends.
+    for (Finding& finding : diagnosis.findings) {
+      if (finding.kind == FindingKind::config_rejected &&
+          finding.engine_error == config.optimum.error &&
+          finding.engines == std::vector<std::string>{"transformers"}) {
+        finding.fixable = true;
+      }
+    }
+  }
+  if (fix.list_create) {
+    // The list written anew, one nested list, in every copy of the config: the key is replaced
+    // (it moves to the end of the config object).
+    const quant::GptqConfig after = patched(config, fix);
+    for (const quant::ConfigFile& file : configs.files) {
+      if (!same_method(quant::declared_method(file), "gptq")) {
+        continue;
+      }
+      // Laid out like the file: its indent unit, one entry a line, below the member's depth.
+      const std::string unit = indent_unit(file.text);
+      const auto indent = [&](size_t depth) {
+        std::string out;
+        for (size_t i = 0; i < depth; ++i) {
+          out += unit;
+        }
+        return out;
+      };
+      const size_t depth = file.pointer.size() + 1;
+      std::string raw = "[\n" + indent(depth + 1) + "[\n";
+      for (size_t i = 0; i < after.modules_in_block->size(); ++i) {
+        raw += indent(depth + 2) + json::Json((*after.modules_in_block)[i]).dump() +
+               (i + 1 < after.modules_in_block->size() ? ",\n" : "\n");
+      }
+      raw += indent(depth + 1) + "]\n" + indent(depth) + "]";
+      ObjectChange change;
+      change.file = file.name;
+      change.pointer = file.pointer;
+      if (file.config().contains("modules_in_block_to_quantize")) {
+        change.remove.emplace_back("modules_in_block_to_quantize");
+      }
+      change.append.emplace_back("modules_in_block_to_quantize", raw);
+      std::vector<std::string> removed;
+      for (const quant::GptqListEntry& entry : fix.list_removed) {
+        removed.push_back(written_entry(in.active, entry));
+      }
+      change.reported = std::pair(fix.list_added, std::move(removed));
+      diagnosis.object_changes.push_back(std::move(change));
+    }
+  } else if (!fix.list_removed.empty() || !fix.list_added.empty()) {
     // Every copy of the config gets the same list edit, each in its own layout.
     std::set<std::string> removed;
     for (const quant::GptqListEntry& entry : fix.list_removed) {

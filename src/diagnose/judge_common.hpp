@@ -15,6 +15,7 @@
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/quant/gptq.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -51,6 +52,8 @@ struct LayerProblem {
   std::vector<std::string> engines;              // the engines this problem shows in
   std::vector<engine::EngineVersion> versions{}; // the versions it shows in (empty: every one)
   std::vector<std::string> version_texts{};      // "SGLang before 2026-08-28", for the finding
+  // Whether the patch fixes it (unset: its kind decides, from add_grouped's fixed kinds).
+  std::optional<bool> fixable{};
 };
 
 // Say which versions a problem holds for, where that is not every version judged of its engine:
@@ -172,7 +175,11 @@ public:
                             {std::string(engine::to_string(judged))},
                             version != nullptr ? std::vector<engine::EngineVersion>{*version}
                                                : std::vector<engine::EngineVersion>{}});
-      (consistent(view, after.decide(*view.layer)) ? m_fixed : m_unfixed).insert(kind);
+      if (consistent(view, after.decide(*view.layer))) {
+        m_fixed.insert(kind);
+      } else {
+        m_unfixed.insert({kind, std::string(engine::to_string(judged))});
+      }
     }
   }
   // Layers `judged` cannot load as stored whatever the config says: a module stored
@@ -194,7 +201,7 @@ public:
                                   {engine_name}});
           }
         }
-        m_unfixed.insert(FindingKind::inconsistent_storage);
+        m_unfixed.insert({FindingKind::inconsistent_storage, engine_name});
       } else if (view.disk == Disk::mixed) {
         std::vector<std::string> names;
         for (const uint32_t m : view.layer->modules) {
@@ -208,7 +215,7 @@ public:
                               std::move(names),
                               view.order,
                               {engine_name}});
-        m_unfixed.insert(FindingKind::disk_shards_disagree);
+        m_unfixed.insert({FindingKind::disk_shards_disagree, engine_name});
       }
     }
   }
@@ -216,14 +223,20 @@ public:
   // do not says which (name_versions); problems of one layer merge across versions first.
   void report(std::vector<Finding>& findings,
               const std::vector<std::unique_ptr<EngineView>>* judged = nullptr) {
-    for (const FindingKind kind : m_unfixed) {
-      m_fixed.erase(kind);
-    }
     if (judged != nullptr) {
       merge_versions();
       name_versions(m_problems, *judged);
     }
-    add_grouped(m_problems, findings, m_fixed);
+    // A kind is fixable for an engine when the patch makes every layer of that kind
+    // consistent in every version of that engine judged.
+    for (LayerProblem& problem : m_problems) {
+      problem.fixable =
+          m_fixed.count(problem.kind) > 0 &&
+          std::none_of(problem.engines.begin(), problem.engines.end(), [&](const auto& engine) {
+            return m_unfixed.count({problem.kind, engine}) > 0;
+          });
+    }
+    add_grouped(m_problems, findings, {});
   }
 
 private:
@@ -253,7 +266,7 @@ public:
 private:
   std::vector<LayerProblem> m_problems;
   std::set<FindingKind> m_fixed;
-  std::set<FindingKind> m_unfixed;
+  std::set<std::pair<FindingKind, std::string>> m_unfixed; // (kind, engine)
 };
 
 // One engine's layer problems, grouped into `findings` (see LayerProblems).

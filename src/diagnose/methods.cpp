@@ -111,7 +111,7 @@ SharedRules rules_ct(const detail::DecideInput& in, const quant::CtConfig& confi
 }
 SharedRules rules_gptq(const detail::DecideInput& in, const quant::GptqConfig& config) {
   return std::make_shared<const RulesOf<engine::GptqRules>>(engine::GptqRules(
-      config, in.view.model, engine::derived_gptq_list(in.inventory), in.view.version));
+      config, in.view.model, engine::gptq_headers(in.inventory), in.view.version));
 }
 SharedRules rules_auto_round(const detail::DecideInput& in, const quant::IncConfig& config) {
   return std::make_shared<const RulesOf<engine::AutoRoundRules>>(

@@ -27,14 +27,44 @@ std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventor
   return {names.begin(), names.end()};
 }
 
+GptqHeaders gptq_headers(const checkpoint::Inventory& inventory) {
+  GptqHeaders headers;
+  headers.derived = derived_gptq_list(inventory);
+  // optimum v2.1.0 gptq/constants.py BLOCK_PATTERNS, tried in order by get_block_name_with_pattern
+  // (gptq/utils.py) over model.named_modules(). A module's name starts a pattern exactly when
+  // one of its tensors' names does (the names are the checkpoint's: transformers renames no
+  // Qwen3.5 key), so the headers answer it.
+  static const char* const k_block_patterns[] = {"transformer.h",
+                                                 "model.decoder.layers",
+                                                 "gpt_neox.layers",
+                                                 "model.layers",
+                                                 "model.language_model.layers",
+                                                 "h",
+                                                 "decoder.layers",
+                                                 "layers"};
+  for (const char* pattern : k_block_patterns) {
+    const std::string_view p(pattern);
+    const bool any = std::any_of(
+        inventory.tensors.begin(), inventory.tensors.end(), [&](const auto& tensor) {
+          return std::string_view(tensor.name).substr(0, p.size()) == p;
+        });
+    if (any) {
+      headers.optimum_block = pattern;
+      break;
+    }
+  }
+  return headers;
+}
+
 GptqRules::GptqRules(const quant::GptqConfig& config,
                      const ModelInfo& model,
-                     std::vector<std::string> derived,
+                     GptqHeaders headers,
                      const EngineVersion& version)
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
-      m_gptq(m_dialect.gptq) {
+      m_gptq(m_dialect.gptq),
+      m_block(config.optimum.block ? *config.optimum.block : headers.optimum_block) {
   const std::vector<std::string>& list =
-      config.modules_in_block ? *config.modules_in_block : derived;
+      config.modules_in_block ? *config.modules_in_block : headers.derived;
   for (const std::string& entry : list) {
     m_list.push_back(as_read(entry));
   }
@@ -155,7 +185,8 @@ GptqRules::refused_override(const Layer& layer) const {
 }
 
 Decision GptqRules::checked(const Layer& layer, Decision decision) const {
-  if (decision.verdict != Verdict::quantized || layer.kind != LayerKind::linear) {
+  if (decision.verdict != Verdict::quantized || layer.kind != LayerKind::linear ||
+      m_gptq.optimum_convert) {
     return decision;
   }
   if (auto refused = refused_override(layer)) {
@@ -172,11 +203,56 @@ Decision GptqRules::decide(const Layer& layer) const {
   return checked(layer, decide_unchecked(layer));
 }
 
+bool GptqRules::in_optimum_block(const std::string& prefix) const {
+  return !m_block.empty() && prefix.compare(0, m_block.size(), m_block) == 0;
+}
+
+std::optional<std::string> GptqRules::optimum_entry(const std::string& prefix) const {
+  for (const std::string& entry : m_config.optimum.summed) {
+    if (prefix.size() >= entry.size() &&
+        prefix.compare(prefix.size() - entry.size(), entry.size(), entry) == 0) {
+      return entry;
+    }
+  }
+  return std::nullopt;
+}
+
+// optimum v2.1.0 gptq/quantizer.py convert_model (transformers quantizer_gptq.py
+// _process_model_before_weight_loading): get_layers(model, prefix=block) collects the nn.Linear
+// (and Conv1D, Conv2d) whose names start with the block; a list that is not None drops those
+// no summed entry ends; the rest become QuantLinear. Nothing else is read (`dynamic`, `lm_head`).
+// A flat list makes sum() raise (the config is refused); its entries are judged as the nested
+// list the fix writes.
+Decision GptqRules::decide_optimum(const Layer& layer) const {
+  Decision decision;
+  if (!in_optimum_block(layer.prefix)) {
+    decision.by = DecidedBy::built_dense;
+    decision.target = m_block;
+    return decision;
+  }
+  if (m_config.optimum.given) {
+    decision.target = "modules_in_block_to_quantize";
+    if (auto entry = optimum_entry(layer.prefix)) {
+      decision.verdict = Verdict::quantized;
+      decision.by = DecidedBy::target_name;
+      decision.target = std::move(*entry);
+    }
+    return decision;
+  }
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_name;
+  decision.target = "(optimum's default: every Linear under " + m_block + ")";
+  return decision;
+}
+
 Decision GptqRules::decide_unchecked(const Layer& layer) const {
   Decision decision;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding) {
     decision.by = DecidedBy::built_dense;
     return decision;
+  }
+  if (m_gptq.optimum_convert) {
+    return decide_optimum(layer);
   }
   if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {
     decision.verdict = Verdict::quantized; // GPTQMarlinMoEMethod, dynamic not read
@@ -255,6 +331,28 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
   const std::string engine(m_dialect.engine_name);
   if (decision.by == DecidedBy::built_dense && m_model.is_plain_linear(layer.name)) {
     lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
+    return verdict();
+  }
+  if (m_gptq.optimum_convert && layer.kind != LayerKind::built_dense &&
+      layer.kind != LayerKind::embedding) {
+    if (m_block.empty()) {
+      lines.emplace_back("block", "no BLOCK_PATTERNS entry starts a module name: optimum raises");
+      return verdict();
+    }
+    if (!in_optimum_block(layer.prefix)) {
+      lines.emplace_back("block", layer.prefix + " is not under " + m_block +
+                                      ": optimum never replaces it (dense)");
+      return verdict();
+    }
+    lines.emplace_back("block", layer.prefix + " is under " + m_block);
+    if (!m_config.optimum.given) {
+      lines.emplace_back("list", "no modules_in_block_to_quantize: every Linear of the block");
+    } else if (auto entry = optimum_entry(layer.prefix)) {
+      lines.emplace_back("list", layer.prefix + " ends with \"" + *entry + "\"");
+    } else {
+      lines.emplace_back("list", "no entry of modules_in_block_to_quantize ends " + layer.prefix);
+    }
+    lines.emplace_back("dynamic", "optimum never reads dynamic or lm_head");
     return verdict();
   }
   if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {

@@ -247,6 +247,12 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
       }
       QP_TRY_ASSIGN(after, apply_change(after, edit));
       apply_change(intended, edit);
+      if (edit.reported) {
+        const auto& [added, removed] = *edit.reported;
+        change.added.insert(change.added.end(), added.begin(), added.end());
+        change.removed.insert(change.removed.end(), removed.begin(), removed.end());
+        continue;
+      }
       change.added.insert(change.added.end(), edit.prepend.begin(), edit.prepend.end());
       for (const auto& [key, raw] : edit.append) {
         change.added.push_back(key);

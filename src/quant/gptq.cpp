@@ -63,7 +63,92 @@ struct ListReader {
   }
 };
 
+// The name of the Python type a JSON value loads as, as TypeError messages spell it.
+std::string python_type(const json::Json& value) {
+  if (value.is_null()) {
+    return "NoneType";
+  }
+  if (value.is_boolean()) {
+    return "bool";
+  }
+  if (value.is_number_integer() || value.is_number_unsigned()) {
+    return "int";
+  }
+  if (value.is_number_float()) {
+    return "float";
+  }
+  if (value.is_string()) {
+    return "str";
+  }
+  return value.is_array() ? "list" : "dict";
+}
+
 } // namespace
+
+// optimum v2.1.0 gptq/quantizer.py convert_model: `layers_to_keep =
+// sum(self.modules_in_block_to_quantize, [])` when the value is not None, then
+// `name.endswith(layer)` for each; get_layers (gptq/utils.py) tests `name.startswith(prefix)`
+// with block_name_to_quantize. transformers hands both over unchanged (GPTQConfig.to_dict_optimum,
+// quantizer_gptq.py GptqHfQuantizer.__init__).
+OptimumList read_optimum_list(const json::Json& config) {
+  OptimumList out;
+  if (const auto it = config.find("block_name_to_quantize"); it != config.end() && !it->is_null()) {
+    if (it->is_string()) {
+      out.block = it->get<std::string>();
+    } else {
+      out.block_error =
+          "TypeError: startswith first arg must be str or a tuple of str, not " + python_type(*it);
+    }
+  }
+  const auto it = config.find("modules_in_block_to_quantize");
+  if (it == config.end() || it->is_null()) {
+    return out;
+  }
+  out.given = true;
+  const json::Json& list = *it;
+  if (!list.is_array() && !list.is_string() && !list.is_object()) {
+    out.error = "TypeError: '" + python_type(list) + "' object is not iterable";
+    out.simple = false;
+    return out;
+  }
+  if (!list.is_array()) {
+    // A str or dict iterates as str items: sum() cannot add the first to a list.
+    out.error = "TypeError: can only concatenate list (not \"str\") to list";
+    out.simple = false;
+    return out;
+  }
+  bool all_strings = !list.empty();
+  for (const auto& item : list) {
+    all_strings = all_strings && item.is_string();
+  }
+  if (all_strings) {
+    out.flat = true;
+    out.error = "TypeError: can only concatenate list (not \"str\") to list";
+    for (const auto& item : list) {
+      out.summed.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  for (const auto& item : list) {
+    if (!item.is_array()) {
+      out.error = "TypeError: can only concatenate list (not \"" + python_type(item) + "\") to list";
+      out.simple = false;
+      return out;
+    }
+    for (const auto& name : item) {
+      if (!name.is_string()) {
+        // endswith raises for the first layer whose scan reaches it: every layer of a block
+        // whose entries do not all end the names before it.
+        out.error =
+            "TypeError: endswith first arg must be str or a tuple of str, not " + python_type(name);
+        out.simple = false;
+        return out;
+      }
+      out.summed.push_back(name.get<std::string>());
+    }
+  }
+  return out;
+}
 
 Result<GptqConfig> read_gptq(const ConfigFile& file) {
   const json::Json& config = file.config();
@@ -116,6 +201,7 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
       gptq.dynamic.push_back(std::move(rule));
     }
   }
+  gptq.optimum = read_optimum_list(config);
   const std::string list_key = "modules_in_block_to_quantize";
   const auto found = config.find(list_key);
   if (found == config.end()) {

@@ -77,7 +77,8 @@ bool starts_with(const std::string& name, const std::string& prefix) {
 class GptqVllmOrderTest : public test::CheckpointCliTest {
 protected:
   // Main's rules: engine_versions_test.cpp tests what differs between versions.
-  GptqVllmOrderTest() { m_engine = "vllm@main,sglang@main,transformers"; }
+  // vLLM and SGLang: transformers reads GPTQ through optimum (gptq_transformers_test.cpp).
+  GptqVllmOrderTest() { m_engine = "vllm@main,sglang@main"; }
   std::string quantization_config(const std::string& key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
   }
@@ -129,8 +130,7 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds them "
-      "dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): not fixable "
-      "by a config patch [vllm]\n"
+      "dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes) [vllm]\n"
       "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
       "'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
       "  fixable     mtp.fc: 1 module stored BF16 but quantized by modules_in_block_to_quantize; "
@@ -156,8 +156,8 @@ TEST_F(GptqVllmOrderTest, PlannedKeyAlreadyInDynamicIsMovedToTheFront) {
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  not fixable model.language_model.layers.0: 7 modules stored gptq but vLLM builds "
-      "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes): "
-      "not fixable by a config patch [vllm]\n"
+      "them dense (not in modules_in_block_to_quantize, or a layer GPTQ never quantizes) "
+      "[vllm]\n"
       "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
       "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
       "  status      unfixable\n"
@@ -188,8 +188,7 @@ TEST_F(GptqVllmOrderTest, EmptyListIsDerivedFromTheHeaders) {
             "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears gptq, 4 norms in model_extra_tensors.safetensors\n"
             "  not fixable m: 15 modules stored gptq but vLLM builds them dense (not in "
-            "modules_in_block_to_quantize, or a layer GPTQ never quantizes): not fixable by a "
-            "config patch\n"
+            "modules_in_block_to_quantize, or a layer GPTQ never quantizes)\n"
             "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
             "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
             "  status      unfixable\n"

@@ -42,6 +42,26 @@ protected:
     spec.shards.push_back({"model.safetensors", tensors, true});
     ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
   }
+  // GPTQ: mlp.down_proj packed, linear_attn.in_proj_a kept BF16 (as GPTQModel exports leave
+  // the GDN gates), beside the BF16 vision linear, head and MTP head.
+  void write_gptq(const std::string& quantization_config) {
+    const std::string packed = "model.language_model.layers.0.mlp.down_proj";
+    std::vector<TensorSpec> tensors = {
+        {"lm_head.weight", "BF16", {256, 64}},
+        {"model.visual.blocks.0.attn.qkv.weight", "BF16", {192, 64}},
+        {"mtp.fc.weight", "BF16", {64, 128}},
+        {"model.language_model.layers.0.linear_attn.in_proj_a.weight", "BF16", {16, 64}},
+        {packed + ".qweight", "I32", {8, 64}},
+        {packed + ".qzeros", "I32", {2, 8}},
+        {packed + ".scales", "F16", {2, 64}},
+        {packed + ".g_idx", "I32", {64}}};
+    synth::CheckpointSpec spec;
+    spec.config_json = "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+                       "  \"quantization_config\": " +
+                       quantization_config + "\n}\n";
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
   std::string list(const char* key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
   }
@@ -112,6 +132,83 @@ TEST_F(TransformersDiffRegressionTest, BitsandbytesGivenListDropsTheDefaultHead)
       "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(list("llm_int8_skip_modules"), R"(["model.visual","lm_head"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// GPTQ through optimum: no list means every Linear of the block (model.language_model.layers,
+// the first BLOCK_PATTERNS hit) is quantized, and `dynamic` is never read, so the "-:" rule that
+// keeps in_proj_a dense for vLLM does nothing here. The patch writes the list optimum reads.
+TEST_F(TransformersDiffRegressionTest, GptqWithoutListQuantizesTheWholeBlock) {
+  write_gptq(R"({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": false,
+    "sym": true, "dynamic": {"-:.*in_proj_a": {}}})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     model.language_model.layers.0.linear_attn.in_proj_a: 1 module stored "
+            "BF16 but transformers (optimum's convert_model) replaces them with QuantLinear: "
+            "with no modules_in_block_to_quantize every Linear under model.language_model.layers "
+            "is quantized (dynamic is not read)\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +1: mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 4, "
+            "\"group_size\": 32, \"desc_act\": false,\n"
+            "    \"sym\": true, \"dynamic\": {\"-:.*in_proj_a\": {}}, "
+            "\"modules_in_block_to_quantize\": [\n"
+            "      [\n"
+            "        \"mlp.down_proj\"\n"
+            "      ]\n"
+            "    ]}\n"
+            "}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// A flat list is what vLLM flattens happily, but optimum's sum(list, []) raises; [] quantizes
+// nothing. Both are written anew as one nested list.
+TEST_F(TransformersDiffRegressionTest, GptqFlatListRaisesAndIsNested) {
+  write_gptq(R"({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": false,
+    "sym": true, "modules_in_block_to_quantize": ["mlp.down_proj"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     config.json /quantization_config: transformers refuses this "
+            "quantization config before it builds any layer: TypeError: can only concatenate "
+            "list (not \"str\") to list\n"
+            "  would patch config.json\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_in_block_to_quantize"), R"([["mlp.down_proj"]])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+TEST_F(TransformersDiffRegressionTest, GptqEmptyListQuantizesNothing) {
+  write_gptq(R"({"quant_method": "gptq", "bits": 4, "group_size": 32, "desc_act": false,
+    "sym": true, "modules_in_block_to_quantize": []})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: gptq, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
+            "no entry of modules_in_block_to_quantize ends their names, so transformers builds "
+            "them dense\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +1: mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_in_block_to_quantize"), R"([["mlp.down_proj"]])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 

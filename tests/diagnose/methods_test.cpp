@@ -72,7 +72,7 @@ TEST(MethodsTest, EnginesModelledPerRow) {
   const std::vector<std::string> vllm_sglang{"vllm", "sglang"};
   const std::vector<std::string> vllm{"vllm"};
   EXPECT_EQ(engines("compressed-tensors"), all);
-  EXPECT_EQ(engines("gptq"), vllm_sglang);
+  EXPECT_EQ(engines("gptq"), all);
   EXPECT_EQ(engines("awq"), all);
   EXPECT_EQ(engines("auto-round"), vllm);
   EXPECT_EQ(engines("fp8"), vllm);

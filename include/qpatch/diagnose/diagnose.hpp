@@ -74,6 +74,9 @@ struct ObjectChange {
   std::vector<std::string> remove;  // keys to drop
   std::vector<std::string> prepend; // keys to insert first, each with the value {}
   std::vector<std::pair<std::string, std::string>> append; // (key, raw JSON value) to add last
+  // What reports list as added and removed, when not the keys (a member written anew: the
+  // entries its value gains and loses).
+  std::optional<std::pair<std::vector<std::string>, std::vector<std::string>>> reported{};
 };
 
 // A whole quantization config copied from a sidecar into config.json, where the engines read it.

@@ -79,6 +79,11 @@ struct GptqDialect {
   // own bits, sym and group_size are Marlin's (GPTQMarlinConfig.is_gptq_marlin_compatible),
   // and plain GPTQ (2, 3, 4 or 8 bits, any sym) otherwise.
   bool marlin_always = false;
+  // transformers through optimum's GPTQQuantizer.convert_model: only the nn.Linear whose names
+  // start with the block (block_name_to_quantize, else the first BLOCK_PATTERNS entry a module
+  // name starts with) are candidates, and a list that is not None keeps those whose names end
+  // with one of its summed entries; `dynamic` and `lm_head` are never read.
+  bool optimum_convert = false;
 };
 
 struct Dialect {

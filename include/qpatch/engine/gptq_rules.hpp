@@ -44,13 +44,22 @@ namespace qpatch::engine {
 // F32, its name up to the last dot (the whole name when it has none).
 std::vector<std::string> derived_gptq_list(const checkpoint::Inventory& inventory);
 
+// What the rules read from the headers: the module list vLLM derives, and the block optimum
+// finds (get_block_name_with_pattern: the first BLOCK_PATTERNS entry some module name starts
+// with; "" when none does, and optimum raises).
+struct GptqHeaders {
+  std::vector<std::string> derived;
+  std::string optimum_block;
+};
+GptqHeaders gptq_headers(const checkpoint::Inventory& inventory);
+
 class GptqRules {
 public:
-  // `derived` is the module list vLLM derives from the headers when the config has none.
+  // `headers`: the module list vLLM derives when the config has none, and optimum's block.
   // `version`: vLLM before #48816 has no Qwen3.5 MTP special case.
   GptqRules(const quant::GptqConfig& config,
             const ModelInfo& model,
-            std::vector<std::string> derived,
+            GptqHeaders headers,
             const EngineVersion& version = newest_version(Engine::vllm));
 
   Decision decide(const Layer& layer) const;
@@ -68,6 +77,12 @@ public:
   bool listed(const std::string& name) const;
   // Return `entry` as vLLM reads it after apply_vllm_mapper (dotted entries are renamed).
   std::string as_read(const std::string& entry) const;
+  // optimum (transformers): the block whose nn.Linear are candidates, and whether `prefix` is
+  // in it (str.startswith, no dot required).
+  const std::string& optimum_block() const { return m_block; }
+  bool in_optimum_block(const std::string& prefix) const;
+  // The first summed list entry `prefix` ends with, if any.
+  std::optional<std::string> optimum_entry(const std::string& prefix) const;
 
 private:
   std::optional<Decision> decide_dynamic(const Layer& layer) const;
@@ -76,12 +91,14 @@ private:
   std::optional<std::pair<size_t, std::string>> refused_override(const Layer& layer) const;
   Decision checked(const Layer& layer, Decision decision) const;
   Decision decide_unchecked(const Layer& layer) const;
+  Decision decide_optimum(const Layer& layer) const;
 
   quant::GptqConfig m_config;
   ModelInfo m_model;
   Dialect m_dialect;
   GptqDialect m_gptq;              // m_dialect.gptq
   std::vector<std::string> m_list; // renamed like layers
+  std::string m_block;             // optimum's block (transformers)
   std::vector<std::optional<Pattern>> m_patterns;
 };
 

@@ -39,6 +39,19 @@ struct GptqListEntry {
   }
 };
 
+// modules_in_block_to_quantize and block_name_to_quantize as optimum reads them:
+// `sum(modules_in_block_to_quantize, [])` when the value is not None, and a block name handed to
+// str.startswith.
+struct OptimumList {
+  bool given = false;               // present and not null: the list decides
+  std::vector<std::string> summed;  // sum(list, []), its string items in order
+  std::string error;                // what sum() or endswith raises ("" when nothing)
+  bool flat = false;                // a list of strings only: sum() raises, nesting it mends that
+  bool simple = true;               // absent, null, [], flat, or lists of strings only
+  std::optional<std::string> block; // block_name_to_quantize, a string
+  std::string block_error;          // what get_layers' startswith raises for a non-string block
+};
+
 struct GptqConfig {
   std::vector<GptqRule> dynamic;
   bool has_dynamic = false;
@@ -59,8 +72,14 @@ struct GptqConfig {
   // True when the config is config.json's top-level quantization_config: the only place vLLM's
   // Qwen3.5 MTP special case looks for `dynamic` (hf_config.quantization_config).
   bool in_hf_config = false;
+
+  // The config as optimum's GPTQQuantizer reads it for transformers (optimum v2.1.0,
+  // gptq/quantizer.py convert_model): the block prefix, and the list summed one level.
+  OptimumList optimum;
 };
 
 Result<GptqConfig> read_gptq(const ConfigFile& file);
+// The list and block as optimum reads them (the `optimum` member of read_gptq's view).
+OptimumList read_optimum_list(const json::Json& config);
 
 } // namespace qpatch::quant

@@ -23,6 +23,11 @@ Dialect transformers_dialect(const EngineVersion& /*version*/, const ModelInfo& 
   // tools/transformers_diff). Nothing is derived from the headers.
   dialect.skip_list.transformers_convert = true;
   dialect.skip_list.awq_derives_absent_list = false;
+  // GPTQ: quantizer_gptq.py (0276854) GptqHfQuantizer._process_model_before_weight_loading ->
+  // optimum v2.1.0 gptq/quantizer.py GPTQQuantizer.convert_model (block and list only; no
+  // list derived from the headers, no `dynamic`, no `lm_head`).
+  dialect.gptq.optimum_convert = true;
+  dialect.gptq.reads_module_list = false;
   return dialect;
 }
 
