@@ -119,6 +119,13 @@ struct SkipListSetting {
   // ModelOpt MIXED_PRECISION: `quantized_layers` (key, quant_algo), from config.json's
   // quantization_config when it has them (vLLM prefers it), else hf_quant_config.json.
   std::optional<std::vector<std::pair<std::string, std::string>>> quantized_layers;
+  // FP8: both lists as written (nothing: absent or null), for the engines that prefer the other
+  // one (SkipListDialect::fp8_prefers_modules_to_not_convert).
+  std::optional<std::vector<std::string>> fp8_ignored_layers;
+  std::optional<std::vector<std::string>> fp8_modules_to_not_convert;
+  // The key `version` reads its list from.
+  std::string key_read_by(const engine::EngineVersion& version,
+                          const engine::ModelInfo& model) const;
   // The entries `version` reads: the derived list only where its dialect derives one.
   std::vector<std::string> read_by(const engine::EngineVersion& version,
                                    const engine::ModelInfo& model) const;

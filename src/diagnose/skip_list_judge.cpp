@@ -245,13 +245,32 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
     setting.awq_marlin = engine::awq_marlin_compatible(active.config());
   }
   QP_TRY_ASSIGN(setting.list, read_skip_list(active, setting.method, modules, inventory));
+  if (setting.method == SkipListMethod::fp8) {
+    // read_skip_list has refused a value that is neither null nor a list.
+    const auto strings = [&](const char* key) -> std::optional<std::vector<std::string>> {
+      const json::Json& config = active.config();
+      if (!config.contains(key) || !config[key].is_array()) {
+        return std::nullopt;
+      }
+      std::vector<std::string> out;
+      for (const auto& item : config[key]) {
+        if (item.is_string()) {
+          out.push_back(item.get<std::string>());
+        }
+      }
+      return out;
+    };
+    setting.fp8_ignored_layers = strings("ignored_layers");
+    setting.fp8_modules_to_not_convert = strings("modules_to_not_convert");
+  }
   return setting;
 }
 
 engine::SkipListRules SkipListSetting::judge(const engine::EngineVersion& version,
                                              std::vector<std::string> entries,
                                              const engine::ModelInfo& model) const {
-  const bool given = list.exists || !entries.empty();
+  const bool given =
+      list.exists || !entries.empty() || fp8_ignored_layers || fp8_modules_to_not_convert;
   engine::SkipListRules out(method, std::move(entries), model, nvfp4, version);
   const bool marlin_ok =
       !engine::dialect_of(version, model).skip_list.awq_head_needs_marlin || awq_marlin;
@@ -283,8 +302,24 @@ std::string_view skip_list_method_name(engine::SkipListMethod method) {
 
 } // namespace
 
+std::string SkipListSetting::key_read_by(const engine::EngineVersion& version,
+                                         const engine::ModelInfo& model) const {
+  if (method == SkipListMethod::fp8 &&
+      engine::dialect_of(version, model).skip_list.fp8_prefers_modules_to_not_convert) {
+    return fp8_modules_to_not_convert || !fp8_ignored_layers ? "modules_to_not_convert"
+                                                             : "ignored_layers";
+  }
+  return list.key;
+}
+
 std::vector<std::string> SkipListSetting::read_by(const engine::EngineVersion& version,
                                                   const engine::ModelInfo& model) const {
+  if (method == SkipListMethod::fp8 &&
+      engine::dialect_of(version, model).skip_list.fp8_prefers_modules_to_not_convert) {
+    return fp8_modules_to_not_convert ? *fp8_modules_to_not_convert
+           : fp8_ignored_layers       ? *fp8_ignored_layers
+                                      : std::vector<std::string>();
+  }
   return list.derived && !engine::dialect_of(version, model).skip_list.awq_derives_absent_list
              ? std::vector<std::string>()
              : list.entries;
@@ -310,6 +345,19 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
                                    in.options,
                                    skip_list_method_name(method));
   judged_versions(judged, diagnosis);
+  // FP8 judged only by engines that prefer modules_to_not_convert: the list is theirs.
+  if (method == SkipListMethod::fp8 &&
+      std::all_of(judged.begin(), judged.end(), [](const auto& view) {
+        return view->dialect.skip_list.fp8_prefers_modules_to_not_convert;
+      })) {
+    const auto& own = skip_list.fp8_modules_to_not_convert ? skip_list.fp8_modules_to_not_convert
+                                                           : skip_list.fp8_ignored_layers;
+    list = SkipList{};
+    list.key = skip_list.key_read_by(judged.front()->version, judged.front()->model);
+    list.exists = own.has_value();
+    list.entries = own.value_or(std::vector<std::string>());
+    list.written = list.entries.size();
+  }
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
   std::set<size_t> removed;
   std::vector<std::pair<std::string, size_t>> appended;
@@ -425,8 +473,12 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     removed.clear();
     fixpoint();
   }
-  const auto word_for = [&](engine::Engine engine) {
-    return [&, engine](const LayerView& view, const Decision& decision) {
+  const auto word_for = [&](const EngineView& engine_view) {
+    const engine::Engine engine = engine_view.engine;
+    const std::string key = skip_list.key_read_by(engine_view.version, engine_view.model);
+    const std::vector<std::string> read =
+        skip_list.read_by(engine_view.version, engine_view.model);
+    return [&, engine, key, read](const LayerView& view, const Decision& decision) {
       if (decision.verdict == Verdict::load_error) {
         return shards_disagree(view, decision);
       }
@@ -436,7 +488,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
                              (decision.by == DecidedBy::target_name
                                   ? "their quantized_layers entry (" + decision.target + ")"
                                   : method_name) +
-                             " (not in " + skip_list.list.key + ")");
+                             " (not in " + key + ")");
       }
       if (decision.by == DecidedBy::no_target) {
         return std::pair(FindingKind::quantized_untargeted,
@@ -446,8 +498,8 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       }
       if (decision.by == DecidedBy::ignore_entry) {
         return std::pair(FindingKind::quantized_made_dense,
-                         "stored " + view.stored + " but made dense by " + skip_list.list.key +
-                             " entry " + quoted(skip_list.list.entries.at(*decision.ignore_index)));
+                         "stored " + view.stored + " but made dense by " + key + " entry " +
+                             quoted(read.at(*decision.ignore_index)));
       }
       return std::pair(FindingKind::engine_builds_dense,
                        "stored " + view.stored + " but " +
@@ -468,7 +520,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
                  modules,
                  before,
                  after,
-                 word_for(engine),
+                 word_for(*engine_view),
                  engine,
                  &engine_view->version);
     // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
@@ -577,6 +629,36 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       if (!sync.remove.empty() || !sync.append.empty()) {
         diagnosis.array_changes.push_back(std::move(sync));
       }
+    }
+  }
+  // FP8: an engine that prefers modules_to_not_convert (transformers) reads it whenever it is
+  // there, so where vLLM reads ignored_layers the two are made the same list.
+  const bool mtnc_read = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
+    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert;
+  });
+  if (method == SkipListMethod::fp8 && mtnc_read && !emptied && list.key == "ignored_layers" &&
+      skip_list.fp8_modules_to_not_convert) {
+    const std::vector<std::string>& other = *skip_list.fp8_modules_to_not_convert;
+    // An entry that is no Python regex skips nothing there (should_convert_module's endswith
+    // alone could) but makes re.match raise: it is left out, which changes no verdict.
+    std::vector<std::string> wanted;
+    for (const std::string& entry : edit ? final_list : list.entries) {
+      if (engine::Pattern::compile(entry, "modules_to_not_convert")) {
+        wanted.push_back(entry);
+      }
+    }
+    if (other != wanted) {
+      ArrayChange sync;
+      sync.file = active.name;
+      sync.pointer = active.pointer;
+      sync.pointer.push_back("modules_to_not_convert");
+      const json::Json& raw = active.config()["modules_to_not_convert"];
+      for (size_t i = 0; i < raw.size(); ++i) {
+        sync.remove.push_back(i);
+        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>() : raw[i].dump());
+      }
+      sync.append = wanted;
+      diagnosis.array_changes.push_back(std::move(sync));
     }
   }
   if (edit) {

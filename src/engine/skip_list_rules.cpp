@@ -81,7 +81,8 @@ SkipListRules::SkipListRules(SkipListMethod method,
                                                                        : entry);
     m_origin.push_back(origin);
   };
-  if (m_skip.transformers_convert && m_method == SkipListMethod::awq) {
+  if (m_skip.transformers_convert &&
+      (m_method == SkipListMethod::awq || m_method == SkipListMethod::fp8)) {
     // Compiled once per entry, not per module (a 1T-parameter MoE has ~70k modules).
     for (const std::string& entry : m_entries) {
       auto pattern = Pattern::compile(entry, "modules_to_not_convert");
@@ -340,12 +341,16 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
   }
   const std::string& name = layer.name;
   const bool awq = m_method == SkipListMethod::awq;
+  // Fine-grained FP8 (quantizer_finegrained_fp8.py, integrations/finegrained_fp8.py
+  // replace_with_fp8_linear; store copies named in tools/transformers_diff/SOURCES) matches by
+  // should_convert_module too, over the list get_modules_to_not_convert returns.
+  const bool regex = awq || m_method == SkipListMethod::fp8;
   // Whether entry `i` (m_entries, then the default "lm_head") skips the module; nothing when
   // its regex gave up (AWQ).
   static const std::string k_head = "lm_head";
   const auto skips = [&](size_t i) -> std::optional<bool> {
     const std::string& entry = i < m_entries.size() ? m_entries[i] : k_head;
-    if (!awq) {
+    if (!regex) {
       return std::optional<bool>(last_component(name) == entry || name == entry ||
                                  name.find(entry + ".") != std::string::npos);
     }
@@ -362,8 +367,9 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
     }
     return std::optional<bool>(*matched || ends_with(name, entry));
   };
-  // The default skip: AWQ always adds "lm_head" (add_default_skips); bitsandbytes only when no
-  // list is given (llm_int8_skip_modules None). It is tried after the list (any match skips).
+  // The default skip: AWQ always adds "lm_head" (add_default_skips); bitsandbytes and FP8 only
+  // when no list is given (llm_int8_skip_modules, or modules_to_not_convert and ignored_layers,
+  // None). It is tried after the list (any match skips).
   const size_t count = m_entries.size() + (awq || !m_list_given ? 1 : 0);
   for (size_t i = 0; i < count; ++i) {
     const auto hit = skips(i);

@@ -57,7 +57,7 @@ TEST_F(RealMethodConfigTest, Fp8OfficialConfigOnADenseHeadListsTheProjections) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by fp8 (not "
-                     "in modules_to_not_convert)\n"),
+                     "in modules_to_not_convert) [vllm]\n"),
             std::string::npos)
       << out;
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
@@ -80,7 +80,7 @@ TEST_F(RealMethodConfigTest, Fp8OfficialConfigOnAFullyQuantizedHeadDropsMtpFc) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("  fixable     mtp.fc: 1 module stored fp8-block but made dense by "
-                     "modules_to_not_convert entry \"mtp.fc\"\n"),
+                     "modules_to_not_convert entry \"mtp.fc\" [vllm]\n"),
             std::string::npos)
       << out;
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);

@@ -53,10 +53,10 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
-            "modules_to_not_convert)\n"
+            "modules_to_not_convert) [vllm]\n"
             "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
             "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
             "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
@@ -73,9 +73,15 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
       "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
       "  layer        mtp.fc (ColumnParallelLinear)\n"
       "  config       config.json /quantization_config (fp8), judged as " +
-          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " loads it\n" +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " and " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "fp8") +
+          " load it\n" + "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + "\n" +
           "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
           "  verdict      quantized (target_class)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "fp8") +
+          "\n  not built    mtp.fc: transformers never builds the MTP head\n"
           "  on disk      dense (BF16)\n"
           "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
@@ -95,6 +101,13 @@ TEST_F(SkipListTest, Fp8EmptyIgnoredLayersFallsBackToModulesToNotConvert) {
                                 "    \"modules_to_not_convert\": [\n"
                                 "      \"mtp.fc\"\n    ],\n"),
                     Packing::fp8});
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+  // transformers reads modules_to_not_convert first: a given list without "lm_head" builds the
+  // BF16 head FP8 (FineGrainedFP8Config, get_modules_to_not_convert).
+  EXPECT_EQ(run_qpatch({"--check"}).first, 1);
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_to_not_convert"), R"(["mtp.fc","lm_head"])");
+  EXPECT_EQ(list("ignored_layers"), "[]");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 

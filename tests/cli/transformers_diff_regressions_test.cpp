@@ -135,6 +135,31 @@ TEST_F(TransformersDiffRegressionTest, BitsandbytesGivenListDropsTheDefaultHead)
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+// Fine-grained FP8: modules_to_not_convert is the list whenever it is not None (even []), and
+// ignored_layers, which vLLM reads first, only otherwise; a given list drops the default
+// "lm_head". The patch makes the two lists one.
+TEST_F(TransformersDiffRegressionTest, Fp8ReadsModulesToNotConvertBeforeIgnoredLayers) {
+  write(R"({"quant_method": "fp8", "activation_scheme": "dynamic",
+    "weight_block_size": [128, 128], "modules_to_not_convert": [],
+    "ignored_layers": ["model.visual.blocks.0.attn.qkv", "lm_head"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: fp8, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     : 2 modules stored BF16 but quantized by fp8 (not in "
+            "modules_to_not_convert)\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +2: lm_head, model.visual.blocks.0.attn.qkv\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","model.visual.blocks.0.attn.qkv"])");
+  EXPECT_EQ(list("ignored_layers"), R"(["model.visual.blocks.0.attn.qkv","lm_head"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
 // GPTQ through optimum: no list means every Linear of the block (model.language_model.layers,
 // the first BLOCK_PATTERNS hit) is quantized, and `dynamic` is never read, so the "-:" rule that
 // keeps in_proj_a dense for vLLM does nothing here. The patch writes the list optimum reads.

@@ -86,13 +86,32 @@ TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
       "  breaks      vLLM: start-up fails while building the fused layer (its shards must agree)\n"
       "  status      unfixable\n"
       "  why         qpatch explain DIR model.layers.0.linear_attn.in_proj_b\n";
-  const auto [code, out] = run_qpatch({"--check"});
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out, expected);
   const std::string before = read("config.json");
-  const auto [fix_code, fix_out] = run_qpatch({});
+  const auto [fix_code, fix_out] = run_qpatch({"--engine", "vllm@main"});
   EXPECT_EQ(fix_code, 1);
   EXPECT_EQ(read("config.json"), before);
+  // transformers builds the two shards apart: the BF16 one needs listing, and a given list
+  // drops transformers' default "lm_head", so the head is listed too. vLLM stays unloadable.
+  const auto [all_code, all_out] = run_qpatch({});
+  EXPECT_EQ(all_code, 1);
+  EXPECT_EQ(all_out,
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
+            "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
+            "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: "
+            "vLLM builds one layer for them, so no config can load it [vllm]\n"
+            "  breaks      vLLM: start-up fails while building the fused layer (its shards must "
+            "agree)\n"
+            "  fixable     model.layers.0.linear_attn.in_proj_b: 1 module stored BF16 but "
+            "quantized by fp8 (not in modules_to_not_convert) [transformers]\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  patched     config.json +2: model.layers.0.linear_attn.in_proj_b, lm_head\n"
+            "  backup      config.json.bak\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.layers.0.linear_attn.in_proj_b\n");
 }
 
 TEST_F(VllmRulesTest, AwqAndModelOptShardsStoredDifferentlyAreReported) {
@@ -214,8 +233,10 @@ TEST_F(VllmRulesTest, Qwen35EmbeddingIsBuiltWithoutAQuantConfig) {
             "  apply       qpatch DIR\n");
 }
 
-// Issue #11 item 12: `ignored_layers: []` reads as no list, so the fix creates
-// modules_to_not_convert; the sidecar, which reads the same, gets the same list.
+// Issue #11 item 12: `ignored_layers: []` reads as no list in vLLM, so the fix creates
+// modules_to_not_convert; the sidecar, which reads the same, gets the same list. transformers
+// reads the [] as a given list (ignored_layers, modules_to_not_convert being None), which drops
+// its default "lm_head": the BF16 head would be built FP8, so the list gains it (issue 22 #8).
 TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   test::write_mini(dir(),
                    {Head::dense,
@@ -227,17 +248,22 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     lm_head: 1 module stored BF16 but quantized by fp8 (not in "
+            "ignored_layers) [transformers]\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
-            "modules_to_not_convert)\n"
+            "modules_to_not_convert) [vllm]\n"
             "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
             "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
-            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  would patch config.json +9: lm_head, mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj\n"
-            "  would patch quantization_config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "  would patch quantization_config.json +9: lm_head, mtp.fc, "
+            "mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj\n"
@@ -245,13 +271,13 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
             "  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const std::string names =
-      R"(["mtp.fc","mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
+      R"(["lm_head","mtp.fc","mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
       R"("mtp.layers.0.self_attn.v_proj","mtp.layers.0.self_attn.o_proj",)"
       R"("mtp.layers.0.mlp.gate_proj","mtp.layers.0.mlp.up_proj","mtp.layers.0.mlp.down_proj"])";
   EXPECT_EQ(list("modules_to_not_convert"), names);
   EXPECT_EQ(read("quantization_config.json"),
             "{\n  \"ignored_layers\": [],\n  \"quant_method\": \"fp8\",\n"
-            "  \"modules_to_not_convert\": [\n    \"mtp.fc\",\n"
+            "  \"modules_to_not_convert\": [\n    \"lm_head\",\n    \"mtp.fc\",\n"
             "    \"mtp.layers.0.self_attn.q_proj\",\n    \"mtp.layers.0.self_attn.k_proj\",\n"
             "    \"mtp.layers.0.self_attn.v_proj\",\n    \"mtp.layers.0.self_attn.o_proj\",\n"
             "    \"mtp.layers.0.mlp.gate_proj\",\n    \"mtp.layers.0.mlp.up_proj\",\n"
@@ -262,11 +288,12 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [stale_code, stale_out] = run_qpatch({"--check"});
   EXPECT_EQ(stale_code, 1);
   EXPECT_EQ(stale_out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     quantization_config.json: has no modules_to_not_convert list, "
-            "config.json's has 8 entries (vLLM reads config.json)\n"
-            "  would patch quantization_config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "config.json's has 9 entries (vLLM reads config.json)\n"
+            "  would patch quantization_config.json +9: lm_head, mtp.fc, "
+            "mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj\n"

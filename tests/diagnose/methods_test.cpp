@@ -75,7 +75,7 @@ TEST(MethodsTest, EnginesModelledPerRow) {
   EXPECT_EQ(engines("gptq"), all);
   EXPECT_EQ(engines("awq"), all);
   EXPECT_EQ(engines("auto-round"), vllm);
-  EXPECT_EQ(engines("fp8"), vllm);
+  EXPECT_EQ(engines("fp8"), (std::vector<std::string>{"vllm", "transformers"}));
   EXPECT_EQ(engines("modelopt"), vllm);
   EXPECT_EQ(engines("bitsandbytes"), (std::vector<std::string>{"vllm", "transformers"}));
 }
@@ -94,7 +94,7 @@ TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
   EXPECT_EQ(names_of(modelled_engines(awq, only(Engine::transformers))),
             std::vector<std::string>{"transformers"});
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::transformers))),
-            std::vector<std::string>{"vllm"});
+            std::vector<std::string>{"transformers"});
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::sglang))),
             std::vector<std::string>{"vllm"});
   EXPECT_EQ(names_of(modelled_engines(nullptr, EngineSet::all())),

@@ -62,6 +62,10 @@ struct SkipListDialect {
   // `entry + "."` contained in the name, or the whole name) reads a given list whole, and
   // ["lm_head"] only when none is given.
   bool transformers_convert = false;
+  // FP8: `modules_to_not_convert` is the list whenever it is not None, and `ignored_layers`
+  // only otherwise (transformers' FineGrainedFP8Config.__init__); vLLM reads ignored_layers
+  // first and falls back when it is empty.
+  bool fp8_prefers_modules_to_not_convert = false;
 };
 
 // GPTQ: modules_in_block_to_quantize and `dynamic`.

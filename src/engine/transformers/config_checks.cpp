@@ -57,28 +57,75 @@ std::optional<std::string> gptq_rejection(const json::Json& config) {
   return std::nullopt;
 }
 
+// Fine-grained FP8: FineGrainedFP8Config.post_init (utils/quantization_config.py, store copy
+// in tools/transformers_diff/SOURCES).
+std::optional<std::string> fp8_rejection(const json::Json& config) {
+  if (const auto it = config.find("activation_scheme"); it != config.end()) {
+    if (!it->is_string()) {
+      const std::string type = it->is_null()             ? "NoneType"
+                               : it->is_boolean()        ? "bool"
+                               : it->is_number_integer() ? "int"
+                               : it->is_number()         ? "float"
+                               : it->is_array()          ? "list"
+                                                         : "dict";
+      return "AttributeError: '" + type + "' object has no attribute 'lower'";
+    }
+    std::string scheme = it->get<std::string>();
+    for (char& c : scheme) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    if (scheme != "dynamic" && scheme != "static") {
+      return "ValueError: Activation scheme " + scheme + " not supported";
+    }
+  }
+  if (config.contains("weight_block_size") && config["weight_block_size"].is_array()) {
+    const json::Json& sizes = config["weight_block_size"];
+    if (sizes.size() != 2) {
+      return std::string("ValueError: weight_block_size must be a tuple of two integers");
+    }
+    const auto positive = [](const json::Json& side) {
+      return !side.is_number() || side.get<double>() > 0;
+    };
+    if (!positive(sizes[0]) || !positive(sizes[1])) {
+      return std::string("ValueError: weight_block_size must be a tuple of two positive integers");
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
-// AWQ: quantizers_utils.py should_convert_module runs re.match(entry, name) for every entry of
-// modules_to_not_convert over every module, so an entry that is no Python regex (a glob such as
-// "*mtp*") raises re.error while the model is prepared, before any weight loads.
+// AWQ and FP8: quantizers_utils.py should_convert_module runs re.match(entry, name) for every
+// entry of the skip list over every module, so an entry that is no Python regex (a glob such as
+// "*mtp*") raises re.error while the model is prepared, before any weight loads. FP8's list is
+// modules_to_not_convert, or ignored_layers when that is None.
 std::optional<std::string> transformers_config_rejection(std::string_view quant_method,
                                                          const json::Json& config,
                                                          const EngineVersion& /*version*/) {
   if (quant_method == "gptq") {
     return gptq_rejection(config);
   }
-  if (quant_method != "awq" || !config.contains("modules_to_not_convert") ||
-      !config["modules_to_not_convert"].is_array()) {
+  std::string key = "modules_to_not_convert";
+  if (quant_method == "fp8") {
+    if (auto rejection = fp8_rejection(config)) {
+      return rejection;
+    }
+    if (!config.contains(key) || config[key].is_null()) {
+      key = "ignored_layers";
+    }
+  } else if (quant_method != "awq") {
     return std::nullopt;
   }
-  for (const json::Json& entry : config["modules_to_not_convert"]) {
+  if (!config.contains(key) || !config[key].is_array()) {
+    return std::nullopt;
+  }
+  for (const json::Json& entry : config[key]) {
     if (!entry.is_string()) {
       continue;
     }
     const std::string text = entry.get<std::string>();
     if (auto pattern = Pattern::compile(text, "modules_to_not_convert"); !pattern) {
-      return "re.error: modules_to_not_convert entry \"" + text + "\" is not a Python regex (" +
+      return "re.error: " + key + " entry \"" + text + "\" is not a Python regex (" +
              pattern.error().message + ")";
     }
   }

@@ -23,6 +23,11 @@ Dialect transformers_dialect(const EngineVersion& /*version*/, const ModelInfo& 
   // tools/transformers_diff). Nothing is derived from the headers.
   dialect.skip_list.transformers_convert = true;
   dialect.skip_list.awq_derives_absent_list = false;
+  // FP8: utils/quantization_config.py FineGrainedFP8Config.__init__ (store copy, SOURCES) takes
+  // `ignored_layers` only when modules_to_not_convert is None; the quantizer
+  // (quantizer_finegrained_fp8.py) hands it to get_modules_to_not_convert (["lm_head"] only
+  // for None) and replace_with_fp8_linear's should_convert_module.
+  dialect.skip_list.fp8_prefers_modules_to_not_convert = true;
   // GPTQ: quantizer_gptq.py (0276854) GptqHfQuantizer._process_model_before_weight_loading ->
   // optimum v2.1.0 gptq/quantizer.py GPTQQuantizer.convert_model (block and list only; no
   // list derived from the headers, no `dynamic`, no `lm_head`).
