@@ -235,6 +235,7 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto choice =
       engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
   diagnose_options.engines = choice.engines;
+  diagnose_options.engines_named = options.engine != "all";
   diagnose_options.pins = choice.pins;
   if (!options.quiet) {
     for (const std::string& note : choice.notes) {

@@ -500,7 +500,27 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   const Method* method = find_method(diagnosis.quant_method);
   // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
   // and reported below, as vLLM would load it.
-  const engine::EngineSet modelled = modelled_engines(method, options.engines);
+  engine::EngineSet modelled = modelled_engines(method, options.engines);
+  if (method != nullptr && !options.engines_named) {
+    // By default an engine that cannot load the method at all is left out, and said so.
+    engine::EngineSet loading = engine::EngineSet::none();
+    for (const engine::Engine engine : modelled.list()) {
+      const auto& cannot = engine::history(engine).cannot_load;
+      const auto why = std::find_if(cannot.begin(), cannot.end(), [&](const auto& entry) {
+        return entry.first == method->name;
+      });
+      if (why == cannot.end()) {
+        loading.add(engine);
+        continue;
+      }
+      diagnosis.notes.push_back(std::string(engine::display_name(engine)) +
+                                ": not judged: " + std::string(why->second) + " (--engine " +
+                                std::string(engine::to_string(engine)) + " judges it)");
+    }
+    if (!loading.empty()) {
+      modelled = loading;
+    }
+  }
   judged_by(modelled, diagnosis);
   if (const engine::Engine reference = reference_engine();
       !options.engines.has(reference) && modelled.has(reference)) {

@@ -337,14 +337,26 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const NamingSetting setting = naming_setting(inventory, modules, configs, in.options);
   // Every version of every engine whose rules differ (versions.hpp), each on the layers it
   // builds under its own names (its folder's naming.cpp).
-  const auto judged = engine_views(in.engines,
-                                   setting.model,
-                                   modules,
-                                   inventory,
-                                   in.mtp_head,
-                                   in.options,
-                                   skip_list_method_name(method));
+  auto judged = engine_views(in.engines,
+                             setting.model,
+                             modules,
+                             inventory,
+                             in.mtp_head,
+                             in.options,
+                             skip_list_method_name(method));
   judged_versions(judged, diagnosis);
+  // An engine with no quantizer for the method skips the whole config: its refusal is the one
+  // finding (config_checks), no layer of it is judged or patched for.
+  judged.erase(std::remove_if(judged.begin(),
+                              judged.end(),
+                              [&](const auto& view) {
+                                return method == SkipListMethod::modelopt &&
+                                       view->dialect.skip_list.modelopt_unsupported;
+                              }),
+               judged.end());
+  if (judged.empty()) {
+    return ok_status();
+  }
   // FP8 judged only by engines that prefer modules_to_not_convert: the list is theirs.
   if (method == SkipListMethod::fp8 &&
       std::all_of(judged.begin(), judged.end(), [](const auto& view) {

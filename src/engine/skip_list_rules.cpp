@@ -426,7 +426,11 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
   const bool fp8 = m_method == SkipListMethod::fp8;
   const std::string last(last_component(layer.prefix));
   const bool fused = m_model.shards_of(last) != nullptr;
-  if (const auto reason = built_dense_reason(layer)) {
+  if (m_method == SkipListMethod::modelopt && m_skip.modelopt_unsupported) {
+    lines.emplace_back("built", std::string(m_dialect.engine_name) +
+                                    " has no ModelOpt quantizer: the config is skipped and every "
+                                    "layer built dense");
+  } else if (const auto reason = built_dense_reason(layer)) {
     lines.emplace_back("built", *reason);
   } else if (fp8 && !fused && layer.prefix.find("experts") != std::string::npos) {
     const auto hit = experts_entry(layer.prefix);
@@ -461,6 +465,10 @@ Decision SkipListRules::decide(const Layer& layer) const {
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
                                                                : "ModelOpt";
+  if (m_method == SkipListMethod::modelopt && m_skip.modelopt_unsupported) {
+    decision.by = DecidedBy::built_dense;
+    return decision;
+  }
   if (m_skip.transformers_convert) {
     return transformers_decide(layer, decision);
   }

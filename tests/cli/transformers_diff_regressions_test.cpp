@@ -160,6 +160,32 @@ TEST_F(TransformersDiffRegressionTest, Fp8ReadsModulesToNotConvertBeforeIgnoredL
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+// ModelOpt: transformers has no quantizer for it and skips the whole config. Named, it refuses;
+// by default it is left out, and said so.
+TEST_F(TransformersDiffRegressionTest, ModelOptIsSkippedByTransformers) {
+  write(R"({"quant_method": "modelopt", "quant_algo": "FP8", "ignore": ["lm_head"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  not fixable config.json /quantization_config: transformers refuses this "
+            "quantization config before it builds any layer: Unknown quantization type, got "
+            "modelopt ... Hence, we will skip the quantization (no ModelOpt quantizer: every "
+            "quantized module loads as a plain nn.Linear)\n"
+            "  status      unfixable\n");
+  m_engine.clear();
+  const auto [default_code, default_out] = run_qpatch({"--check"});
+  EXPECT_NE(default_out.find("\n  note        transformers: not judged: it has no ModelOpt "
+                             "quantizer (quantizers/auto.py 6ed74f1: \"Unknown quantization "
+                             "type, got modelopt ... Hence, we will skip the quantization\") and "
+                             "loads every quantized module as a plain nn.Linear (--engine "
+                             "transformers judges it)\n"),
+            std::string::npos)
+      << default_out;
+  EXPECT_EQ(default_out.find("[transformers]"), std::string::npos) << default_out;
+}
+
 // GPTQ through optimum: no list means every Linear of the block (model.language_model.layers,
 // the first BLOCK_PATTERNS hit) is quantized, and `dynamic` is never read, so the "-:" rule that
 // keeps in_proj_a dense for vLLM does nothing here. The patch writes the list optimum reads.

@@ -76,7 +76,7 @@ TEST(MethodsTest, EnginesModelledPerRow) {
   EXPECT_EQ(engines("awq"), all);
   EXPECT_EQ(engines("auto-round"), vllm);
   EXPECT_EQ(engines("fp8"), (std::vector<std::string>{"vllm", "transformers"}));
-  EXPECT_EQ(engines("modelopt"), vllm);
+  EXPECT_EQ(engines("modelopt"), (std::vector<std::string>{"vllm", "transformers"}));
   EXPECT_EQ(engines("bitsandbytes"), (std::vector<std::string>{"vllm", "transformers"}));
 }
 

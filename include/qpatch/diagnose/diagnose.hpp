@@ -111,6 +111,9 @@ struct Diagnosis {
 struct DiagnoseOptions {
   std::optional<engine::Pattern> only; // consider only modules whose name matches (re.search)
   engine::EngineSet engines = engine::EngineSet::all(); // --engine
+  // --engine named the engines (not the default "all"): an engine that cannot load the
+  // method at all is judged too, and refuses the config.
+  bool engines_named = false;
   engine::VersionPins pins; // --engine ENGINE@REF: one version of that engine, not every one
 };
 

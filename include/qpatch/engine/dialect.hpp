@@ -66,6 +66,9 @@ struct SkipListDialect {
   // only otherwise (transformers' FineGrainedFP8Config.__init__); vLLM reads ignored_layers
   // first and falls back when it is empty.
   bool fp8_prefers_modules_to_not_convert = false;
+  // The engine has no ModelOpt quantizer: it skips the quantization config and builds every
+  // layer dense (transformers: quantizers/auto.py supports_quant_method).
+  bool modelopt_unsupported = false;
 };
 
 // GPTQ: modules_in_block_to_quantize and `dynamic`.

@@ -52,6 +52,9 @@ struct History {
   // The methods whose rules are modelled for this engine (canonical names, space-separated);
   // under any other method the engine is not judged, and the report says so.
   std::string_view methods;
+  // Methods the engine cannot load at all (method, why, in its own words and source): judged
+  // only when the engine is asked for by name, and then the config is refused.
+  std::vector<std::pair<std::string_view, std::string_view>> cannot_load;
   // The source whose rules are judged, by method ("" for the rest), for "judged as ...".
   std::string_view rules;
   std::vector<std::pair<std::string_view, std::string_view>> method_rules;

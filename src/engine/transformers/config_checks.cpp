@@ -105,6 +105,13 @@ std::optional<std::string> transformers_config_rejection(std::string_view quant_
   if (quant_method == "gptq") {
     return gptq_rejection(config);
   }
+  if (quant_method == "modelopt") {
+    // quantizers/auto.py (6ed74f1) supports_quant_method: no "modelopt" in
+    // AUTO_QUANTIZATION_CONFIG_MAPPING, so get_hf_quantizer builds no quantizer.
+    return std::string("Unknown quantization type, got modelopt ... Hence, we will skip the "
+                       "quantization (no ModelOpt quantizer: every quantized module loads as a "
+                       "plain nn.Linear)");
+  }
   std::string key = "modules_to_not_convert";
   if (quant_method == "fp8") {
     if (auto rejection = fp8_rejection(config)) {

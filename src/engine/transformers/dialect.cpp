@@ -28,6 +28,10 @@ Dialect transformers_dialect(const EngineVersion& /*version*/, const ModelInfo& 
   // (quantizer_finegrained_fp8.py) hands it to get_modules_to_not_convert (["lm_head"] only
   // for None) and replace_with_fp8_linear's should_convert_module.
   dialect.skip_list.fp8_prefers_modules_to_not_convert = true;
+  // ModelOpt: quantizers/auto.py (6ed74f1) AUTO_QUANTIZATION_CONFIG_MAPPING has no "modelopt";
+  // AutoHfQuantizer.supports_quant_method warns "Unknown quantization type ... we will skip the
+  // quantization" and get_hf_quantizer returns no quantizer: every nn.Linear stays one.
+  dialect.skip_list.modelopt_unsupported = true;
   // GPTQ: quantizer_gptq.py (0276854) GptqHfQuantizer._process_model_before_weight_loading ->
   // optimum v2.1.0 gptq/quantizer.py GPTQQuantizer.convert_model (block and list only; no
   // list derived from the headers, no `dynamic`, no `lm_head`).
