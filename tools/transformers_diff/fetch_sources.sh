@@ -4,6 +4,7 @@
 #   huggingface/transformers         -> $TRANSFORMERS_SRC/<path>
 #   huggingface/optimum              -> $OPTIMUM_SRC/<path>
 #   vllm-project/compressed-tensors  -> $CT_SRC/<path>
+#   intel/auto-round                 -> $AUTO_ROUND_SRC/<path>
 # Rows whose commit is store:<id> cannot be downloaded (the store that held them names no commit): the script
 # says so; put those files at $TRANSFORMERS_SRC/store/<id>/<path> by hand. Never run in CI (it needs the network).
 set -eu
@@ -11,12 +12,14 @@ here=$(dirname "$0")
 : "${TRANSFORMERS_SRC:?set TRANSFORMERS_SRC}"
 : "${OPTIMUM_SRC:=$TRANSFORMERS_SRC/../optimum-src}"
 : "${CT_SRC:=$TRANSFORMERS_SRC/../ct-src}"
+: "${AUTO_ROUND_SRC:=$TRANSFORMERS_SRC/../auto-round-src/e98f1c12084f311a1f142f00423ae7a9e52a7c32}"
 grep -v '^#' "$here/SOURCES" | while read -r path repo commit; do
   [ -n "$path" ] || continue
   case "$repo" in
     huggingface/transformers) root=$TRANSFORMERS_SRC ;;
     huggingface/optimum) root=$OPTIMUM_SRC ;;
     vllm-project/compressed-tensors) root=$CT_SRC ;;
+    intel/auto-round) root=$AUTO_ROUND_SRC ;;
     *) echo "skip $path: $repo $commit (not a repository that can be downloaded)" >&2; continue ;;
   esac
   case "$commit" in

@@ -22,14 +22,20 @@ by vllm_source's loader with torch-only names replaced by inert stand-ins:
                      is_match, match_name, _match_class      quantizers/quantizer_compressed_tensors.py,
                                                              compressed_tensors/quantization/lifecycle/apply.py,
                                                              compressed_tensors/utils/match.py
+  AutoRoundQuantizer -> auto_round's convert_hf_model, get_layer_config, _expand_regex_config,
+                     skip_not_convert_modules, _replace_by_quant_layers, get_layer_backend,
+                     check_compatible, BackendInfos              quantizers/quantizer_auto_round.py,
+                                                             auto_round/inference/{convert_model,backend,utils}.py,
+                                                             auto_round/utils/{model,common}.py, auto_round/schemes.py
 
 A module is "quantized" when transformers' code replaced it (a quantized Linear class: FP8Linear, the gptqmodel
-QuantLinear, bnb Linear4bit/Linear8bitLt) or gave it a compressed-tensors `quantization_scheme`; "dense" when it is
+QuantLinear, bnb Linear4bit/Linear8bitLt, auto_round's QuantLinear) or gave it a compressed-tensors `quantization_scheme`; "dense" when it is
 still the model's nn.Linear; "not_loaded" when from_pretrained drops its checkpoint keys
 (`_keys_to_ignore_on_load_unexpected`).
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import copy
 import dataclasses
@@ -525,6 +531,7 @@ _DEFS = [
     (Q + "quantizer_bnb_4bit.py", ("Bnb4BitHfQuantizer",)),
     (I + "bitsandbytes.py", ("_replace_with_bnb_linear", "replace_with_bnb_linear")),
     (Q + "quantizer_compressed_tensors.py", ("CompressedTensorsHfQuantizer",)),
+    (Q + "quantizer_auto_round.py", ("AutoRoundQuantizer",)),
     (Q + "auto.py", ("AUTO_QUANTIZER_MAPPING", "AUTO_QUANTIZATION_CONFIG_MAPPING",
                      "LOADING_ATTRIBUTES_CONFIG_TYPES", "infer_legacy_quantization_config",
                      "AutoQuantizationConfig", "AutoHfQuantizer", "get_hf_quantizer")),
@@ -542,6 +549,86 @@ _CT = [
     ("src/compressed_tensors/quantization/lifecycle/apply.py", ("apply_quantization_config",
                                                                 "_scheme_from_targets")),
 ]
+
+# auto-round (--auto-round-src, intel/auto-round v0.14.2 = e98f1c1): what convert_hf_model runs for a dense
+# Qwen3.5, in load order. Kept in their own namespace (TransformersEngine.ar), apart from the transformers
+# names: both define get_checkpoint_conversion_mapping and get_keys_to_not_convert.
+_AR = [
+    ("auto_round/utils/common.py", ("VISION_MM_KEYS", "AUDIO_MM_KEYS", "get_checkpoint_conversion_mapping",
+                                    "apply_checkpoint_conversion_mapping")),
+    ("auto_round/schemes.py", ("QuantizationScheme",)),
+    ("auto_round/utils/model.py", ("ARCHITECTURE_MODEL_TYPE_MAP", "resolve_model_type",
+                                   "check_start_with_block_name", "get_block_names", "is_pure_text_model",
+                                   "check_to_quantized", "get_module", "set_module", "find_matching_blocks")),
+    ("auto_round/special_model_handler.py", ("SPECIAL_MULTIMODAL_BLOCK",)),
+    ("auto_round/export/export_to_autogptq/export.py", ("convert_from_autogptq_dynamic",)),
+    ("auto_round/inference/utils.py", ("_expand_regex_config",)),
+    ("auto_round/modeling/unfused_moe/__init__.py", ("MODEL_CONFIG", "pre_check_config", "apply_modeling_patch")),
+    ("auto_round/inference/backend.py", (
+        "BackendInfos", "BackendInfo", "BACKEND_ACT_ATTRS", "MX_TENSOR_DATA_TYPES", "feature_multiply_checker",
+        "feature_multiply_checker_group_size", "feature_compatible_multiply_checker",
+        "in_feature_checker_group_size", "feature_multiply_checker_32", "feature_multiply_checker_16",
+        "in_output_feature_multiply_checker_32", "in_feature_multiply_checker_32", "exllamav2_feature_checker",
+        "compatible_exllamav2_feature_checker", "gptqmodel_marlin_feature_checker", "mxfp_nvfp_feature_checker",
+        "ark_feature_checker", "fp8_static_scheme_checker", "GPTQ_FORMAT", "GPTQ_FORMAT_NO_ZP", "AWQ_FORMAT",
+        "LLM_COMPRESSOR_FORMAT", "WOQ_DEFAULT_ACT_BITS", "_NON_DARWIN_SYSTEMS", "check_compatible",
+        "find_backend", "get_all_compatible_backend", "get_layer_backend", "get_highest_priority_backend",
+        "process_requirement")),
+    ("auto_round/inference/convert_model.py", (
+        "flatten_list", "skip_not_convert_modules", "get_keys_to_not_convert", "_get_modules_to_not_convert",
+        "get_available_devices", "_remap_paths_for_text_model", "get_layer_config", "_replace_by_quant_layers",
+        "_get_layer_features", "_create_quant_layer", "infer_target_device", "disable_moe_conversion_mapping",
+        "convert_hf_model")),
+]
+
+# The environment auto_round's backend requirements are checked against (transformers.utils.versions.
+# require_version): transformers 5 (the quantizer files read are v5's), torch 2.9, every other package
+# installed at a version new enough. "transformers<5.0.0" (the auto_gptq backends) and "torch<2.6.0" fail.
+_AR_VERSIONS = {"transformers": (5, 0, 0), "torch": (2, 9, 0)}
+
+
+def _require_version(requirement: str, hint=None):
+    m = re.match(r"^([A-Za-z0-9_.\-]+)\s*(.*)$", requirement.strip())
+    name, spec = m.group(1), m.group(2)
+    have = _AR_VERSIONS.get(name, (99, 0, 0))
+    for part in filter(None, (x.strip() for x in spec.split(","))):
+        op, want = re.match(r"^(==|!=|>=|<=|>|<)\s*(.+)$", part).groups()
+        want = _Version.parse(want)
+        want = want + (0,) * (3 - len(want))
+        ok = {"==": have == want, "!=": have != want, ">=": have >= want, "<=": have <= want,
+              ">": have > want, "<": have < want}[op]
+        if not ok:
+            raise ImportError(f"{requirement} is required, but {name}=={'.'.join(map(str, have))} is installed")
+
+
+class _ArQuantLinear(_QuantLinear):
+    """What auto_round's dynamic_import_inference_linear returns (the backend's QuantLinear class)."""
+
+    @classmethod
+    def from_linear(cls, *args, **kwargs):
+        return cls()
+
+    @classmethod
+    def from_original(cls, *args, **kwargs):
+        return cls()
+
+
+class _WeightRenaming:  # transformers.core_model_loading.WeightRenaming: isinstance() only
+    pass
+
+
+class _NamesModule(types.ModuleType):
+    """A module whose attributes are read from a dict at import time (`from auto_round.schemes import
+    QuantizationScheme` inside a function resolves to the definition loaded from the source tree)."""
+
+    def __init__(self, name, names):
+        super().__init__(name)
+        self._names = names
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self._names[attr] if attr in self._names else Marker(f"{self.__name__}.{attr}")
 
 
 class _CTConfig:
@@ -578,7 +665,8 @@ class TransformersEngine:
     Unmodelled = TransformersUnmodelled
     Raised = TransformersRaised
 
-    def __init__(self, root: str, optimum_root: str | None = None, ct_root: str | None = None):
+    def __init__(self, root: str, optimum_root: str | None = None, ct_root: str | None = None,
+                 auto_round_root: str | None = None):
         self.root = pathlib.Path(root)
         self.stand = _stand_ins()
         # One stand-in dict for the three trees: FakeModules created for imports inside functions read it.
@@ -597,6 +685,61 @@ class TransformersEngine:
             _CTConfig.status_enum = self.stand["QuantizationStatus"]
         self.stand["QuantizationConfig"] = _CTConfig
         self.stand["ModelCompressor"] = _ModelCompressor
+        self.ar = None
+        if auto_round_root:
+            self._load_auto_round(auto_round_root)
+
+    def _load_auto_round(self, root: str) -> None:
+        """auto_round's definitions (_AR) in their own namespace `self.ar`, with stand-ins for what they reach
+        outside the files read; the modules imported inside functions (auto_round.*, transformers.
+        conversion_mapping, transformers.core_model_loading) resolve to them through sys.modules."""
+        import platform
+        # transformers' get_checkpoint_conversion_mapping, conversion_mapping.py at 44bcb9d (no qwen3_5 entry:
+        # None). register_checkpoint_conversion_mapping (later v5) only re-registers what that returns.
+        cm_rel = "src/transformers/conversion_mapping.py"
+        cm = self.src.namespace(cm_rel)
+        cm.update(self.stand)
+        self.src.load(cm_rel, "_build_checkpoint_conversion_mapping", "_checkpoint_conversion_mapping_cache",
+                      "get_checkpoint_conversion_mapping", ns=cm)
+        sys.modules["transformers.conversion_mapping"] = _NamesModule("transformers.conversion_mapping", {
+            "get_checkpoint_conversion_mapping": cm["get_checkpoint_conversion_mapping"],
+            "register_checkpoint_conversion_mapping": lambda *a, **k: None})
+        sys.modules["transformers.core_model_loading"] = _NamesModule(
+            "transformers.core_model_loading", {"WeightRenaming": _WeightRenaming})
+        self.ar = {
+            "logger": _Logger(), "platform": platform, "require_version": _require_version,
+            # common.py: SUPPORTED_LAYER_TYPES = (torch.nn.Linear, transformers.pytorch_utils.Conv1D) (no
+            # deepspeed); is_transformers_version_greater_or_equal_5: transformers 5.
+            "SUPPORTED_LAYER_TYPES": (Linear, Conv1D), "is_transformers_version_greater_or_equal_5": lambda: True,
+            "is_hpex_available": lambda: False,
+            # special_model_handler.update_module -> modeling/fused_moe/replace_modules.apply_replacements:
+            # "qwen3_5" is not in BUILTIN_MODULES (is_custom_model False) and _handle_moe_modules only
+            # rewrites MoE experts, which a dense Qwen3.5 has none of: the model comes back unchanged.
+            "update_module": lambda model, *a, **k: model,
+            # backend.dynamic_import_inference_linear: the backend's QuantLinear class (kernels not read)
+            "dynamic_import_inference_linear": lambda *a, **k: _ArQuantLinear,
+            # convert_model.py's module-level `try: from transformers.quantizers.base import HfQuantizer;
+            # get_modules_to_not_convert = HfQuantizer.get_modules_to_not_convert`: transformers' own.
+            "get_modules_to_not_convert": self.stand["HfQuantizer"].get_modules_to_not_convert,
+        }
+        src = VllmSource(root, self.stand, package="auto_round/inference")
+        for rel, names in _AR:
+            ns = src.namespace(rel)
+            ns.update(self.stand)
+            ns.update(self.ar)
+            src.load(rel, *names, ns=ns)
+            if rel.endswith("backend.py"):
+                # the module-level `BackendInfos["..."] = BackendInfo(...)` statements, in file order
+                body = [n for n in src.tree(rel).body if isinstance(n, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == "BackendInfos"
+                    for t in n.targets)]
+                exec(compile(ast.Module(body=body, type_ignores=[]), str(src.root / rel), "exec"), ns)  # noqa: S102
+            for n in names:
+                self.ar[n] = ns[n]
+        for mod in ("auto_round.inference.convert_model", "auto_round.schemes", "auto_round.special_model_handler",
+                    "auto_round.export.export_to_autogptq.export", "auto_round.algorithms.transforms",
+                    "auto_round.utils.common"):
+            sys.modules[mod] = _NamesModule(mod, self.ar)
 
     def _load(self, src: VllmSource, rel: str, names):
         ns = src.namespace(rel)
@@ -615,9 +758,9 @@ class TransformersEngine:
                 "qwen3_5 renaming, so which module each key loads into is not in the source read")
         qc = config_json.get("quantization_config")
         method = str(qc.get("quant_method", "")).lower() if isinstance(qc, dict) else ""
-        if method == "auto-round":
+        if method == "auto-round" and self.ar is None:
             raise TransformersUnmodelled("auto-round: AutoRoundQuantizer converts the model with the auto_round "
-                                         "library (convert_hf_model), whose source is not read")
+                                         "library (convert_hf_model): give its source (--auto-round-src)")
         if method == "gptq" and self.optimum is None:
             raise TransformersUnmodelled("gptq needs optimum's source (--optimum-src)")
         if method == "compressed-tensors" and self.ct is None:
@@ -631,13 +774,20 @@ class TransformersEngine:
             hf_quantizer, config, _ = self.stand["get_hf_quantizer"](config, None, None, True, {})
         except _RAISES as e:
             return [(None, TransformersRaised(f"{type(e).__name__}: {e}"))]
+        if hf_quantizer is None and method:
+            # AutoHfQuantizer.supports_quant_method (quantizers/auto.py) answered False: the whole
+            # config is skipped ("Unknown quantization type ... Hence, we will skip the
+            # quantization") and no module is quantized. One decision for the checkpoint, so it is
+            # the case-level outcome, as a refusal would be.
+            return [(None, TransformersRaised(f"Unknown quantization type, got {method}: the "
+                                              "quantization is skipped"))]
         model = build_model(arch, layer_types, config)
         if hf_quantizer is not None:
             try:
                 hf_quantizer.preprocess_model(model=model, config=config, dtype=None, checkpoint_files=None,
                                               device_map=None,
                                               keep_in_fp32_modules=model._keep_in_fp32_modules or [])
-            except _RAISES as e:
+            except _RAISES + (SystemExit,) as e:  # SystemExit: auto_round's process_requirement exit(-1)
                 return [(None, TransformersRaised(f"{type(e).__name__}: {e}"))]
         out = []
         for layer in layers:
