@@ -64,6 +64,27 @@ class FusedMoE:  # layers/moe/fused_moe_triton (no MoE in the generated layouts)
         self.prefix = prefix
 
 
+class RadixAttention:  # layers/radix_attention.py: isinstance() targets only (fp8, modelopt)
+    pass
+
+
+class _Envs:
+    """sglang.srt.environ.envs: every variable unset (SGLANG_FP8_IGNORED_LAYERS,
+    SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION, ...)."""
+
+    class _Var:
+        def get(self):
+            return None
+
+        def is_set(self):
+            return False
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._Var()
+
+
 class Unquantized:
     """Base of the stand-ins for SGLang's unquantized methods (quantization/unquant.py)."""
 
@@ -109,10 +130,19 @@ def _stand_ins() -> dict:
     ns = {c.__name__: c for c in (LinearBase, ColumnParallelLinear, MergedColumnParallelLinear,
                                   QKVParallelLinear, RowParallelLinear, ReplicatedLinear,
                                   VocabParallelEmbedding, ParallelLMHead, FusedMoE,
+                                  RadixAttention,
                                   UnquantizedLinearMethod, UnquantizedEmbeddingMethod,
                                   UnquantizedFusedMoEMethod)}
     # The platform: a CUDA GPU (awq.py _is_cuda/_is_hip/_is_npu/_is_xpu).
     ns.update(_is_cuda=True, _is_hip=False, _is_npu=False, _is_xpu=False,
+              # auto_round/routing.py's module flags and the predicates fp8.py calls at
+              # get_quant_method time (sglang.srt.utils is_npu ...): a CUDA GPU.
+              _is_cpu=False, _is_cpu_amx_available=False, _is_musa=False,
+              is_npu=lambda: False, is_cpu=lambda: False, is_hip=lambda: False,
+              is_cuda=lambda: True, is_xpu=lambda: False, envs=_Envs(),
+              # configs/model_config.py @001adf56: REQUANTIZATION_METHODS = ["quark_mxfp4"]
+              # (base_config.py _modelopt_override_quantization_method imports it).
+              REQUANTIZATION_METHODS=["quark_mxfp4"],
               scalar_types=_SCALAR, check_marlin_supported=_check_marlin_supported,
               verify_marlin_supported=_verify_marlin_supported,
               check_marlin_supports_layer=lambda layer, group_size: True,
@@ -186,30 +216,38 @@ ERAS = {
 }
 
 
-def _decoder_layer(model, ck, built, layer_type, present, era, quant=True):
+def _decoder_layer(model, ck, built, layer_type, present, era, quant=True, attn_quant=None):
     """Qwen3_5LinearDecoderLayer / Qwen3_5AttentionDecoderLayer (qwen3_5.py): `linear_attn`
     (Qwen3_5GatedDeltaNet) or `self_attn` (QKVParallelLinear qkv_proj, RowParallelLinear
     o_proj), then `mlp` (Qwen2MoeMLP: MergedColumnParallelLinear gate_up_proj,
-    RowParallelLinear down_proj) at add_prefix("mlp", prefix.replace(".linear_attn", ""))."""
+    RowParallelLinear down_proj) at add_prefix("mlp", prefix.replace(".linear_attn", "")).
+    `attn_quant`: whether the attention / GDN projections get the quant config. qwen3_5.py
+    @005fa71 Qwen3_5LinearDecoderLayer.__init__ (`linear_attn_quant_config = (None if
+    quant_config and quant_config.get_name() == "modelopt_fp4" else quant_config)`, passed to
+    Qwen3_5GatedDeltaNet: in_proj_qkvz, in_proj_ba and out_proj) and
+    Qwen3_5AttentionDecoderLayer.__init__ (`attn_quant_config`, the same test, for qkv_proj
+    and o_proj); the mlp keeps quant_config. The same gate is in qwen3_5.py @cf4465f
+    (docs/research/sglang-versions.md section 1)."""
+    aq = quant if attn_quant is None else (quant and attn_quant)
     if layer_type == "linear_attention" and era.gdn_fused:
         parts = [("linear_attn.in_proj_qkvz", MergedColumnParallelLinear,
-                  ["linear_attn.in_proj_qkv", "linear_attn.in_proj_z"], quant),
+                  ["linear_attn.in_proj_qkv", "linear_attn.in_proj_z"], aq),
                  ("linear_attn.in_proj_ba", MergedColumnParallelLinear,
-                  ["linear_attn.in_proj_b", "linear_attn.in_proj_a"], quant)]
+                  ["linear_attn.in_proj_b", "linear_attn.in_proj_a"], aq)]
     elif layer_type == "linear_attention":
         parts = [("linear_attn.in_proj_qkv", MergedColumnParallelLinear,
-                  ["linear_attn.in_proj_qkv"], quant),
-                 ("linear_attn.in_proj_z", ColumnParallelLinear, ["linear_attn.in_proj_z"], quant),
-                 ("linear_attn.in_proj_b", ColumnParallelLinear, ["linear_attn.in_proj_b"], quant),
-                 ("linear_attn.in_proj_a", ColumnParallelLinear, ["linear_attn.in_proj_a"], quant)]
+                  ["linear_attn.in_proj_qkv"], aq),
+                 ("linear_attn.in_proj_z", ColumnParallelLinear, ["linear_attn.in_proj_z"], aq),
+                 ("linear_attn.in_proj_b", ColumnParallelLinear, ["linear_attn.in_proj_b"], aq),
+                 ("linear_attn.in_proj_a", ColumnParallelLinear, ["linear_attn.in_proj_a"], aq)]
     else:
         parts = [("self_attn.qkv_proj", QKVParallelLinear,
-                  ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"], quant)]
+                  ["self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"], aq)]
     if layer_type == "linear_attention":
         parts += [("linear_attn.conv1d", ColumnParallelLinear, ["linear_attn.conv1d"], False),
-                  ("linear_attn.out_proj", RowParallelLinear, ["linear_attn.out_proj"], quant)]
+                  ("linear_attn.out_proj", RowParallelLinear, ["linear_attn.out_proj"], aq)]
     else:
-        parts += [("self_attn.o_proj", RowParallelLinear, ["self_attn.o_proj"], quant)]
+        parts += [("self_attn.o_proj", RowParallelLinear, ["self_attn.o_proj"], aq)]
     parts += [("mlp.gate_up_proj", MergedColumnParallelLinear,
                ["mlp.gate_proj", "mlp.up_proj"], quant),
               ("mlp.down_proj", RowParallelLinear, ["mlp.down_proj"], quant)]
@@ -236,7 +274,7 @@ def _vision_layers(present, era) -> list[Layer]:
             for built, ck, cls in parts if present(f"model.visual.{ck}")]
 
 
-def target_layers(ck_prefix, layer_types, present, era) -> list[Layer]:
+def target_layers(ck_prefix, layer_types, present, era, attn_quant=True) -> list[Layer]:
     """model_loader/loader.py _initialize_model builds every class with prefix "".
     Qwen3_5ForCausalLM.__init__ (qwen3_5.py): embed_tokens a VocabParallelEmbedding without
     quant_config; layers make_layers(..., prefix=f"{prefix}.layers") -> "{prefix}.layers.{i}".
@@ -246,13 +284,13 @@ def target_layers(ck_prefix, layer_types, present, era) -> list[Layer]:
     built_model = era.text_prefix.rstrip(".")
     for i, layer_type in enumerate(layer_types):
         out += _decoder_layer("target", f"{ck_prefix}layers.{i}", f"{built_model}.layers.{i}",
-                              layer_type, present, era)
+                              layer_type, present, era, attn_quant=attn_quant)
     if present("lm_head"):
         out.append(Layer("target", "lm_head", ParallelLMHead, ["lm_head"]))
     return out
 
 
-def draft_layers(mtp_layers, present, era) -> list[Layer]:
+def draft_layers(mtp_layers, present, era, attn_quant=True) -> list[Layer]:
     """configs/model_config.py rewrites architectures[0] of the draft to Qwen3_5ForCausalLMMTP
     (is_draft_model), so the draft is a model class of its own with a quant config of its own,
     built by the loader from the same quantization_config with that class's
@@ -269,7 +307,7 @@ def draft_layers(mtp_layers, present, era) -> list[Layer]:
     built = era.draft_prefix.rstrip(".")
     for i in range(mtp_layers):
         out += _decoder_layer("draft", f"mtp.layers.{i}", f"{built}.layers.{i}",
-                              "full_attention", present, era)
+                              "full_attention", present, era, attn_quant=attn_quant)
     if present("lm_head"):
         out.append(Layer("draft", "lm_head", ParallelLMHead, ["lm_head"]))
     return out
@@ -299,6 +337,31 @@ class SglangEngine:
         "gptq": [(Q + "gptq/gptq.py", "GPTQMarlinConfig"), (Q + "gptq/gptq.py", "GPTQConfig")],
         "awq": [(Q + "awq/awq.py", "AWQMarlinConfig"), (Q + "awq/awq.py", "AWQConfig")],
     }
+    # The methods whose class is picked by the registry walk below (layers/quantization/
+    # __init__.py BASE_QUANTIZATION_METHODS): registry name -> (file, class, extra top-level
+    # names executed with it).
+    REGISTRY = {
+        "fp8": (Q + "fp8.py", "Fp8Config", ()),
+        "modelopt": (Q + "modelopt_quant.py", "ModelOptFp8Config", ()),
+        "modelopt_fp8": (Q + "modelopt_quant.py", "ModelOptFp8Config", ()),
+        "modelopt_fp4": (Q + "modelopt_quant.py", "ModelOptFp4Config", ()),
+        "modelopt_mixed": (Q + "modelopt_quant.py", "ModelOptMixedPrecisionConfig", ()),
+        "bitsandbytes": (Q + "bitsandbytes.py", "BitsAndBytesConfig",
+                         ("is_layer_skipped_bnb",)),
+        "auto-round": (Q + "auto_round/auto_round.py", "AutoRoundConfig", ()),
+    }
+    # BASE_QUANTIZATION_METHODS' order (quantization/__init__.py; read in two 2026 copies, no
+    # sgl-project commit named: fp8, mxfp8, blockwise_int8, modelopt, modelopt_fp8,
+    # modelopt_fp4, nvfp4_online, modelopt_mixed, w8a8_int8, w8a8_fp8, awq, awq_marlin,
+    # bitsandbytes, gguf, gptq, gptq_marlin, moe_wna16, compressed-tensors, w4afp8,
+    # petit_nvfp4, quark, quark_mxfp4, auto-round, ...). _verify_quantization asks each class's
+    # override_quantization_method in this order and the first answer wins; the classes this
+    # harness loads, in that order (the others are taken to answer None for these configs:
+    # not read).
+    OVERRIDE_ORDER = ["fp8", "modelopt", "modelopt_fp8", "modelopt_fp4", "modelopt_mixed",
+                      "awq", "awq_marlin", "bitsandbytes", "gptq", "gptq_marlin",
+                      "compressed-tensors", "auto-round"]
+    NEW_METHODS = ("fp8", "modelopt", "bitsandbytes", "auto-round")
 
     def __init__(self, root: str, era: str = "after-18926"):
         self.era = ERAS[era]
@@ -329,6 +392,16 @@ class SglangEngine:
         ct = self.classes["compressed-tensors"][0]
         ct._get_scheme_from_parts = lambda self, **kwargs: Marker("CompressedTensorsScheme")
         ct._check_scheme_supported = lambda self, *args, **kwargs: True
+        # auto_round/routing.py builds GPTQ / AWQ configs per layer (`from
+        # sglang.srt.layers.quantization.gptq import GPTQMarlinConfig, ...` inside its
+        # functions): the real classes of gptq/gptq.py and awq/awq.py answer those imports.
+        gptq_marlin, gptq_plain = self.classes["gptq"]
+        awq_marlin, awq_plain = self.classes["awq"]
+        self.stand.update(GPTQMarlinConfig=gptq_marlin, GPTQConfig=gptq_plain,
+                          AWQMarlinConfig=awq_marlin, AWQConfig=awq_plain)
+        self.registry = {"gptq": gptq_plain, "gptq_marlin": gptq_marlin, "awq": awq_plain,
+                         "awq_marlin": awq_marlin, "compressed-tensors": ct}
+        self.registry.update(self._load_registry())
 
     def _load_class(self, rel, cls, chain):
         ns = self.src.namespace(rel)
@@ -338,6 +411,35 @@ class SglangEngine:
         self.src.load(rel, *extra, *names, ns=ns)
         # the classes of one file refer to each other (AWQMarlinConfig -> AWQConfig)
         return ns[cls]
+
+    def _load_registry(self) -> dict:
+        """Execute the new methods' config classes, one namespace per file (the classes of
+        modelopt_quant.py refer to each other and to their base ModelOptQuantConfig)."""
+        import types
+        # auto_round/auto_round.py get_quant_method: `from sglang.srt.layers.quantization.
+        # auto_round import routing` then routing.get_quant_method: routing.py's functions,
+        # executed, answer that import.
+        rel = Q + "auto_round/routing.py"
+        ns = self.src.namespace(rel)
+        ns.update(self.stand)
+        self.src.load(rel, "get_layer_config", "apply_awq_quant_layer",
+                      "apply_gptq_quant_layer", "get_quant_method", ns=ns)
+        self.stand["routing"] = types.SimpleNamespace(
+            get_quant_method=ns["get_quant_method"], get_layer_config=ns["get_layer_config"])
+        by_file: dict[str, list[str]] = {}
+        for rel, cls, extra in self.REGISTRY.values():
+            names = by_file.setdefault(rel, [])
+            for n in (*extra, cls):
+                if n not in names:
+                    names.append(n)
+        by_file[Q + "modelopt_quant.py"].insert(0, "ModelOptQuantConfig")
+        loaded = {}
+        for rel, names in by_file.items():
+            ns = self.src.namespace(rel)
+            ns.update(self.stand)
+            self.src.load(rel, *names, ns=ns)
+            loaded[rel] = ns
+        return {name: loaded[rel][cls] for name, (rel, cls, _) in self.REGISTRY.items()}
 
     # -- reading the config as SGLang does -------------------------------------------------
     def quant_config(self, config_json: dict, packed: dict):
@@ -350,6 +452,8 @@ class SglangEngine:
         if qc is None:
             return None
         method = str(qc.get("quant_method", "")).lower()
+        if method in self.NEW_METHODS or method.startswith("modelopt"):
+            return self._registry_config(copy.deepcopy(qc), packed)
         if method not in self.classes:
             raise SglangUnmodelled(f"{method}: not modelled by this harness")
         qc = copy.deepcopy(qc)
@@ -360,6 +464,59 @@ class SglangEngine:
                 return cls.from_config(copy.deepcopy(qc))
         return plain.from_config(copy.deepcopy(qc))
 
+    def _registry_config(self, qc: dict, packed: dict):
+        """configs/model_config.py @001adf56. _parse_quant_hf_config: a quantization_config
+        without quant_method or with quant_method "modelopt" is rewritten in place by
+        _parse_modelopt_quant_config({"quantization": quant_cfg}) (quant_algo
+        MIXED_PRECISION -> modelopt_mixed with a non-empty quantized_layers, else w4afp8; a
+        quant_algo containing "FP4"/"NVFP4" -> modelopt_fp4; containing "FP8" ->
+        modelopt_fp8; else unchanged). _verify_quantization (no --quantization given): the
+        first class of QUANTIZATION_METHODS whose override_quantization_method answers names
+        the method, else quant_method itself; a name outside QUANTIZATION_METHODS raises
+        "Unknown quantization method: ...". weight_utils.py get_quant_config then passes that
+        (mutated) dict, with the model class's packed_modules_mapping added, to the chosen
+        class's from_config."""
+        if "quant_method" not in qc or qc["quant_method"] == "modelopt":
+            algo = qc.get("quant_algo", None)
+            parsed = None
+            if algo == "MIXED_PRECISION":
+                parsed = {"quant_method": "modelopt_mixed" if qc.get("quantized_layers")
+                          else "w4afp8", "quant_algo": algo}
+            elif algo and ("FP4" in algo or "NVFP4" in algo):
+                parsed = {"quant_method": "modelopt_fp4", "quant_algo": algo}
+            elif algo and "FP8" in algo:
+                parsed = {"quant_method": "modelopt_fp8", "quant_algo": algo}
+            if parsed:
+                qc.update(parsed)
+        quant_method = str(qc.get("quant_method", "")).lower()
+        for name in self.OVERRIDE_ORDER:
+            answer = self.registry[name].override_quantization_method(qc, None)
+            if answer:
+                quant_method = answer
+                break
+        if quant_method in ("modelopt_mixed", "w4afp8"):
+            raise SglangUnmodelled(f"{quant_method}: not modelled by this harness")
+        if quant_method not in self.registry:
+            raise SglangRaised(f"Unknown quantization method: {quant_method}. Must be one of "
+                               "[...].")
+        qc["packed_modules_mapping"] = copy.deepcopy(packed)
+        return self.registry[quant_method].from_config(qc)
+
+    @staticmethod
+    def _name(cfg) -> str | None:
+        return cfg.get_name() if cfg is not None else None
+
+    def _mtp_quant_config(self, cfg):
+        """qwen3_5_mtp.py @008b79d _mtp_quant_config (Qwen3_5ForCausalLMMTP.__init__ builds
+        everything with its answer): None for modelopt_mixed and for modelopt_fp4 with
+        is_checkpoint_nvfp4_serialized (NPU and quark branches do not apply here)."""
+        name = self._name(cfg)
+        if name == "modelopt_mixed" or (
+                name == "modelopt_fp4" and getattr(cfg, "is_checkpoint_nvfp4_serialized",
+                                                   False)):
+            return None
+        return cfg
+
     def judge(self, arch, ck_prefix, layer_types, mtp_layers, config_json, files, tensors):
         if arch != "Qwen3_5ForConditionalGeneration":
             # qwen3_5.py EntryClass (cf4465f, c72ed54, 005fa71) lists the VLM classes only.
@@ -369,18 +526,23 @@ class SglangEngine:
         era = self.era
         try:
             cfg = self.quant_config(config_json, era.packed)
-            draft_cfg = self.quant_config(config_json, era.draft_packed)
+            draft_cfg = self._mtp_quant_config(
+                self.quant_config(config_json, era.draft_packed))
+        except SglangRaised as e:
+            return [(None, e)]
         except _RAISES as e:
             return [(None, SglangRaised(str(e)))]
-        target = target_layers(ck_prefix, layer_types, present, era)
-        draft = draft_layers(mtp_layers, present, era)
+        target = target_layers(ck_prefix, layer_types, present, era,
+                               attn_quant=self._name(cfg) != "modelopt_fp4")
+        draft = draft_layers(mtp_layers, present, era,
+                             attn_quant=self._name(draft_cfg) != "modelopt_fp4")
         if cfg is None:
             return [(layer, "dense") for layer in target + draft]
         return ([(layer, self._decide(cfg, layer)) for layer in target]
                 + [(layer, self._decide(draft_cfg, layer)) for layer in draft])
 
     def _decide(self, cfg, layer: Layer):
-        if not layer.quant_config:
+        if not layer.quant_config or cfg is None:
             return "dense"
         try:
             method = cfg.get_quant_method(layer.cls(layer.prefix), prefix=layer.prefix)
@@ -389,5 +551,3 @@ class SglangEngine:
         if method is None or isinstance(method, Unquantized):
             return "dense"
         return "quantized"
-
-
