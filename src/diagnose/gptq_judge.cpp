@@ -61,8 +61,9 @@ quant::GptqConfig patched(const quant::GptqConfig& config, const GptqFix& fix) {
       for (size_t i = 0; i < config.modules_in_block->size(); ++i) {
         if (fix.list_removed.count(config.list_entries[i]) == 0) {
           names.push_back((*config.modules_in_block)[i]);
-          out.list_entries.push_back(fix.list_create ? quant::GptqListEntry{created, names.size() - 1}
-                                                     : config.list_entries[i]);
+          out.list_entries.push_back(fix.list_create
+                                         ? quant::GptqListEntry{created, names.size() - 1}
+                                         : config.list_entries[i]);
         }
       }
     }
@@ -602,8 +603,7 @@ std::pair<FindingKind, std::string> optimum_problem(const LayerView& view,
   if (decision.by == DecidedBy::built_dense) {
     return {FindingKind::engine_builds_dense,
             "stored " + view.stored + " but " + who + " quantizes only the Linear under " +
-                (rules.optimum_block().empty() ? std::string("its block")
-                                               : rules.optimum_block()) +
+                (rules.optimum_block().empty() ? std::string("its block") : rules.optimum_block()) +
                 " (optimum's block): not fixable by a config patch"};
   }
   return {FindingKind::quantized_untargeted,
@@ -692,7 +692,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
     const bool reads_list = engine_view.dialect.gptq.reads_module_list;
     const bool optimum = engine_view.dialect.gptq.optimum_convert;
     return [&config, &rules, who, reads_list, optimum](const LayerView& view,
-                                                        const Decision& decision) {
+                                                       const Decision& decision) {
       if (optimum) {
         return optimum_problem(view, decision, rules, who);
       }

@@ -44,8 +44,8 @@ GptqHeaders gptq_headers(const checkpoint::Inventory& inventory) {
                                                  "layers"};
   for (const char* pattern : k_block_patterns) {
     const std::string_view p(pattern);
-    const bool any = std::any_of(
-        inventory.tensors.begin(), inventory.tensors.end(), [&](const auto& tensor) {
+    const bool any =
+        std::any_of(inventory.tensors.begin(), inventory.tensors.end(), [&](const auto& tensor) {
           return std::string_view(tensor.name).substr(0, p.size()) == p;
         });
     if (any) {
@@ -340,8 +340,9 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
       return verdict();
     }
     if (!in_optimum_block(layer.prefix)) {
-      lines.emplace_back("block", layer.prefix + " is not under " + m_block +
-                                      ": optimum never replaces it (dense)");
+      lines.emplace_back("block",
+                         layer.prefix + " is not under " + m_block +
+                             ": optimum never replaces it (dense)");
       return verdict();
     }
     lines.emplace_back("block", layer.prefix + " is under " + m_block);

@@ -131,7 +131,8 @@ OptimumList read_optimum_list(const json::Json& config) {
   }
   for (const auto& item : list) {
     if (!item.is_array()) {
-      out.error = "TypeError: can only concatenate list (not \"" + python_type(item) + "\") to list";
+      out.error =
+          "TypeError: can only concatenate list (not \"" + python_type(item) + "\") to list";
       out.simple = false;
       return out;
     }
