@@ -143,7 +143,8 @@ std::string quoted(const std::string& text) {
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds,
-                 bool split_by_engines) {
+                 bool split_by_engines,
+                 bool split_by_fixability) {
   std::stable_sort(problems.begin(),
                    problems.end(),
                    [](const LayerProblem& a, const LayerProblem& b) { return a.order < b.order; });
@@ -158,6 +159,9 @@ void add_grouped(std::vector<LayerProblem>& problems,
       for (const std::string& engine : sorted) {
         engines += engine + " ";
       }
+    }
+    if (split_by_fixability && problem.fixable && !*problem.fixable) {
+      engines += "!"; // a module no patch fixes for one engine stays apart from fixable ones
     }
     const auto key = std::tuple(problem.kind, problem.key, engines);
     auto it = std::find_if(

@@ -4,7 +4,10 @@
 // the config would quantize (all shards of a fused layer; "...mlp.experts" for an experts layer),
 // and removes a key that makes quantized modules dense, as a fixpoint like the other judges.
 // Exact checkpoint names are the robust choice (engines.md §12.2): vLLM renames them like layer
-// names, and auto-round's own substring reading of plain keys matches them too.
+// names, and the auto_round library (transformers) reads an exact nn.Linear name as that layer's
+// own dict, joining it to the layers it converts whatever the block list, never overwritten by
+// a regex or dynamic key (auto_round_library.cpp): {"bits": 16} makes it dense for both. The one
+// patch is judged by every engine at once: each fix round asks every version of every engine.
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
@@ -35,7 +38,8 @@ quant::IncConfig patched(const quant::IncConfig& config, const IncFix& fix) {
     }
   }
   for (const std::string& key : fix.added) {
-    out.extra_config.push_back({key, 16, std::nullopt, std::nullopt});
+    out.extra_config.push_back(
+        {key, 16, std::nullopt, std::nullopt, json::Json::parse(k_dense_entry)});
   }
   out.has_extra_config = true;
   return out;
@@ -56,9 +60,10 @@ std::string fused_key(const Layer& layer, const engine::ModelInfo& model) {
   return model.to_vllm(layer.name) == layer.prefix ? layer.name : layer.prefix;
 }
 
-// True when `entry` reads as ours: 16 bits with the default group_size and sym.
+// True when `entry` reads as ours: 16 bits with the default group_size and sym, and no act_bits
+// (the auto_round library quantizes a layer whose act_bits is 8 or less).
 bool reads_as_dense_entry(const quant::IncEntry& entry) {
-  return entry.bits == 16 && !entry.group_size && !entry.sym;
+  return entry.bits == 16 && !entry.group_size && !entry.sym && !entry.value.contains("act_bits");
 }
 
 bool fix_round(const quant::IncConfig& config,
@@ -90,7 +95,8 @@ bool fix_round(const quant::IncConfig& config,
   const std::vector<LayerView>& views = *engine_view.views;
   {
     const quant::IncConfig current = patched(config, fix);
-    const engine::AutoRoundRules judge(current, model, engine_view.version);
+    const engine::AutoRoundRules judge(
+        current, model, engine_view.version, engine_view.layers.get());
     // Where each entry of `current` came from: an original index, or one of ours (nothing).
     std::vector<std::optional<size_t>> origin;
     for (size_t i = 0; i < config.extra_config.size(); ++i) {
@@ -170,6 +176,72 @@ bool fix_round(const quant::IncConfig& config,
   }
 }
 
+// How the auto_round library (transformers) goes wrong on one layer; `after` judges the patch.
+std::pair<FindingKind, std::string> library_problem(const LayerView& view,
+                                                    const Decision& decision,
+                                                    const engine::AutoRoundRules& after,
+                                                    const std::string& who) {
+  if (decision.by == DecidedBy::undecidable) {
+    return undecidable_problem("extra_config");
+  }
+  const std::string how = who + " (auto_round's convert_hf_model)";
+  if (view.disk == Disk::dense) {
+    return {FindingKind::dense_quantized_by_config,
+            "stored " + view.stored + " but " + how + " quantizes them (" + decision.target +
+                "); no extra_config key of 16 bits names them"};
+  }
+  if (decision.by == DecidedBy::ignore_entry) {
+    std::string detail =
+        "stored " + view.stored + " but " + how + " makes them dense by " + decision.target;
+    const Decision without = after.decide(*view.layer);
+    if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
+      detail += ", and without that key still dense (" + without.target +
+                "): not fixable by a config patch";
+    }
+    return {FindingKind::quantized_made_dense, detail};
+  }
+  return {FindingKind::quantized_untargeted,
+          "stored " + view.stored + " but " + how + " builds them dense (" + decision.target +
+              "): not fixable by a config patch"};
+}
+
+// The auto_round library's refusals that depend on the layers it converts (a quantized layer
+// no backend serves), for each version that converts with it, unless a refusal of the config
+// itself (engine/transformers/config_checks.cpp) is reported already.
+void add_library_refusals(const JudgeInput& in,
+                          const quant::IncConfig& config,
+                          const std::vector<std::unique_ptr<EngineView>>& judged,
+                          Diagnosis& diagnosis) {
+  for (const auto& engine_view : judged) {
+    if (!engine_view->dialect.auto_round.library_convert) {
+      continue;
+    }
+    const std::string engine(engine::to_string(engine_view->engine));
+    const bool refused = std::any_of(
+        diagnosis.findings.begin(), diagnosis.findings.end(), [&](const Finding& finding) {
+          return finding.kind == FindingKind::config_rejected && finding.modules.empty() &&
+                 finding.engines == std::vector<std::string>{engine};
+        });
+    const engine::AutoRoundRules rules(
+        config, engine_view->model, engine_view->version, engine_view->layers.get());
+    const auto refusal = refused ? std::nullopt : rules.library_refusal(*engine_view->layers);
+    if (!refusal) {
+      continue;
+    }
+    Finding finding;
+    finding.kind = FindingKind::config_rejected;
+    finding.label = in.active.name;
+    const std::string where = quant::pointer_text(in.active.pointer);
+    finding.detail =
+        in.active.name + (where.empty() ? "" : " " + where) + ": " +
+        std::string(engine_view->dialect.engine_name) +
+        " refuses this quantization config while auto_round converts the model: " + *refusal;
+    finding.engines = {engine};
+    finding.engine_error = *refusal;
+    diagnosis.findings.push_back(std::move(finding));
+  }
+}
+
 } // namespace
 
 Status
@@ -179,14 +251,12 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const NamingSetting setting = naming_setting(in.inventory, modules, configs, in.options);
   const engine::ModelInfo& model = setting.model;
   const std::vector<Layer>& layers = setting.layers;
-  const std::vector<LayerView>& views = setting.views;
   // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
   // one fix for all of them.
   const auto judged =
       engine_views(in.engines, model, modules, in.inventory, in.mtp_head, in.options, "auto-round");
   judged_versions(judged, diagnosis);
   const IncFix fix = find_fix(config, judged, modules);
-  const engine::AutoRoundRules before(config, model);
   const quant::IncConfig fixed_config = patched(config, fix);
 
   // How one version words a layer's problem (`after`: that version's judge of the patch).
@@ -230,9 +300,25 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   };
   LayerProblems problems;
   for (const auto& engine_view : judged) {
-    const engine::AutoRoundRules version_before(config, engine_view->model, engine_view->version);
+    const auto* built = engine_view->layers.get();
+    const engine::AutoRoundRules version_before(
+        config, engine_view->model, engine_view->version, built);
     const engine::AutoRoundRules version_after(
-        fixed_config, engine_view->model, engine_view->version);
+        fixed_config, engine_view->model, engine_view->version, built);
+    if (version_before.library_convert()) {
+      const std::string who(engine_view->dialect.engine_name);
+      problems.add(
+          *engine_view->views,
+          modules,
+          version_before,
+          version_after,
+          [&](const LayerView& view, const Decision& decision) {
+            return library_problem(view, decision, version_after, who);
+          },
+          engine_view->engine,
+          &engine_view->version);
+      continue;
+    }
     problems.add(*engine_view->views,
                  modules,
                  version_before,
@@ -242,24 +328,42 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                  &engine_view->version);
   }
   problems.report(diagnosis.findings, &judged);
+  add_library_refusals(in, config, judged, diagnosis);
 
   // Layers no config can load: vLLM builds one layer (one quant method) for a fused layer's
   // shards, and a module whose tensors contradict each other loads under none.
+  // Each engine's own layers (transformers fuses nothing); modules stored inconsistently once.
   std::vector<LayerProblem> storage;
-  for (const LayerView& view : views) {
-    if (view.disk == Disk::mixed) {
+  std::vector<std::string> engine_names;
+  for (const engine::Engine engine : in.engines.list()) {
+    engine_names.emplace_back(engine::to_string(engine));
+  }
+  const std::vector<LayerView>& first_views = *judged.front()->views;
+  std::set<engine::Engine> seen;
+  for (const auto& engine_view : judged) {
+    if (!seen.insert(engine_view->engine).second) {
+      continue; // versions of one engine build the same layers
+    }
+    for (const LayerView& view : *engine_view->views) {
+      if (view.disk != Disk::mixed) {
+        continue;
+      }
       std::vector<std::string> names;
       for (const uint32_t m : view.layer->modules) {
         names.emplace_back(modules[m].name);
       }
       storage.push_back({FindingKind::disk_shards_disagree,
                          "are shards of " + view.layer->name +
-                             " but stored partly quantized, partly dense: vLLM builds one layer "
-                             "for them, so no config can load it",
+                             " but stored partly quantized, partly dense: " +
+                             std::string(engine_view->dialect.engine_name) +
+                             " builds one layer for them, so no config can load it",
                          std::move(names),
                          view.order,
-                         {"vllm"}});
-    } else if (view.disk == Disk::inconsistent) {
+                         {std::string(engine::to_string(engine_view->engine))}});
+    }
+  }
+  for (const LayerView& view : first_views) {
+    if (view.disk == Disk::inconsistent) {
       for (const uint32_t m : view.layer->modules) {
         if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
           storage.push_back({FindingKind::inconsistent_storage,
@@ -267,7 +371,7 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                                  "): no config can load it; re-export the module",
                              {std::string(modules[m].name)},
                              view.order,
-                             {"vllm"}});
+                             engine_names});
         }
       }
     }
@@ -275,8 +379,12 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   add_grouped(storage, diagnosis.findings, {});
 
   // Traps (engines.md §11.2): plain keys that look like patterns but, with no regex
-  // metacharacter, are literal names that no layer has.
-  for (const quant::IncEntry& entry : config.extra_config) {
+  // metacharacter, are literal names that no layer has (vLLM's reading).
+  const bool vllm_judged = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
+    return !view->dialect.auto_round.library_convert;
+  });
+  for (const quant::IncEntry& entry :
+       vllm_judged ? config.extra_config : std::vector<quant::IncEntry>()) {
     if (quant::is_inc_regex_key(entry.key)) {
       continue;
     }

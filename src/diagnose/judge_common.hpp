@@ -123,6 +123,9 @@ struct SkipListSetting {
   // one (SkipListDialect::fp8_prefers_modules_to_not_convert).
   std::optional<std::vector<std::string>> fp8_ignored_layers;
   std::optional<std::vector<std::string>> fp8_modules_to_not_convert;
+  // FP8: `ignored_layers` is a key of the config (null included), which an engine reading the
+  // first key present (SkipListDialect::fp8_first_present_key) then reads.
+  bool fp8_ignored_layers_key = false;
   // The key `version` reads its list from.
   std::string key_read_by(const engine::EngineVersion& version,
                           const engine::ModelInfo& model) const;
@@ -144,7 +147,8 @@ std::string quoted(const std::string& text);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds,
-                 bool split_by_engines = false);
+                 bool split_by_engines = false,
+                 bool split_by_fixability = false);
 
 // The layer problems of one or more engines, grouped into findings once all are in: a problem
 // two engines share becomes one finding that names both.
@@ -243,7 +247,9 @@ public:
             return m_unfixed.count({problem.kind, engine}) > 0;
           });
     }
-    add_grouped(m_problems, findings, {});
+    // Problems no patch fixes for one engine (SGLang's Qwen3-Next draft shares the target's
+    // layer names) stay apart from those it fixes for another: the patch is still written.
+    add_grouped(m_problems, findings, {}, false, true);
   }
 
 private:

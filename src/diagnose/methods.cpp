@@ -115,7 +115,7 @@ SharedRules rules_gptq(const detail::DecideInput& in, const quant::GptqConfig& c
 }
 SharedRules rules_auto_round(const detail::DecideInput& in, const quant::IncConfig& config) {
   return std::make_shared<const RulesOf<engine::AutoRoundRules>>(
-      engine::AutoRoundRules(config, in.view.model, in.view.version));
+      engine::AutoRoundRules(config, in.view.model, in.view.version, in.view.layers.get()));
 }
 SharedRules rules_skip_list(const detail::DecideInput& in, const detail::SkipListSetting& setting) {
   return std::make_shared<const RulesOf<engine::SkipListRules>>(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The judge for AWQ (`modules_to_not_convert`; vLLM's and SGLang's rules), FP8 (`ignored_layers`,
-// else `modules_to_not_convert`), ModelOpt and bitsandbytes (vLLM's rules), all in
+// else `modules_to_not_convert`; SGLang the first key present), bitsandbytes, and ModelOpt
+// (vLLM's rules for SGLang), all in
 // engine/skip_list_rules.hpp. The fix is the same fixpoint as for compressed-tensors, over every
 // judged engine at once: append exact checkpoint names for dense layers an engine would quantize
 // (for AWQ experts, the experts layer name, which its substring test needs; for SGLang's AWQ, a
@@ -132,7 +133,7 @@ std::vector<std::string> exclusion_names(const LayerView& view,
                                          const engine::ModelInfo& model,
                                          const engine::Dialect& dialect) {
   const Layer& layer = *view.layer;
-  if (dialect.skip_list.built_name_only) {
+  if (dialect.skip_list.awq_built_name_only && method == SkipListMethod::awq) {
     // The engine tests the name it builds the layer under (its own naming), a fused layer by
     // its fused name only: the checkpoint's names where one of them is part of
     // that name, else that name itself.
@@ -262,6 +263,7 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
     };
     setting.fp8_ignored_layers = strings("ignored_layers");
     setting.fp8_modules_to_not_convert = strings("modules_to_not_convert");
+    setting.fp8_ignored_layers_key = active.config().contains("ignored_layers");
   }
   return setting;
 }
@@ -305,6 +307,10 @@ std::string_view skip_list_method_name(engine::SkipListMethod method) {
 std::string SkipListSetting::key_read_by(const engine::EngineVersion& version,
                                          const engine::ModelInfo& model) const {
   if (method == SkipListMethod::fp8 &&
+      engine::dialect_of(version, model).skip_list.fp8_first_present_key) {
+    return fp8_ignored_layers_key ? "ignored_layers" : "modules_to_not_convert";
+  }
+  if (method == SkipListMethod::fp8 &&
       engine::dialect_of(version, model).skip_list.fp8_prefers_modules_to_not_convert) {
     return fp8_modules_to_not_convert || !fp8_ignored_layers ? "modules_to_not_convert"
                                                              : "ignored_layers";
@@ -314,6 +320,12 @@ std::string SkipListSetting::key_read_by(const engine::EngineVersion& version,
 
 std::vector<std::string> SkipListSetting::read_by(const engine::EngineVersion& version,
                                                   const engine::ModelInfo& model) const {
+  if (method == SkipListMethod::fp8 &&
+      engine::dialect_of(version, model).skip_list.fp8_first_present_key) {
+    // A null value reads as None, then `ignored_layers or []`.
+    return (fp8_ignored_layers_key ? fp8_ignored_layers : fp8_modules_to_not_convert)
+        .value_or(std::vector<std::string>());
+  }
   if (method == SkipListMethod::fp8 &&
       engine::dialect_of(version, model).skip_list.fp8_prefers_modules_to_not_convert) {
     return fp8_modules_to_not_convert ? *fp8_modules_to_not_convert
@@ -357,18 +369,26 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   if (judged.empty()) {
     return ok_status();
   }
-  // FP8 judged only by engines that prefer modules_to_not_convert: the list is theirs.
-  if (method == SkipListMethod::fp8 &&
-      std::all_of(judged.begin(), judged.end(), [](const auto& view) {
-        return view->dialect.skip_list.fp8_prefers_modules_to_not_convert;
-      })) {
-    const auto& own = skip_list.fp8_modules_to_not_convert ? skip_list.fp8_modules_to_not_convert
-                                                           : skip_list.fp8_ignored_layers;
-    list = SkipList{};
-    list.key = skip_list.key_read_by(judged.front()->version, judged.front()->model);
-    list.exists = own.has_value();
-    list.entries = own.value_or(std::vector<std::string>());
-    list.written = list.entries.size();
+  // FP8 judged only by engines that read one list other than vLLM's way (transformers prefers
+  // modules_to_not_convert, SGLang reads the first key present): the list is theirs.
+  const auto fp8_own_reading = [](const auto& view) {
+    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert ||
+           view->dialect.skip_list.fp8_first_present_key;
+  };
+  if (method == SkipListMethod::fp8 && std::all_of(judged.begin(), judged.end(), fp8_own_reading)) {
+    const std::string key = skip_list.key_read_by(judged.front()->version, judged.front()->model);
+    const std::vector<std::string> entries =
+        skip_list.read_by(judged.front()->version, judged.front()->model);
+    if (std::all_of(judged.begin(), judged.end(), [&](const auto& view) {
+          return skip_list.key_read_by(view->version, view->model) == key &&
+                 skip_list.read_by(view->version, view->model) == entries;
+        })) {
+      list = SkipList{};
+      list.key = key;
+      list.exists = active.config().contains(key) && active.config()[key].is_array();
+      list.entries = entries;
+      list.written = list.entries.size();
+    }
   }
   // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
   std::set<size_t> removed;
@@ -402,6 +422,25 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     }
     return false;
   };
+  // Whether the one entry `name` makes a layer stored quantized dense (or its shards disagree)
+  // under any judged engine.
+  const auto skips_quantized = [&](const std::string& name) {
+    for (const auto& engine_view : judged) {
+      const engine::SkipListRules judge =
+          skip_list.judge(engine_view->version, {name}, engine_view->model);
+      for (const LayerView& other : *engine_view->views) {
+        if (other.disk != Disk::quantized) {
+          continue;
+        }
+        const Decision decision = judge.decide(*other.layer);
+        if (decision.verdict == Verdict::load_error ||
+            (decision.verdict == Verdict::dense && decision.by == DecidedBy::ignore_entry)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
   // Named variables, not structured bindings: the lambdas below capture them, which clang
   // before 16 refuses (P1091), and the fuzz build (fuzz/) uses Debian 12's clang 14.
   const auto step = [&] {
@@ -424,9 +463,34 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             const bool error = decision.verdict == Verdict::load_error;
             if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-              for (const std::string& name : exclusion_names(
-                       view, modules, method, engine_view->model, engine_view->dialect)) {
-                if (engine_view->dialect.skip_list.built_name_only && name != view.layer->name &&
+              std::vector<std::string> names =
+                  exclusion_names(view, modules, method, engine_view->model, engine_view->dialect);
+              // SGLang's FP8 tests a layer its quant config's mapping does not fuse by its own
+              // name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj, mapping {}): once
+              // the checkpoint's names are listed and it is still quantized, that name.
+              if (method == SkipListMethod::fp8 &&
+                  engine_view->dialect.skip_list.fp8_first_present_key &&
+                  std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+                    return std::find(entries.begin(), entries.end(), name) != entries.end();
+                  })) {
+                // The names it tests: its shards where the mapping fuses it (SGLang before
+                // #18926 builds the vision tower's attn.qkv as visual...attn.qkv_proj), else
+                // its own; none where another engine or version builds a quantized layer under
+                // it (SGLang before #18926 builds the draft at the target's model.layers.0).
+                std::vector<std::string> tested = decision.shards;
+                if (tested.empty()) {
+                  tested.push_back(view.layer->prefix);
+                }
+                names.clear();
+                for (const std::string& name : tested) {
+                  if (!skips_quantized(name)) {
+                    names.push_back(name);
+                  }
+                }
+              }
+              for (const std::string& name : names) {
+                if (engine_view->dialect.skip_list.awq_built_name_only &&
+                    method == SkipListMethod::awq && name != view.layer->name &&
                     reaches_quantized(name)) {
                   continue; // a substring of a quantized layer's name: no list can name it alone
                 }
@@ -488,8 +552,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   const auto word_for = [&](const EngineView& engine_view) {
     const engine::Engine engine = engine_view.engine;
     const std::string key = skip_list.key_read_by(engine_view.version, engine_view.model);
-    const std::vector<std::string> read =
-        skip_list.read_by(engine_view.version, engine_view.model);
+    const std::vector<std::string> read = skip_list.read_by(engine_view.version, engine_view.model);
     return [&, engine, key, read](const LayerView& view, const Decision& decision) {
       if (decision.verdict == Verdict::load_error) {
         return shards_disagree(view, decision);
@@ -667,7 +730,35 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       const json::Json& raw = active.config()["modules_to_not_convert"];
       for (size_t i = 0; i < raw.size(); ++i) {
         sync.remove.push_back(i);
-        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>() : raw[i].dump());
+        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>()
+                                                         : raw[i].dump());
+      }
+      sync.append = wanted;
+      diagnosis.array_changes.push_back(std::move(sync));
+    }
+  }
+  // FP8: an engine that reads the first key present (SGLang) reads ignored_layers whenever the
+  // key is there, empty or null; where vLLM reads modules_to_not_convert past it, ignored_layers
+  // is given the same list (vLLM then reads it, or, empty, falls back to the same entries).
+  const bool first_present = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
+    return view->dialect.skip_list.fp8_first_present_key;
+  });
+  if (method == SkipListMethod::fp8 && first_present && skip_list.fp8_ignored_layers_key &&
+      list.key != "ignored_layers") {
+    const std::vector<std::string> wanted = edit ? final_list : list.entries;
+    if (emptied) {
+      emptied->append = wanted;
+    } else if (skip_list.fp8_ignored_layers.value_or(std::vector<std::string>()) != wanted) {
+      ArrayChange sync;
+      sync.file = active.name;
+      sync.pointer = active.pointer;
+      sync.pointer.push_back("ignored_layers");
+      const json::Json& raw = config["ignored_layers"];
+      sync.create = !raw.is_array();
+      for (size_t i = 0; sync.create ? false : i < raw.size(); ++i) {
+        sync.remove.push_back(i);
+        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>()
+                                                         : raw[i].dump());
       }
       sync.append = wanted;
       diagnosis.array_changes.push_back(std::move(sync));

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+
 #include <qpatch/engine/auto_round_rules.hpp>
+#include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/qwen35_mtp.hpp>
 #include <qpatch/util/names.hpp>
 
@@ -90,8 +92,14 @@ PackedMapping inc_packed_mapping(const ModelInfo& model) {
 
 AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
                                const ModelInfo& model,
-                               const EngineVersion& version)
+                               const EngineVersion& version,
+                               const std::vector<Layer>* built)
     : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
+  if (dialect_of(version, model).auto_round.library_convert) {
+    m_library = true;
+    convert_like_library(built != nullptr ? *built : std::vector<Layer>());
+    return;
+  }
   // inc/config_parser.py _resolve_raw before #48589 (948107acf^): an exact key, the fused
   // shards, then regex keys; no "P ends with .K" step.
   m_suffix_keys = version.has("#48589");
@@ -129,7 +137,8 @@ AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
 }
 
 bool AutoRoundRules::mtp_special_case() const {
-  return m_mtp_special_case && qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
+  return !m_library && m_mtp_special_case &&
+         qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
 bool AutoRoundRules::entry_kept(size_t index) const {
@@ -275,6 +284,9 @@ Decision AutoRoundRules::decision_of(const Tuple& tuple, const Layer& layer, boo
 }
 
 Decision AutoRoundRules::decide(const Layer& layer) const {
+  if (m_library) {
+    return decide_library(layer);
+  }
   Decision decision;
   const std::string& prefix = layer.prefix;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
@@ -373,6 +385,9 @@ Decision AutoRoundRules::decide(const Layer& layer) const {
 }
 
 std::vector<std::pair<std::string, std::string>> AutoRoundRules::trace(const Layer& layer) const {
+  if (m_library) {
+    return trace_library(layer);
+  }
   std::vector<std::pair<std::string, std::string>> lines;
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));

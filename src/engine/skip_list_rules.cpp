@@ -99,6 +99,12 @@ SkipListRules::SkipListRules(SkipListMethod method,
       const std::string stem = entry.substr(0, entry.size() - 1);
       add(stem, i);
       add(stem + ".*", i);
+    } else if (m_method == SkipListMethod::fp8 && m_skip.fp8_first_present_key) {
+      // SGLang fp8.py @00563d3 Fp8Config.from_config: "Keep both "model." and non-"model."
+      // variants": base = layer.removeprefix("model."), then base and f"model.{base}".
+      const std::string base = entry.rfind("model.", 0) == 0 ? entry.substr(6) : entry;
+      add(base, i);
+      add("model." + base, i);
     } else {
       add(entry, i);
     }
@@ -425,11 +431,12 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
   };
   const bool fp8 = m_method == SkipListMethod::fp8;
   const std::string last(last_component(layer.prefix));
-  const bool fused = m_model.shards_of(last) != nullptr;
+  const bool fused = m_model.shards_of_layer(layer.prefix) != nullptr;
   if (m_method == SkipListMethod::modelopt && m_skip.modelopt_unsupported) {
-    lines.emplace_back("built", std::string(m_dialect.engine_name) +
-                                    " has no ModelOpt quantizer: the config is skipped and every "
-                                    "layer built dense");
+    lines.emplace_back("built",
+                       std::string(m_dialect.engine_name) +
+                           " has no ModelOpt quantizer: the config is skipped and every "
+                           "layer built dense");
   } else if (const auto reason = built_dense_reason(layer)) {
     lines.emplace_back("built", *reason);
   } else if (fp8 && !fused && layer.prefix.find("experts") != std::string::npos) {
@@ -439,8 +446,9 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
                             : "\"" + m_entries[*hit] + "\" contains \"experts\" and " +
                                   layer.prefix);
   } else if (!test(layer.prefix, key, fp8) && layer.kind != LayerKind::experts &&
-             !m_skip.built_name_only && m_method != SkipListMethod::bitsandbytes) {
-    if (const auto* shards = m_model.shards_of(last)) {
+             !(m_skip.awq_built_name_only && m_method == SkipListMethod::awq) &&
+             m_method != SkipListMethod::bitsandbytes) {
+    if (const auto* shards = m_model.shards_of_layer(layer.prefix)) {
       for (const std::string& shard : *shards) {
         test(replace_all(layer.prefix, last, shard),
              "shard",
@@ -505,7 +513,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
     return decision;
   };
-  if (m_skip.built_name_only) {
+  if (m_skip.awq_built_name_only && m_method == SkipListMethod::awq) {
     // Every layer, fused or experts, is tested under the one name the engine builds it as.
     if (const auto hit = skipping_entry(layer.prefix)) {
       return skipped_by(*hit);
@@ -526,10 +534,17 @@ Decision SkipListRules::decide(const Layer& layer) const {
     return listed_or_quantized();
   }
   const std::string last(last_component(layer.prefix));
-  const bool fused = m_model.shards_of(last) != nullptr;
+  // The mapping of the quant config that builds the layer (a draft's own, SGLang's Qwen3.5
+  // MTP: {} before #35887, so its qkv_proj is tested by that name).
+  const auto* layer_shards = m_model.shards_of_layer(layer.prefix);
+  const bool fused = layer_shards != nullptr;
+  // SGLang's is_layer_skipped (quantization/utils/utils.py @c5bef61): an unfused name holding
+  // "gate_up_proj" takes that branch, not the experts one (`if ... elif "experts" in prefix`).
+  const bool gate_up_by_parts = m_method == SkipListMethod::fp8 && m_skip.fp8_gate_up_by_parts &&
+                                !fused && layer.prefix.find("gate_up_proj") != std::string::npos;
   // is_layer_skipped's exact mode (fp8.py): any name holding "experts" that is not fused, a
   // Linear too (DeepSeek's mlp.shared_experts.down_proj), takes the experts rule.
-  if (m_method == SkipListMethod::fp8 && !fused &&
+  if (m_method == SkipListMethod::fp8 && !fused && !gate_up_by_parts &&
       layer.prefix.find("experts") != std::string::npos) {
     if (const auto hit = experts_entry(layer.prefix)) {
       return skipped_by(*hit);
@@ -537,7 +552,9 @@ Decision SkipListRules::decide(const Layer& layer) const {
     return listed_or_quantized();
   }
   if (layer.kind == LayerKind::experts) {
-    if (const auto hit = skipping_entry(layer.prefix)) {
+    if (const auto hit = m_method == SkipListMethod::bitsandbytes && m_skip.bnb_experts_ignore_list
+                             ? std::nullopt
+                             : skipping_entry(layer.prefix)) {
       return skipped_by(*hit);
     }
     return listed_or_quantized();
@@ -556,7 +573,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
     return decision;
   }
   std::vector<std::string> names{layer.prefix};
-  if (const auto* shards = m_model.shards_of(last)) {
+  if (const auto* shards = layer_shards) {
     names.clear();
     for (const std::string& shard : *shards) {
       names.push_back(replace_all(layer.prefix, last, shard));
@@ -581,6 +598,14 @@ Decision SkipListRules::decide(const Layer& layer) const {
   }
   if (first) {
     return skipped_by(*first);
+  }
+  if (gate_up_by_parts) {
+    // `if prefix_gate in ignored_layers and prefix_up in ignored_layers: is_skipped = True`,
+    // each name prefix.replace("gate_up_proj", ...).
+    const auto gate = exact_entry(replace_all(layer.prefix, "gate_up_proj", "gate_proj"));
+    if (gate && exact_entry(replace_all(layer.prefix, "gate_up_proj", "up_proj"))) {
+      return skipped_by(*gate);
+    }
   }
   return listed_or_quantized();
 }

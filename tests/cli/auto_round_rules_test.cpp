@@ -295,7 +295,12 @@ TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
       "model.language_model.layers.0.linear_attn.in_proj_qkvz, 2 modules\n"
       "  config       config.json /quantization_config (auto-round), judged as " +
           test::traced_as(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
-          " loads it\n" +
+          " and " +
+          test::traced_as(
+              engine::Engine::transformers, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          " load it\n" + "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          "\n" +
           "  extra_config[0] \".*layers\\.0\\..*\" is a regex key and re.search finds it in "
           "language_model.model.layers.0.linear_attn.in_proj_qkvz\n"
           "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
@@ -303,8 +308,17 @@ TEST_F(AutoRoundRulesTest, ExplainShowsThePackedMappingEntryThatDecides) {
           "language_model.model.layers.0.linear_attn.in_proj_qkvz, and a name it stands for is "
           "configured: language_model.model.layers.0.linear_attn.in_proj_qkvz (4, 128, True)\n"
           "  verdict      quantized (extra_config[\".*layers\\.0\\..*\"])\n"
+          "  engine       " +
+          test::traced_as(
+              engine::Engine::transformers, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          "\n"
+          "  blocks       [\"model.language_model.layers\"]: "
+          "model.language_model.layers.0.linear_attn.in_proj_z starts with one\n"
+          "  dict         {\"bits\":4} (extra_config key \".*layers\\.0\\..*\")\n"
+          "  verdict      quantized (target_name)\n"
           "  on disk      dense (BF16)\n"
-          "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
+          "  status       inconsistent for vllm, transformers: run `qpatch --dry-run DIR` to see "
+          "the fix\n");
 }
 
 // Item 4 without the VLM mapping: the text-only class has no "qkv" entry, so the same key

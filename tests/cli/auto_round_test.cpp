@@ -147,12 +147,18 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
       "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
       "  layer        mtp.fc (ColumnParallelLinear)\n"
       "  config       config.json /quantization_config (auto-round), judged as " +
-          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") +
-          " loads it\n" +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + " and " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "auto-round") +
+          " load it\n" + "  engine       " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + "\n" +
           "  extra_config[0] \".mtp.\" is a literal name (no regex metacharacter) and is not "
           "mtp.fc\n"
           "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
           "  verdict      quantized (the global bits (no block list))\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "auto-round") +
+          "\n"
+          "  not built    mtp.fc: transformers never builds the MTP head\n"
           "  on disk      dense (BF16)\n"
           "  status       inconsistent for vllm: run `qpatch --dry-run DIR` to see the fix\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);

@@ -125,7 +125,8 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
       out,
       "DIR: auto-round, judged for " +
           test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
-          "\n" + finding + " (vLLM before 2026-07-28 (0.26 and older) only)\n" + fix);
+          " and transformers\n" + finding +
+          " (vLLM before 2026-07-28 (0.26 and older) only) [vllm]\n" + fix);
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@2026-07-20"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);

@@ -112,5 +112,137 @@ TEST_F(SglangDiffRegressionTest, PlainClassesRefuseConfigsWithoutTheirKeys) {
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+void fp8(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".weight", "F8_E4M3", {64, 64}});
+  out.push_back({module + ".weight_scale_inv", "F32", {1, 1}});
+}
+
+class SglangFp8RegressionTest : public SglangDiffRegressionTest {
+protected:
+  // An FP8 self_attn.o_proj, a BF16 mlp.down_proj and lm_head, and the MTP draft's q/k/v BF16;
+  // `quant`: the quantization_config after its quant_method.
+  void write_fp8(const std::string& quant) {
+    std::vector<TensorSpec> tensors = {
+        {"lm_head.weight", "BF16", {256, 64}},
+        {"model.language_model.layers.0.mlp.down_proj.weight", "BF16", {64, 64}}};
+    fp8(tensors, "model.language_model.layers.0.self_attn.o_proj");
+    for (const char* shard : {"q_proj", "k_proj", "v_proj"}) {
+      tensors.push_back(
+          {std::string("mtp.layers.0.self_attn.") + shard + ".weight", "BF16", {64, 64}});
+    }
+    synth::CheckpointSpec spec;
+    spec.config_json = "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+                       "  \"text_config\": {\"mtp_num_hidden_layers\": 1},\n"
+                       "  \"quantization_config\": {\"quant_method\": \"fp8\"" +
+                       quant + "}\n}\n";
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
+};
+
+constexpr const char* k_block = ", \"activation_scheme\": \"dynamic\", "
+                                "\"weight_block_size\": [128, 128]";
+
+// fp8.py @00563d3 Fp8Config.from_config: get_from_keys_or(["ignored_layers",
+// "modules_to_not_convert"]) returns the first key present, so an empty ignored_layers is the
+// list SGLang reads (vLLM falls back past it): the fix writes ignored_layers. The draft's
+// mapping is {} (qwen3_5_mtp.py @008b79d), so is_layer_skipped tests its qkv_proj by that name.
+TEST_F(SglangFp8RegressionTest, EmptyIgnoredLayersIsTheListRead) {
+  write_fp8(std::string(k_block) + ", \"ignored_layers\": [], \"modules_to_not_convert\": "
+                                   "[\"model.language_model.layers.0.mlp.down_proj\"]");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: fp8, judged for SGLang\n"
+            "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n"
+            "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in ignored_layers)\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  would patch config.json +5: model.language_model.layers.0.mlp.down_proj, "
+            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"text_config\": {\"mtp_num_hidden_layers\": 1},\n"
+            "  \"quantization_config\": {\"quant_method\": \"fp8\", \"activation_scheme\": "
+            "\"dynamic\", \"weight_block_size\": [128, 128], \"ignored_layers\": [\n"
+            "    \"model.language_model.layers.0.mlp.down_proj\",\n"
+            "    \"mtp.layers.0.self_attn.q_proj\",\n    \"mtp.layers.0.self_attn.k_proj\",\n"
+            "    \"mtp.layers.0.self_attn.v_proj\",\n    \"mtp.layers.0.self_attn.qkv_proj\"\n"
+            "  ], \"modules_to_not_convert\": [\"model.language_model.layers.0.mlp.down_proj\"]}\n"
+            "}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// Every engine at once: vLLM reads modules_to_not_convert past the empty ignored_layers,
+// SGLang ignored_layers, transformers modules_to_not_convert; the two lists are made one.
+TEST_F(SglangFp8RegressionTest, OnePatchSatisfiesEveryEngine) {
+  m_engine = "all";
+  write_fp8(std::string(k_block) +
+            ", \"ignored_layers\": [], \"modules_to_not_convert\": [\"lm_head\", "
+            "\"model.language_model.layers.0.mlp.down_proj\"]");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  const auto config = nlohmann::ordered_json::parse(read("config.json"))["quantization_config"];
+  EXPECT_EQ(config["ignored_layers"].dump(), config["modules_to_not_convert"].dump());
+  EXPECT_EQ(config["ignored_layers"].dump(),
+            // model.layers.0...: SGLang before #18926 builds the text model at model.
+            R"(["lm_head","model.language_model.layers.0.mlp.down_proj",)"
+            R"("model.layers.0.mlp.down_proj",)"
+            R"("mtp.layers.0.self_attn.q_proj","mtp.layers.0.self_attn.k_proj",)"
+            R"("mtp.layers.0.self_attn.v_proj","mtp.layers.0.self_attn.qkv_proj"])");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// Entries are held with and without one leading "model." (Fp8Config.from_config).
+TEST_F(SglangFp8RegressionTest, EntriesMatchWithAndWithoutModelPrefix) {
+  write_fp8(std::string(k_block) +
+            ", \"ignored_layers\": [\"language_model.layers.0.mlp.down_proj\", "
+            "\"model.mtp.layers.0.self_attn.qkv_proj\"]");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// Fp8Config.from_config and __init__ refuse before any layer is built.
+TEST_F(SglangFp8RegressionTest, ConfigRefusals) {
+  write_fp8(", \"weight_block_size\": [128, 128]");
+  EXPECT_EQ(run_qpatch({"--check"}).second,
+            "DIR: fp8, judged for SGLang\n"
+            "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n"
+            "  not fixable config.json /quantization_config: SGLang refuses this quantization "
+            "config before it builds any layer: ValueError: Cannot find any of "
+            "['activation_scheme'] in the model's quantization config.\n"
+            "  breaks      SGLang: start-up fails: it refuses the quantization config: "
+            "\"ValueError: Cannot find any of ['activation_scheme'] in the model's quantization "
+            "config.\"\n"
+            "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in "
+            "modules_to_not_convert)\n"
+            "  breaks      SGLang: loads, and drops the stored weights silently\n"
+            "  would patch config.json +5: model.language_model.layers.0.mlp.down_proj, "
+            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj\n"
+            "  status      unfixable\n");
+  write_fp8(", \"activation_scheme\": \"dynamic\", \"weight_block_size\": [128]");
+  EXPECT_NE(run_qpatch({"--check"})
+                .second.find("\"ValueError: The quantization block size of weight must have 2 "
+                             "dimensions, but got 1 dimensions.\""),
+            std::string::npos);
+  write_fp8(", \"activation_scheme\": \"static\", \"weight_block_size\": [128, 128]");
+  EXPECT_NE(run_qpatch({"--check"})
+                .second.find("\"ValueError: The block-wise quantization only supports dynamic "
+                             "activation scheme for now, but got static activation scheme.\""),
+            std::string::npos);
+}
+
+// bitsandbytes.py @b53daee BitsAndBytesConfig.__init__: only "uint8" storage.
+TEST_F(SglangDiffRegressionTest, BitsandbytesRefusesOtherStorage) {
+  write("{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+        "  \"quantization_config\": {\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true, "
+        "\"bnb_4bit_quant_storage\": \"bfloat16\", \"llm_int8_skip_modules\": [\"lm_head\"]}\n}\n");
+  EXPECT_NE(run_qpatch({"--check"})
+                .second.find("\"ValueError: Unsupported bnb_4bit_quant_storage: bfloat16\""),
+            std::string::npos);
+}
+
 } // namespace
 } // namespace qpatch::cli

@@ -56,12 +56,15 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+            "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by fp8 (not in "
-            "modules_to_not_convert) [vllm]\n"
+            "modules_to_not_convert) [vllm, sglang]\n"
             "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"; SGLang: "
+            "loads, and drops the stored weights silently\n"
             "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
@@ -76,12 +79,17 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
       "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
       "  layer        mtp.fc (ColumnParallelLinear)\n"
       "  config       config.json /quantization_config (fp8), judged as " +
-          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + " and " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + ", " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "fp8") + " and " +
           test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "fp8") +
           " load it\n" + "  engine       " +
           test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "fp8") + "\n" +
           "  modules_to_not_convert 1 entry checked, none equals mtp.fc\n"
           "  verdict      quantized (target_class)\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "fp8") + "\n" +
+          "  built        with no quant config (Linear): always dense\n"
+          "  verdict      dense (built_dense)\n"
           "  engine       " +
           test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "fp8") +
           "\n  not built    mtp.fc: transformers never builds the MTP head\n"
@@ -106,11 +114,12 @@ TEST_F(SkipListTest, Fp8EmptyIgnoredLayersFallsBackToModulesToNotConvert) {
                     Packing::fp8});
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
   // transformers reads modules_to_not_convert first: a given list without "lm_head" builds the
-  // BF16 head FP8 (FineGrainedFP8Config, get_modules_to_not_convert).
+  // BF16 head FP8 (FineGrainedFP8Config, get_modules_to_not_convert). SGLang reads the empty
+  // ignored_layers (the first key present), so it gets the same list.
   EXPECT_EQ(run_qpatch({"--check"}).first, 1);
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(list("modules_to_not_convert"), R"(["mtp.fc","lm_head"])");
-  EXPECT_EQ(list("ignored_layers"), "[]");
+  EXPECT_EQ(list("ignored_layers"), R"(["mtp.fc","lm_head"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
@@ -236,6 +245,11 @@ TEST_P(SkipListHeadTest, FixLeavesEveryEngineClean) {
   const HeadCase& c = GetParam();
   if (std::string(c.method) == "modelopt") {
     without_transformers();
+  }
+  if (c.head == Head::packed && std::string(c.method) != "modelopt") {
+    // SGLang's draft builds mtp.fc as a plain nn.Linear: a packed fc cannot load there
+    // (AwqPackedFcIsNotFixableForSglang).
+    m_engine = "vllm@main,transformers";
   }
   test::write_mini(
       dir(),
@@ -579,13 +593,16 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   // vLLM asks about fused layers by their fused names, which a dotted-prefix entry must equal.
   EXPECT_EQ(
       out,
-      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin and "
+      "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin, SGLang and "
       "transformers\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
+      "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
       "  fixable     mtp: 8 modules stored BF16 but quantized by bitsandbytes (not in "
-      "llm_int8_skip_modules) [vllm]\n"
+      "llm_int8_skip_modules) [vllm, sglang]\n"
       "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"; SGLang: loads, "
+      "and drops the stored weights silently\n"
       "  would patch config.json +5: mtp.fc, mtp.layers.0.self_attn.qkv_proj, "
       "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_up_proj, mtp.layers.0.mlp.down_proj\n"
       "  status      needs-patch\n"

@@ -62,6 +62,25 @@ protected:
     spec.shards.push_back({"model.safetensors", tensors, true});
     ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
   }
+  // auto-round: mlp.down_proj packed (GPTQ layout), a vision block linear, the merger, lm_head
+  // and the MTP head stored BF16.
+  void write_auto_round(const std::string& quantization_config) {
+    const std::string packed = "model.language_model.layers.0.mlp.down_proj";
+    std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}},
+                                       {"model.visual.blocks.0.attn.qkv.weight", "BF16", {192, 64}},
+                                       {"model.visual.merger.linear_fc1.weight", "BF16", {64, 64}},
+                                       {"mtp.fc.weight", "BF16", {64, 128}},
+                                       {packed + ".qweight", "I32", {8, 64}},
+                                       {packed + ".qzeros", "I32", {2, 8}},
+                                       {packed + ".scales", "F16", {2, 64}},
+                                       {packed + ".g_idx", "I32", {64}}};
+    synth::CheckpointSpec spec;
+    spec.config_json = "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+                       "  \"quantization_config\": " +
+                       quantization_config + "\n}\n";
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
   std::string list(const char* key) {
     return nlohmann::ordered_json::parse(read("config.json"))["quantization_config"][key].dump();
   }
@@ -261,6 +280,148 @@ TEST_F(TransformersDiffRegressionTest, GptqEmptyListQuantizesNothing) {
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(list("modules_in_block_to_quantize"), R"([["mlp.down_proj"]])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// auto-round through the auto_round library: with no block list get_block_names makes every
+// nn.ModuleList a block, the vision tower's blocks included (the merger is no block, and
+// lm_head is skipped by default), so the BF16 vision linear is quantized; vLLM quantizes the
+// merger too. The patch names it by its exact name, which every engine reads as dense.
+TEST_F(TransformersDiffRegressionTest, AutoRoundWithoutBlockListQuantizesTheVisionBlocks) {
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+    "packing_format": "auto_round:auto_gptq"})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: auto-round, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     model.visual.blocks.0.attn.qkv: 1 module stored BF16 but transformers "
+            "(auto_round's convert_hf_model) quantizes them (every block get_block_names finds, "
+            "no block list given); no extra_config key of 16 bits names them\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +1: model.visual.blocks.0.attn.qkv\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"quantization_config\": {\"quant_method\": \"auto-round\", \"bits\": 4, "
+            "\"group_size\": 32, \"sym\": true,\n"
+            "    \"packing_format\": \"auto_round:auto_gptq\",\n"
+            "    \"extra_config\": {\n"
+            "      \"model.visual.blocks.0.attn.qkv\": {\"bits\": 16, \"data_type\": \"fp\"}\n"
+            "    }}\n"
+            "}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// An exact extra_config key naming an nn.Linear joins the layers whatever the block list, its
+// dict over the defaults: {} quantizes lm_head (vLLM reads the same key as 16 bits, dense).
+// The key is rewritten as the dense entry.
+TEST_F(TransformersDiffRegressionTest, AutoRoundExactKeyJoinsTheLayers) {
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+    "block_name_to_quantize": "model.language_model.layers", "extra_config": {"lm_head": {}}})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: auto-round, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     lm_head: 1 module stored BF16 but transformers (auto_round's "
+            "convert_hf_model) quantizes them (extra_config[\"lm_head\"]); no extra_config key "
+            "of 16 bits names them\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json +1: lm_head; -1: lm_head\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"quantization_config\": {\"quant_method\": \"auto-round\", \"bits\": 4, "
+            "\"group_size\": 32, \"sym\": true,\n"
+            "    \"block_name_to_quantize\": \"model.language_model.layers\", \"extra_config\": "
+            "{\"lm_head\": {\"bits\": 16, \"data_type\": \"fp\"}}}\n"
+            "}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// Every key that is not an nn.Linear's name is a regex (_expand_regex_config, re.search, the
+// block layers first): the parent "...layers.0.mlp" reaches down_proj and makes it dense (vLLM
+// reads it as a literal name that no layer has). The key goes.
+TEST_F(TransformersDiffRegressionTest, AutoRoundNonLayerKeyIsARegex) {
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+    "block_name_to_quantize": "model.language_model.layers",
+    "extra_config": {"model.language_model.layers.0.mlp": {"bits": 16, "data_type": "fp"}}})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: auto-round, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
+            "transformers (auto_round's convert_hf_model) makes them dense by "
+            "extra_config[\"model.language_model.layers.0.mlp\"]\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  would patch config.json -1: model.language_model.layers.0.mlp\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"quantization_config\": {\"quant_method\": \"auto-round\", \"bits\": 4, "
+            "\"group_size\": 32, \"sym\": true,\n"
+            "    \"block_name_to_quantize\": \"model.language_model.layers\",\n"
+            "    \"extra_config\": {}}\n"
+            "}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// A packing format no backend of BackendInfos takes refuses the load only when some layer is
+// quantized (_replace_by_quant_layers); with a block list that reaches nothing it loads, every
+// layer dense. Neither is patched.
+TEST_F(TransformersDiffRegressionTest, AutoRoundNoBackendRefusesOnlyAQuantizedLayer) {
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+    "packing_format": "auto_round:gguf", "block_name_to_quantize": "model.language_model.layers"})");
+  const std::string before = read("config.json");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: auto-round, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  not fixable config.json /quantization_config: transformers refuses this "
+            "quantization config while auto_round converts the model: ValueError: No compatible "
+            "backend found for layer model.language_model.layers.0.mlp.down_proj with config "
+            "QuantizationScheme(bits=4, group_size=32, sym=True, data_type='int', act_bits=None, "
+            "...)\n"
+            "  status      unfixable\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 1);
+  EXPECT_EQ(read("config.json"), before);
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 4, "group_size": 32, "sym": true,
+    "packing_format": "auto_round:gguf", "block_name_to_quantize": "mtp.layers"})");
+  const auto [code2, out2] = run_qpatch({"--check"});
+  EXPECT_EQ(code2, 1);
+  EXPECT_EQ(out2,
+            "DIR: auto-round, judged for transformers\n"
+            "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  not fixable model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
+            "transformers (auto_round's convert_hf_model) builds them dense (no "
+            "block_name_to_quantize entry starts the name and no extra_config key names it): "
+            "not fixable by a config patch\n"
+            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
+            "initialises the layer at random\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR model.language_model.layers.0.mlp.down_proj\n");
+}
+
+// AutoRoundConfig.post_init refuses bits outside [2,3,4,8] before any layer is built.
+TEST_F(TransformersDiffRegressionTest, AutoRoundBitsOutsideTheListRefuseTheConfig) {
+  write_auto_round(R"({"quant_method": "auto-round", "bits": 5, "group_size": 32, "sym": true})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("transformers refuses this quantization config before it builds any layer: "
+                     "ValueError: Only support quantization to [2,3,4,8] bits but found 5\n"),
+            std::string::npos)
+      << out;
 }
 
 } // namespace

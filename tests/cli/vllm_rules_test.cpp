@@ -77,6 +77,8 @@ void awq_module(std::vector<synth::TensorSpec>& out, const std::string& module) 
 // Issue #11 item 1: fp8.py Fp8Config.get_quant_method asks is_layer_skipped about one fused
 // in_proj_ba, which gets one quant method for both shards: no config loads them as stored.
 TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
+  // SGLang's FP8 is judged in sglang_diff_regressions_test.cpp.
+  m_engine = "vllm@main,transformers";
   write_split_gdn(skip_config("fp8", "    \"activation_scheme\": \"dynamic\",\n"), fp8_module);
   const std::string expected =
       "DIR: fp8, judged for vLLM (main, 2026-08-17)\n"
@@ -241,6 +243,9 @@ TEST_F(VllmRulesTest, Qwen35EmbeddingIsBuiltWithoutAQuantConfig) {
 // reads the [] as a given list (ignored_layers, modules_to_not_convert being None), which drops
 // its default "lm_head": the BF16 head would be built FP8, so the list gains it (issue 22 #8).
 TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
+  // SGLang reads the empty ignored_layers itself (the first key present): judged in
+  // sglang_diff_regressions_test.cpp.
+  m_engine = "vllm@main,transformers";
   test::write_mini(dir(),
                    {Head::dense,
                     HeadFile::indexed_shard,

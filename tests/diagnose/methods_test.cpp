@@ -70,14 +70,13 @@ TEST(MethodsTest, EnginesModelledPerRow) {
   const auto engines = [](const char* name) { return names_of(find_method(name)->engines); };
   const std::vector<std::string> all{"vllm", "sglang", "transformers"};
   const std::vector<std::string> vllm_sglang{"vllm", "sglang"};
-  const std::vector<std::string> vllm{"vllm"};
   EXPECT_EQ(engines("compressed-tensors"), all);
   EXPECT_EQ(engines("gptq"), all);
   EXPECT_EQ(engines("awq"), all);
-  EXPECT_EQ(engines("auto-round"), vllm);
-  EXPECT_EQ(engines("fp8"), (std::vector<std::string>{"vllm", "transformers"}));
+  EXPECT_EQ(engines("auto-round"), (std::vector<std::string>{"vllm", "transformers"}));
+  EXPECT_EQ(engines("fp8"), all);
   EXPECT_EQ(engines("modelopt"), (std::vector<std::string>{"vllm", "transformers"}));
-  EXPECT_EQ(engines("bitsandbytes"), (std::vector<std::string>{"vllm", "transformers"}));
+  EXPECT_EQ(engines("bitsandbytes"), all);
 }
 
 TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
@@ -96,6 +95,9 @@ TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::transformers))),
             std::vector<std::string>{"transformers"});
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::sglang))),
+            std::vector<std::string>{"sglang"});
+  // SGLang's ModelOpt is not modelled: its rules fall back to vLLM's.
+  EXPECT_EQ(names_of(modelled_engines(find_method("modelopt"), only(Engine::sglang))),
             std::vector<std::string>{"vllm"});
   EXPECT_EQ(names_of(modelled_engines(nullptr, EngineSet::all())),
             std::vector<std::string>{"vllm"});

@@ -20,6 +20,10 @@
 // the global value when the layer is quantized by default and (16, -1, True) when not (steps 1-2
 // always use the global values). Quantized iff the tuple's bits are < 16. MoE experts are judged
 // on "...mlp.experts".
+//
+// transformers (dialect auto_round.library_convert) converts the model with the auto_round
+// library instead (auto_round_rules.cpp cites each step of convert_hf_model/get_layer_config):
+// every nn.Linear under its module name, no renames, nothing fused.
 #pragma once
 
 #include <qpatch/engine/compressed_tensors_rules.hpp>
@@ -28,7 +32,9 @@
 #include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/auto_round.hpp>
 
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,9 +53,13 @@ public:
   // `version`: vLLM before #48589 has no dot-suffix keys (step 2); before #40601 step 5 runs
   // for every layer a fusion key occurs in, configured or not; before #48816 no Qwen3.5 MTP
   // special case.
+  // `built`: the layers the engine builds (the auto_round library reads the model's whole
+  // nn.Linear set: regex keys fall back to it, and without a block list its ModuleLists are the
+  // blocks); vLLM's rules do not need it.
   AutoRoundRules(const quant::IncConfig& config,
                  const ModelInfo& model,
-                 const EngineVersion& version = newest_version(Engine::vllm));
+                 const EngineVersion& version = newest_version(Engine::vllm),
+                 const std::vector<Layer>* built = nullptr);
 
   Decision decide(const Layer& layer) const;
   // Return every rule that bears on `layer`, in the order vLLM tries them, as (label, text).
@@ -61,8 +71,30 @@ public:
   const std::string& vllm_key(size_t index) const { return m_entry_names.at(index); }
   // True when vLLM keeps extra_config entry `index` (no later entry is renamed onto its name).
   bool entry_kept(size_t index) const;
+  // True when the auto_round library's conversion decides (transformers).
+  bool library_convert() const { return m_library; }
+  // The library's whole-load refusal that depends on the layers: a layer it quantizes whose
+  // scheme no backend of BackendInfos serves on any device ("No compatible backend found"), or
+  // a modules_to_not_convert / modules_in_block_to_quantize entry that is no regex.
+  std::optional<std::string> library_refusal(const std::vector<Layer>& built) const;
 
 private:
+  // Where the library's per-layer dict for a layer came from.
+  struct LibraryChoice {
+    enum class From { entry, dynamic, skip, module_list };
+    json::Json cfg;
+    From from = From::entry;
+    size_t entry = 0; // the extra_config entry (From::entry)
+    std::string key;  // the key, rule or skip entry
+  };
+  void convert_like_library(const std::vector<Layer>& built);
+  // _expand_regex_config(regex_config, base_config=m_lib_extra, layer_names, model).
+  void expand_regex(const std::vector<std::pair<std::string, LibraryChoice>>& regex_config);
+  LibraryChoice* lib_find(const std::string& name);
+  void lib_set(const std::string& name, LibraryChoice choice);
+  Decision decide_library(const Layer& layer) const;
+  std::vector<std::pair<std::string, std::string>> trace_library(const Layer& layer) const;
+
   // An extra_config key as vLLM holds it: renamed, with the entry whose value it keeps.
   struct Key {
     std::string name;
@@ -103,6 +135,16 @@ private:
   std::vector<Key> m_keys;                // vLLM's extra_config keys, in dict order
   std::vector<std::string> m_entry_names; // per extra_config entry: its renamed name
   std::vector<std::string> m_blocks;      // renamed block names
+  // The auto_round library (transformers).
+  bool m_library = false;
+  bool m_lib_undecidable = false;
+  std::optional<std::string> m_lib_refusal;
+  std::vector<std::string> m_lib_linears; // every nn.Linear, in checkpoint order
+  std::set<std::string> m_lib_linear_set;
+  std::vector<std::string> m_lib_blocks;    // the block list get_layer_config uses
+  std::vector<std::string> m_lib_in_blocks; // layer_names: the Linear under a block
+  std::vector<std::pair<std::string, LibraryChoice>> m_lib_extra; // extra_config, expanded
+  std::map<std::string, size_t> m_lib_index;                      // name -> m_lib_extra position
 };
 
 } // namespace qpatch::engine

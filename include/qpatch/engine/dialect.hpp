@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // How one version of one engine reads each method's config, as data. The method rules
-// (compressed_tensors_rules, skip_list_rules, gptq_rules) are written once and ask their
-// dialect wherever engines or versions differ; each engine's folder fills the same struct for
-// each of its versions (src/engine/<engine>/dialect.cpp), citing the file, function and commit
+// (compressed_tensors_rules, skip_list_rules, gptq_rules, auto_round_rules) are written once and
+// ask their dialect wherever engines or versions differ; each engine's folder fills the same struct
+// for each of its versions (src/engine/<engine>/dialect.cpp), citing the file, function and commit
 // behind every field. Adding an engine is a folder of this shape; a version is a `has("#N")`.
 #pragma once
 
@@ -34,9 +34,9 @@ struct CtDialect {
 
 // AWQ, FP8, ModelOpt, bitsandbytes: one skip list of module names.
 struct SkipListDialect {
-  // Every layer, fused or experts, is tested under the one name the engine builds it as (a
+  // AWQ: every layer, fused or experts, is tested under the one name the engine builds it as (a
   // fused layer by its fused name, never its shards).
-  bool built_name_only = false;
+  bool awq_built_name_only = false;
   // An absent or empty AWQ list is derived from the headers (every all-float module); else it
   // is empty.
   bool awq_derives_absent_list = true;
@@ -69,6 +69,16 @@ struct SkipListDialect {
   // The engine has no ModelOpt quantizer: it skips the quantization config and builds every
   // layer dense (transformers: quantizers/auto.py supports_quant_method).
   bool modelopt_unsupported = false;
+  // FP8: the list is get_from_keys_or(config, ["ignored_layers", "modules_to_not_convert"]),
+  // the first key present even when its value is empty or null (vLLM falls back past an empty
+  // ignored_layers); every entry is held both without and with one leading "model.".
+  bool fp8_first_present_key = false;
+  // FP8: an unfused name holding "gate_up_proj" is skipped too when both its gate_proj and
+  // up_proj names are listed (SGLang's is_layer_skipped).
+  bool fp8_gate_up_by_parts = false;
+  // bitsandbytes: a FusedMoE is quantized whatever the list says (SGLang's
+  // BitsAndBytesConfig.get_quant_method tests LinearBase only).
+  bool bnb_experts_ignore_list = false;
 };
 
 // GPTQ: modules_in_block_to_quantize and `dynamic`.
@@ -93,11 +103,22 @@ struct GptqDialect {
   bool optimum_convert = false;
 };
 
+// auto-round: extra_config and the block list.
+struct AutoRoundDialect {
+  // The auto_round library's own conversion (transformers' AutoRoundQuantizer ->
+  // convert_hf_model): every nn.Linear under its module name; the block list by startswith, an
+  // exact extra_config key joins the layers whatever the blocks, any other key is a regex
+  // (re.search, block layers first); modules_to_not_convert and "lm_head" re.search'd over the
+  // block layers; quantized iff bits <= 8 or act_bits <= 8. Else vLLM's INC rules.
+  bool library_convert = false;
+};
+
 struct Dialect {
   std::string_view engine_name; // how sentences name the engine ("vLLM")
   CtDialect compressed_tensors;
   SkipListDialect skip_list;
   GptqDialect gptq;
+  AutoRoundDialect auto_round;
 };
 
 // The dialect of `version` for `model` (some fields hold for one architecture), from the

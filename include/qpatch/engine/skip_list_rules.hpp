@@ -35,6 +35,12 @@
 // ("...qkv_proj"), never its shards, and for experts the FusedMoE name ("...mlp.experts"); an
 // absent list is empty (nothing is derived). Its Qwen3.5 draft builds mtp.fc as a plain
 // nn.Linear (always dense).
+//
+// SGLang's FP8 (fp8.py @00563d3, quantization/utils/utils.py @c5bef61 is_layer_skipped): the
+// first of ignored_layers / modules_to_not_convert present, each entry with and without a
+// leading "model."; exact names, a fused layer (by its quant config's mapping, the Qwen3.5
+// draft's {}) by its shards only, an unfused gate_up_proj by both its parts. Its bitsandbytes
+// (bitsandbytes.py @b53daee): is_layer_skipped_bnb on the built name, FusedMoE never skipped.
 #pragma once
 
 #include <qpatch/engine/compressed_tensors_rules.hpp>
@@ -55,7 +61,8 @@ bool fnmatch(std::string_view name, std::string_view pattern);
 
 class SkipListRules {
 public:
-  // `engine`: Engine::vllm for every method; Engine::sglang for awq only.
+  // `version`'s engine: vLLM and transformers for every method; SGLang for awq, fp8 and
+  // bitsandbytes (its ModelOpt is judged by vLLM's rules).
   // `version`: vLLM before #43981 judges a fused layer through its shards only (its own name
   // listed skips nothing); before #38832 (Qwen3.5) / #46316 (Qwen3-Next) modelopt_fp4 builds
   // mtp.fc quantized; before #42124 ModelOpt gives a ParallelLMHead no quant method.

@@ -102,6 +102,64 @@ std::optional<std::string> awq(const Json& config) {
   return std::nullopt;
 }
 
+// fp8.py @00563d3 Fp8Config.from_config (get_from_keys(["quant_method"]),
+// get_from_keys(["activation_scheme"])) and __init__, in its order: the activation scheme in
+// ACTIVATION_SCHEMES ["static", "dynamic"]; a weight_block_size that is not None needs an
+// fp8-serialized checkpoint ("fp8" in quant_method), len() == 2 and the dynamic scheme.
+std::optional<std::string> fp8(const Json& config) {
+  std::optional<std::string> error;
+  const Json* method = py::get_from_keys(config, {"quant_method"}, error);
+  const Json* scheme = py::get_from_keys(config, {"activation_scheme"}, error);
+  if (error) {
+    return error;
+  }
+  const std::string activation = py::str(*scheme);
+  if (!scheme->is_string() || (activation != "static" && activation != "dynamic")) {
+    return "ValueError: Unsupported activation scheme " + activation;
+  }
+  if (!present(config, "weight_block_size")) {
+    return std::nullopt;
+  }
+  if (!method->is_string() || method->get<std::string>().find("fp8") == std::string::npos) {
+    return std::string("ValueError: The block-wise quantization only supports fp8-serialized "
+                       "checkpoint for now.");
+  }
+  const Json& block = config["weight_block_size"];
+  size_t dims = 0;
+  if (block.is_array() || block.is_object()) {
+    dims = block.size();
+  } else if (block.is_string()) {
+    dims = block.get<std::string>().size();
+  } else {
+    const char* type = block.is_boolean() ? "bool" : block.is_number_integer() ? "int" : "float";
+    return std::string("TypeError: object of type '") + type + "' has no len()";
+  }
+  if (dims != 2) {
+    return "ValueError: The quantization block size of weight must have 2 dimensions, but got " +
+           std::to_string(dims) + " dimensions.";
+  }
+  if (activation != "dynamic") {
+    return "ValueError: The block-wise quantization only supports dynamic activation scheme for "
+           "now, but got " +
+           activation + " activation scheme.";
+  }
+  return std::nullopt;
+}
+
+// bitsandbytes.py @b53daee BitsAndBytesConfig.from_config reads every key through
+// get_safe_value (absent or None: the default, "uint8" for bnb_4bit_quant_storage), and
+// __init__ raises for a storage other than "uint8".
+std::optional<std::string> bitsandbytes(const Json& config) {
+  if (!present(config, "bnb_4bit_quant_storage")) {
+    return std::nullopt;
+  }
+  const Json& storage = config["bnb_4bit_quant_storage"];
+  if (storage.is_string() && storage.get<std::string>() == "uint8") {
+    return std::nullopt;
+  }
+  return "ValueError: Unsupported bnb_4bit_quant_storage: " + py::str(storage);
+}
+
 } // namespace
 
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
@@ -112,6 +170,12 @@ std::optional<std::string> sglang_config_rejection(std::string_view quant_method
   }
   if (quant_method == "awq") {
     return awq(config);
+  }
+  if (quant_method == "fp8") {
+    return fp8(config);
+  }
+  if (quant_method == "bitsandbytes") {
+    return bitsandbytes(config);
   }
   return std::nullopt;
 }

@@ -30,7 +30,7 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
 
   // awq/awq.py AWQMarlinConfig (@01f67c3): is_layer_skipped_awq(prefix, modules_to_not_convert)
   // on the name each layer is built under; from_config reads the list or [] (no derivation).
-  dialect.skip_list.built_name_only = true;
+  dialect.skip_list.awq_built_name_only = true;
   dialect.skip_list.awq_derives_absent_list = false;
   // AWQMarlinConfig.get_quant_method (@01f67c3): `isinstance(layer, LinearBase) or
   // (isinstance(layer, ParallelLMHead) and self.lm_head_quantized)`, lm_head_quantized being
@@ -38,6 +38,29 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   // cannot serve) answers LinearBase only.
   dialect.skip_list.awq_reads_lm_head = true;
   dialect.skip_list.awq_head_needs_marlin = true;
+
+  // FP8 (fp8.py @00563d3 Fp8Config.from_config): ignored_layers = get_from_keys_or(config,
+  // ["ignored_layers", "modules_to_not_convert"], None), base_config.py @008b79d get_from_keys
+  // returning the first key `in config` (an empty or null ignored_layers wins); each entry then
+  // held as layer.removeprefix("model.") and f"model.{base}".
+  dialect.skip_list.fp8_first_present_key = true;
+  // Fp8Config.get_quant_method asks is_layer_skipped(prefix, ignored_layers,
+  // fused_mapping=self.packed_modules_mapping) for LinearBase and FusedMoE only (a
+  // ParallelLMHead gets None: dense). quantization/utils/utils.py @c5bef61 is_layer_skipped: a
+  // last component in the mapping is judged by its shards (`shard_prefix in ignored_layers`,
+  // all alike or ValueError), never by its own name; else `prefix in ignored_layers`, or for a
+  // "gate_up_proj" name both gate_proj and up_proj listed, or for an "experts" name the prefix a
+  // substring of an entry holding "experts".
+  dialect.skip_list.fused_name_skips = false;
+  dialect.skip_list.fp8_gate_up_by_parts = true;
+
+  // bitsandbytes (bitsandbytes.py @b53daee): from_config reads llm_int8_skip_modules (None or
+  // absent: []), no mapper renames it (Qwen3.5's hf_to_sglang_mapper is None);
+  // get_quant_method gives a LinearBase UnquantizedLinearMethod when
+  // is_layer_skipped_bnb(prefix, ...) holds (an entry equal to one dot-component of the name it
+  // builds, a fused layer by its fused name, or to a leading run of components), a FusedMoE
+  // BitsAndBytesMoEMethod without a test, anything else (ParallelLMHead) None: dense.
+  dialect.skip_list.bnb_experts_ignore_list = true;
 
   GptqDialect& gptq = dialect.gptq;
   // gptq/gptq.py (@0cdfa2f) get_linear_quant_method: `dynamic` only; no module list is read.

@@ -13,10 +13,13 @@ History make_sglang_history() {
   h.name = "sglang";
   h.display_name = "SGLang";
   h.column = "sgl";
-  h.methods = "compressed-tensors gptq awq";
+  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes";
   h.rules = "sglang 2026 (008b79d; MTP draft without and with #35887)";
-  h.method_rules = {{"awq", "sglang 01f67c3 (awq/awq.py)"},
-                    {"gptq", "sglang 0cdfa2f (gptq/gptq.py)"}};
+  h.method_rules = {
+      {"awq", "sglang 01f67c3 (awq/awq.py)"},
+      {"gptq", "sglang 0cdfa2f (gptq/gptq.py)"},
+      {"fp8", "sglang 00563d3 (fp8.py) + c5bef61 (quantization/utils/utils.py is_layer_skipped)"},
+      {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"}};
   h.engine = Engine::sglang;
   // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
   // qwen3_5.py (cf4465f) carries no date in the copies read.

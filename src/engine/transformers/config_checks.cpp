@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Whole-config checks of transformers' quantizers (files and commits:
 // tools/transformers_diff/SOURCES; tools/transformers_diff executes them).
+#include "engine/python_values.hpp"
 #include "engine/registry.hpp"
 
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/quant/gptq.hpp>
-
-#include "engine/python_values.hpp"
 
 namespace qpatch::engine {
 
@@ -93,6 +92,68 @@ std::optional<std::string> fp8_rejection(const json::Json& config) {
   return std::nullopt;
 }
 
+// Python's type name of what json.load gives.
+std::string python_type(const json::Json& value) {
+  return value.is_null()             ? "NoneType"
+         : value.is_boolean()        ? "bool"
+         : value.is_number_integer() ? "int"
+         : value.is_number()         ? "float"
+         : value.is_string()         ? "str"
+         : value.is_array()          ? "list"
+                                     : "dict";
+}
+
+// Python truthiness of what json.load gives.
+bool truthy(const json::Json& value) {
+  if (value.is_null()) {
+    return false;
+  }
+  if (value.is_boolean()) {
+    return value.get<bool>();
+  }
+  if (value.is_number()) {
+    return value.get<double>() != 0;
+  }
+  if (value.is_string()) {
+    return !value.get<std::string>().empty();
+  }
+  return !value.empty();
+}
+
+// auto-round: utils/quantization_config.py (6ed74f1) AutoRoundConfig.post_init (bits, then
+// group_size; 4 and 128 when absent), then auto_round v0.14.2 (e98f1c1) convert_model.py
+// convert_hf_model (desc_act without static_groups) and get_layer_config (`extra_config.keys()`
+// on a null extra_config), before any layer is replaced. A layer no backend serves is judged
+// with the layers (auto_round_rules.cpp).
+std::optional<std::string> auto_round_rejection(const json::Json& config) {
+  if (config.contains("bits")) {
+    const json::Json& bits = config["bits"];
+    if (!equals_int(bits, 2) && !equals_int(bits, 3) && !equals_int(bits, 4) &&
+        !equals_int(bits, 8)) {
+      return "ValueError: Only support quantization to [2,3,4,8] bits but found " + py::str(bits);
+    }
+  }
+  if (config.contains("group_size") && !equals_int(config["group_size"], -1)) {
+    const json::Json& group = config["group_size"];
+    if (!group.is_number() && !group.is_boolean()) {
+      return "TypeError: '<=' not supported between instances of '" + python_type(group) +
+             "' and 'int'";
+    }
+    if ((group.is_boolean() ? (group.get<bool>() ? 1.0 : 0.0) : group.get<double>()) <= 0) {
+      return std::string("ValueError: group_size must be greater than 0 or equal to -1");
+    }
+  }
+  const auto given = [&](const char* key) { return config.contains(key) && truthy(config[key]); };
+  if (given("desc_act") && !given("static_groups")) {
+    return std::string("NotImplementedError: This GPTQ model may contain a non-dummy g_idx, which "
+                       "is not yet supported by AutoRound.");
+  }
+  if (config.contains("extra_config") && config["extra_config"].is_null()) {
+    return std::string("AttributeError: 'NoneType' object has no attribute 'keys'");
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 // AWQ and FP8: quantizers_utils.py should_convert_module runs re.match(entry, name) for every
@@ -104,6 +165,9 @@ std::optional<std::string> transformers_config_rejection(std::string_view quant_
                                                          const EngineVersion& /*version*/) {
   if (quant_method == "gptq") {
     return gptq_rejection(config);
+  }
+  if (quant_method == "auto-round") {
+    return auto_round_rejection(config);
   }
   if (quant_method == "modelopt") {
     // quantizers/auto.py (6ed74f1) supports_quant_method: no "modelopt" in

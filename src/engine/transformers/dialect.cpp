@@ -37,6 +37,11 @@ Dialect transformers_dialect(const EngineVersion& /*version*/, const ModelInfo& 
   // list derived from the headers, no `dynamic`, no `lm_head`).
   dialect.gptq.optimum_convert = true;
   dialect.gptq.reads_module_list = false;
+  // auto-round: quantizers/quantizer_auto_round.py (cea4241) AutoRoundQuantizer.
+  // _process_model_before_weight_loading -> intel/auto-round v0.14.2 (e98f1c1)
+  // inference/convert_model.py convert_hf_model -> get_layer_config, _replace_by_quant_layers
+  // (auto_round_rules.cpp cites each step).
+  dialect.auto_round.library_convert = true;
   return dialect;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // transformers' history as qpatch models it: one version, the compressed-tensors library's
-// matching at ac8e2ba (2026-08-06) under transformers' quantizer, and transformers' own AWQ and
-// bitsandbytes quantizers (files of several commits, tools/transformers_diff/SOURCES: the store
-// holds no one release with them all).
+// matching at ac8e2ba (2026-08-06) under transformers' quantizer, transformers' own AWQ, FP8, GPTQ
+// and bitsandbytes quantizers, and auto-round through the auto_round library (v0.14.2, e98f1c1)
+// (files of several commits, tools/transformers_diff/SOURCES: the store holds no one release with
+// them all).
 #include <qpatch/engine/versions.hpp>
 
 namespace qpatch::engine {
@@ -14,10 +15,13 @@ History make_transformers_history() {
   h.name = "transformers";
   h.display_name = "transformers";
   h.column = "tf";
-  h.methods = "compressed-tensors gptq awq fp8 modelopt bitsandbytes";
+  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes";
   h.rules = "transformers + compressed-tensors ac8e2ba";
   h.method_rules = {
       {"gptq", "transformers quantizer_gptq.py 0276854 + optimum v2.1.0 convert_model"},
+      {"auto-round",
+       "transformers quantizer_auto_round.py cea4241 + auto-round v0.14.2 e98f1c1 "
+       "convert_hf_model"},
       {"awq", "transformers quantizer_awq.py + quantizers_utils.py 0eb492c"},
       {"fp8", "transformers quantizer_finegrained_fp8.py + quantizers_utils.py 0eb492c"},
       {"modelopt", "transformers quantizers/auto.py 6ed74f1 (no ModelOpt quantizer)"},
