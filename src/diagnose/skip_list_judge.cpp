@@ -11,6 +11,7 @@
 // switches that derivation off.
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
+#include "json/python_values.hpp"
 
 #include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/config_checks.hpp>
@@ -184,6 +185,29 @@ std::vector<std::string> exclusion_names(const LayerView& view,
   return names;
 }
 
+// The edit that makes `active`'s list `key` hold exactly `entries` (every item it has goes; a
+// key that holds no list, null, gets one).
+ArrayChange list_written_as(const quant::ConfigFile& active,
+                            const std::string& key,
+                            const std::vector<std::string>& entries) {
+  ArrayChange change;
+  change.file = active.name;
+  change.pointer = active.pointer;
+  change.pointer.push_back(key);
+  const json::Json& config = active.config();
+  change.create = !config.contains(key) || !config[key].is_array();
+  if (!change.create) {
+    const json::Json& raw = config[key];
+    for (size_t i = 0; i < raw.size(); ++i) {
+      change.remove.push_back(i);
+      change.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>()
+                                                         : raw[i].dump());
+    }
+  }
+  change.append = entries;
+  return change;
+}
+
 } // namespace
 
 Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
@@ -235,12 +259,7 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
   }
   if (setting.method == SkipListMethod::awq && active.config().contains("lm_head")) {
     // get_from_keys_or(config, ["lm_head"], default=False), used for its truthiness.
-    const json::Json& flag = active.config()["lm_head"];
-    setting.lm_head_quantized = flag.is_boolean()  ? flag.get<bool>()
-                                : flag.is_number() ? flag != 0
-                                : flag.is_string() || flag.is_array() || flag.is_object()
-                                    ? !flag.empty() && !(flag.is_string() && flag == "")
-                                    : false;
+    setting.lm_head_quantized = py::truthy(active.config()["lm_head"]);
   }
   if (setting.method == SkipListMethod::awq) {
     setting.awq_marlin = engine::awq_marlin_compatible(active.config());
@@ -723,18 +742,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       }
     }
     if (other != wanted) {
-      ArrayChange sync;
-      sync.file = active.name;
-      sync.pointer = active.pointer;
-      sync.pointer.push_back("modules_to_not_convert");
-      const json::Json& raw = active.config()["modules_to_not_convert"];
-      for (size_t i = 0; i < raw.size(); ++i) {
-        sync.remove.push_back(i);
-        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>()
-                                                         : raw[i].dump());
-      }
-      sync.append = wanted;
-      diagnosis.array_changes.push_back(std::move(sync));
+      diagnosis.array_changes.push_back(list_written_as(active, "modules_to_not_convert", wanted));
     }
   }
   // FP8: an engine that reads the first key present (SGLang) reads ignored_layers whenever the
@@ -749,19 +757,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     if (emptied) {
       emptied->append = wanted;
     } else if (skip_list.fp8_ignored_layers.value_or(std::vector<std::string>()) != wanted) {
-      ArrayChange sync;
-      sync.file = active.name;
-      sync.pointer = active.pointer;
-      sync.pointer.push_back("ignored_layers");
-      const json::Json& raw = config["ignored_layers"];
-      sync.create = !raw.is_array();
-      for (size_t i = 0; sync.create ? false : i < raw.size(); ++i) {
-        sync.remove.push_back(i);
-        sync.removed_values.push_back(raw[i].is_string() ? raw[i].get<std::string>()
-                                                         : raw[i].dump());
-      }
-      sync.append = wanted;
-      diagnosis.array_changes.push_back(std::move(sync));
+      diagnosis.array_changes.push_back(list_written_as(active, "ignored_layers", wanted));
     }
   }
   if (edit) {

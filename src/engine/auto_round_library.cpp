@@ -7,6 +7,7 @@
 // names are the checkpoint's: Qwen3.5's _checkpoint_conversion_mapping is {} and
 // conversion_mapping.py (44bcb9d) has no qwen3_5 entry, so get_layer_config's _should_remap is
 // False and _remap_paths_for_text_model renames nothing.
+#include "json/python_values.hpp"
 
 #include <qpatch/engine/auto_round_rules.hpp>
 
@@ -16,20 +17,6 @@
 namespace qpatch::engine {
 
 namespace {
-
-// Python's repr of a JSON value as a dataclass repr prints a field.
-std::string repr(const json::Json& v) {
-  if (v.is_boolean()) {
-    return v.get<bool>() ? "True" : "False";
-  }
-  if (v.is_null()) {
-    return "None";
-  }
-  if (v.is_string()) {
-    return "'" + v.get<std::string>() + "'";
-  }
-  return v.dump();
-}
 
 // utils/model.py check_to_quantized: int(bits) if bits is not None else 16 (alike act_bits).
 // Nothing: a value int() refuses (the layer is left undecided).
@@ -387,9 +374,9 @@ std::optional<std::string> AutoRoundRules::library_refusal(const std::vector<Lay
     const json::Json sym = m_config.sym.is_null() ? json::Json(true) : m_config.sym;
     return "ValueError: No compatible backend found for layer " + layer.prefix +
            " with config QuantizationScheme(bits=" + std::to_string(*bits) +
-           ", group_size=" + repr(field(cfg, "group_size", group_size)) +
-           ", sym=" + repr(field(cfg, "sym", sym)) + ", data_type=" + repr(data_type) +
-           ", act_bits=" + repr(field(cfg, "act_bits", lib.act_bits)) + ", ...)";
+           ", group_size=" + py::repr(field(cfg, "group_size", group_size)) +
+           ", sym=" + py::repr(field(cfg, "sym", sym)) + ", data_type=" + py::repr(data_type) +
+           ", act_bits=" + py::repr(field(cfg, "act_bits", lib.act_bits)) + ", ...)";
   }
   return std::nullopt;
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "json/python_values.hpp"
 
 #include <qpatch/engine/auto_round_rules.hpp>
 #include <qpatch/engine/dialect.hpp>
@@ -27,20 +28,6 @@ bool python_equal(const json::Json& a, const json::Json& b) {
     return value(a) == value(b);
   }
   return a == b;
-}
-
-// Python's repr of a JSON value, as vLLM's messages would print it.
-std::string python_repr(const json::Json& v) {
-  if (v.is_boolean()) {
-    return v.get<bool>() ? "True" : "False";
-  }
-  if (v.is_null()) {
-    return "None";
-  }
-  if (v.is_string()) {
-    return "'" + v.get<std::string>() + "'";
-  }
-  return v.dump();
 }
 
 // Python's str.count: non-overlapping occurrences.
@@ -256,8 +243,8 @@ std::optional<AutoRoundRules::Fused> AutoRoundRules::fused_entry(const std::stri
 }
 
 std::string AutoRoundRules::tuple_text(const Tuple& tuple) const {
-  return "(" + std::to_string(tuple.bits) + ", " + python_repr(tuple.group_size) + ", " +
-         python_repr(tuple.sym) + ")";
+  return "(" + std::to_string(tuple.bits) + ", " + py::repr(tuple.group_size) + ", " +
+         py::repr(tuple.sym) + ")";
 }
 
 Decision AutoRoundRules::decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const {

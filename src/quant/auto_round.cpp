@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "json/python_values.hpp"
 
 #include <qpatch/quant/auto_round.hpp>
 
@@ -55,23 +56,6 @@ std::string common_prefix(const json::Json& list) {
   return out;
 }
 
-// Python truthiness of a JSON value.
-bool truthy(const json::Json& value) {
-  if (value.is_null()) {
-    return false;
-  }
-  if (value.is_boolean()) {
-    return value.get<bool>();
-  }
-  if (value.is_number()) {
-    return value.get<double>() != 0;
-  }
-  if (value.is_string() || value.is_array() || value.is_object()) {
-    return !value.empty() && !(value.is_string() && value.get<std::string>().empty());
-  }
-  return true;
-}
-
 // The auto_round library's reading (convert_model.py get_layer_config, skip_not_convert_modules,
 // convert_hf_model; export/export_to_autogptq/export.py convert_from_autogptq_dynamic).
 AutoRoundLibraryConfig read_library(const json::Json& config) {
@@ -126,7 +110,7 @@ AutoRoundLibraryConfig read_library(const json::Json& config) {
   }
   if (config.contains("modules_in_block_to_quantize")) {
     const json::Json& list = config["modules_in_block_to_quantize"];
-    if (truthy(list) && list.is_array()) {
+    if (py::truthy(list) && list.is_array()) {
       lib.modules_in_block.emplace();
       flatten_into(list, *lib.modules_in_block);
     }

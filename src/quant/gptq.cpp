@@ -1,29 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "json/python_values.hpp"
+
 #include <qpatch/quant/gptq.hpp>
 
 namespace qpatch::quant {
 
 namespace {
-
-// Python's bool(value) for a JSON value: vLLM tests "lm_head" and the module list by truthiness.
-bool truthy(const json::Json& value) {
-  if (value.is_null()) {
-    return false;
-  }
-  if (value.is_boolean()) {
-    return value.get<bool>();
-  }
-  if (value.is_number_integer() || value.is_number_unsigned()) {
-    return value.get<int64_t>() != 0;
-  }
-  if (value.is_number_float()) {
-    return value.get<double>() != 0.0;
-  }
-  if (value.is_string()) {
-    return !value.get_ref<const std::string&>().empty();
-  }
-  return !value.empty(); // array, object
-}
 
 // The code points of `text` (UTF-8), each as a string: what iterating a Python str yields.
 std::vector<std::string> code_points(const std::string& text) {
@@ -63,26 +45,6 @@ struct ListReader {
   }
 };
 
-// The name of the Python type a JSON value loads as, as TypeError messages spell it.
-std::string python_type(const json::Json& value) {
-  if (value.is_null()) {
-    return "NoneType";
-  }
-  if (value.is_boolean()) {
-    return "bool";
-  }
-  if (value.is_number_integer() || value.is_number_unsigned()) {
-    return "int";
-  }
-  if (value.is_number_float()) {
-    return "float";
-  }
-  if (value.is_string()) {
-    return "str";
-  }
-  return value.is_array() ? "list" : "dict";
-}
-
 } // namespace
 
 // optimum v2.1.0 gptq/quantizer.py convert_model: `layers_to_keep =
@@ -96,8 +58,8 @@ OptimumList read_optimum_list(const json::Json& config) {
     if (it->is_string()) {
       out.block = it->get<std::string>();
     } else {
-      out.block_error =
-          "TypeError: startswith first arg must be str or a tuple of str, not " + python_type(*it);
+      out.block_error = "TypeError: startswith first arg must be str or a tuple of str, not " +
+                        py::type_name(*it);
     }
   }
   const auto it = config.find("modules_in_block_to_quantize");
@@ -107,7 +69,7 @@ OptimumList read_optimum_list(const json::Json& config) {
   out.given = true;
   const json::Json& list = *it;
   if (!list.is_array() && !list.is_string() && !list.is_object()) {
-    out.error = "TypeError: '" + python_type(list) + "' object is not iterable";
+    out.error = "TypeError: '" + py::type_name(list) + "' object is not iterable";
     out.simple = false;
     return out;
   }
@@ -132,7 +94,7 @@ OptimumList read_optimum_list(const json::Json& config) {
   for (const auto& item : list) {
     if (!item.is_array()) {
       out.error =
-          "TypeError: can only concatenate list (not \"" + python_type(item) + "\") to list";
+          "TypeError: can only concatenate list (not \"" + py::type_name(item) + "\") to list";
       out.simple = false;
       return out;
     }
@@ -140,8 +102,8 @@ OptimumList read_optimum_list(const json::Json& config) {
       if (!name.is_string()) {
         // endswith raises for the first layer whose scan reaches it: every layer of a block
         // whose entries do not all end the names before it.
-        out.error =
-            "TypeError: endswith first arg must be str or a tuple of str, not " + python_type(name);
+        out.error = "TypeError: endswith first arg must be str or a tuple of str, not " +
+                    py::type_name(name);
         out.simple = false;
         return out;
       }
@@ -161,7 +123,7 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
   // get_linear_quant_method tests it by truthiness (auto_gptq.py, utils/gptq_utils.py, vLLM
   // main 017e9f4).
   if (const auto it = config.find("lm_head"); it != config.end()) {
-    gptq.lm_head = truthy(*it);
+    gptq.lm_head = py::truthy(*it);
   }
   // The fields override_config can replace per layer (utils/gptq_utils.py): integers and
   // booleans only, as its isinstance tests take them.
@@ -213,7 +175,7 @@ Result<GptqConfig> read_gptq(const ConfigFile& file) {
   gptq.list_append_to = {list_key};
   // maybe_update_config (auto_gptq.py, vLLM main 017e9f4) keeps the list only when it is truthy:
   // absent, null and [] alike make vLLM derive it from the headers.
-  if (!truthy(raw)) {
+  if (!py::truthy(raw)) {
     return gptq;
   }
   if (!raw.is_array()) {

@@ -4,7 +4,7 @@
 // method's class before reading it: configs/model_config.py _verify_quantization asks each
 // override_quantization_method, so a config the Marlin class can serve is read by it, and any
 // other by the plain class, whose from_config and __init__ refuse more.
-#include "engine/python_values.hpp"
+#include "json/python_values.hpp"
 #include "engine/registry.hpp"
 
 namespace qpatch::engine {

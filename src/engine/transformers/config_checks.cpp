@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Whole-config checks of transformers' quantizers (files and commits:
 // tools/transformers_diff/SOURCES; tools/transformers_diff executes them).
-#include "engine/python_values.hpp"
 #include "engine/registry.hpp"
+#include "json/python_values.hpp"
 
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/quant/gptq.hpp>
@@ -61,13 +61,7 @@ std::optional<std::string> gptq_rejection(const json::Json& config) {
 std::optional<std::string> fp8_rejection(const json::Json& config) {
   if (const auto it = config.find("activation_scheme"); it != config.end()) {
     if (!it->is_string()) {
-      const std::string type = it->is_null()             ? "NoneType"
-                               : it->is_boolean()        ? "bool"
-                               : it->is_number_integer() ? "int"
-                               : it->is_number()         ? "float"
-                               : it->is_array()          ? "list"
-                                                         : "dict";
-      return "AttributeError: '" + type + "' object has no attribute 'lower'";
+      return "AttributeError: '" + py::type_name(*it) + "' object has no attribute 'lower'";
     }
     std::string scheme = it->get<std::string>();
     for (char& c : scheme) {
@@ -92,34 +86,6 @@ std::optional<std::string> fp8_rejection(const json::Json& config) {
   return std::nullopt;
 }
 
-// Python's type name of what json.load gives.
-std::string python_type(const json::Json& value) {
-  return value.is_null()             ? "NoneType"
-         : value.is_boolean()        ? "bool"
-         : value.is_number_integer() ? "int"
-         : value.is_number()         ? "float"
-         : value.is_string()         ? "str"
-         : value.is_array()          ? "list"
-                                     : "dict";
-}
-
-// Python truthiness of what json.load gives.
-bool truthy(const json::Json& value) {
-  if (value.is_null()) {
-    return false;
-  }
-  if (value.is_boolean()) {
-    return value.get<bool>();
-  }
-  if (value.is_number()) {
-    return value.get<double>() != 0;
-  }
-  if (value.is_string()) {
-    return !value.get<std::string>().empty();
-  }
-  return !value.empty();
-}
-
 // auto-round: utils/quantization_config.py (6ed74f1) AutoRoundConfig.post_init (bits, then
 // group_size; 4 and 128 when absent), then auto_round v0.14.2 (e98f1c1) convert_model.py
 // convert_hf_model (desc_act without static_groups) and get_layer_config (`extra_config.keys()`
@@ -136,14 +102,16 @@ std::optional<std::string> auto_round_rejection(const json::Json& config) {
   if (config.contains("group_size") && !equals_int(config["group_size"], -1)) {
     const json::Json& group = config["group_size"];
     if (!group.is_number() && !group.is_boolean()) {
-      return "TypeError: '<=' not supported between instances of '" + python_type(group) +
+      return "TypeError: '<=' not supported between instances of '" + py::type_name(group) +
              "' and 'int'";
     }
     if ((group.is_boolean() ? (group.get<bool>() ? 1.0 : 0.0) : group.get<double>()) <= 0) {
       return std::string("ValueError: group_size must be greater than 0 or equal to -1");
     }
   }
-  const auto given = [&](const char* key) { return config.contains(key) && truthy(config[key]); };
+  const auto given = [&](const char* key) {
+    return config.contains(key) && py::truthy(config[key]);
+  };
   if (given("desc_act") && !given("static_groups")) {
     return std::string("NotImplementedError: This GPTQ model may contain a non-dummy g_idx, which "
                        "is not yet supported by AutoRound.");

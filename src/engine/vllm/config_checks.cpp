@@ -2,7 +2,7 @@
 // Whole-config checks of vLLM main 017e9f4, read in vllm/model_executor/layers/quantization/.
 // Messages are vLLM's f-strings with Python's str() of each value (True/False for booleans);
 // where vLLM prints a set, whose order Python's string hashing varies, it is printed sorted.
-#include "engine/python_values.hpp"
+#include "json/python_values.hpp"
 #include "engine/registry.hpp"
 
 #include <algorithm>

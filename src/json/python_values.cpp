@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "engine/python_values.hpp"
+#include "json/python_values.hpp"
 
-namespace qpatch::engine::py {
+namespace qpatch::py {
 
 using json::Json;
 
@@ -16,6 +16,48 @@ std::string str(const Json& value) {
     return value.get<std::string>();
   }
   return value.dump();
+}
+
+std::string repr(const Json& value) {
+  return value.is_string() ? "'" + value.get<std::string>() + "'" : str(value);
+}
+
+std::string type_name(const Json& value) {
+  if (value.is_null()) {
+    return "NoneType";
+  }
+  if (value.is_boolean()) {
+    return "bool";
+  }
+  if (value.is_number_integer() || value.is_number_unsigned()) {
+    return "int";
+  }
+  if (value.is_number_float()) {
+    return "float";
+  }
+  if (value.is_string()) {
+    return "str";
+  }
+  return value.is_array() ? "list" : "dict";
+}
+
+bool truthy(const Json& value) {
+  if (value.is_null()) {
+    return false;
+  }
+  if (value.is_boolean()) {
+    return value.get<bool>();
+  }
+  if (value.is_number_integer()) {
+    return value.get<int64_t>() != 0;
+  }
+  if (value.is_number_unsigned()) {
+    return value.get<uint64_t>() != 0;
+  }
+  if (value.is_number_float()) {
+    return value.get<double>() != 0.0;
+  }
+  return !value.empty(); // str, list, dict
 }
 
 std::string list(const std::vector<std::string>& keys) {
@@ -48,4 +90,4 @@ bool is_true(const Json& value) {
   return value.is_boolean() && value.get<bool>();
 }
 
-} // namespace qpatch::engine::py
+} // namespace qpatch::py
