@@ -82,10 +82,20 @@ AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
                                const EngineVersion& version,
                                const std::vector<Layer>* built)
     : m_config(config), m_model(model), m_packed(inc_packed_mapping(model)) {
-  if (dialect_of(version, model).auto_round.library_convert) {
+  const Dialect dialect = dialect_of(version, model);
+  if (dialect.auto_round.library_convert) {
     m_library = true;
     convert_like_library(built != nullptr ? *built : std::vector<Layer>());
     return;
+  }
+  if (dialect.auto_round.sglang_routing) {
+    // auto_round_sglang.cpp: QuantizationConfig's empty mapping, unless the model class updates
+    // it (deepseek_v2.py DeepseekV2ForCausalLM.__init__: update_packed_modules_mapping).
+    m_sglang = true;
+    const std::string& a = model.architecture;
+    m_packed = a == "DeepseekV3ForCausalLM" || a == "DeepseekV2ForCausalLM"
+                   ? model.quant_packed.value_or(model.packed)
+                   : PackedMapping{};
   }
   // inc/config_parser.py _resolve_raw before #48589 (948107acf^): an exact key, the fused
   // shards, then regex keys; no "P ends with .K" step.
@@ -124,7 +134,7 @@ AutoRoundRules::AutoRoundRules(const quant::IncConfig& config,
 }
 
 bool AutoRoundRules::mtp_special_case() const {
-  return !m_library && m_mtp_special_case &&
+  return !m_library && !m_sglang && m_mtp_special_case &&
          qwen35_dynamic_builds_mtp_dense(m_model, m_config.dynamic);
 }
 
@@ -274,6 +284,9 @@ Decision AutoRoundRules::decide(const Layer& layer) const {
   if (m_library) {
     return decide_library(layer);
   }
+  if (m_sglang) {
+    return decide_sglang(layer);
+  }
   Decision decision;
   const std::string& prefix = layer.prefix;
   if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
@@ -374,6 +387,9 @@ Decision AutoRoundRules::decide(const Layer& layer) const {
 std::vector<std::pair<std::string, std::string>> AutoRoundRules::trace(const Layer& layer) const {
   if (m_library) {
     return trace_library(layer);
+  }
+  if (m_sglang) {
+    return trace_sglang(layer);
   }
   std::vector<std::pair<std::string, std::string>> lines;
   if (mtp_special_case()) {

@@ -90,6 +90,9 @@ SkipListRules::SkipListRules(SkipListMethod method,
     }
     m_convert_patterns.push_back(*Pattern::compile("lm_head", "modules_to_not_convert"));
   }
+  if (m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded) {
+    compile_exclusions();
+  }
   for (size_t i = 0; i < m_entries.size(); ++i) {
     const std::string& entry = m_entries[i];
     // ModelOpt: "X*" becomes "X" and "X.*" before the renames (dialect.hpp).
@@ -207,6 +210,9 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
     return false;
   }
   case SkipListMethod::modelopt: {
+    if (m_skip.modelopt_skipped_or_excluded) {
+      return name == entry; // is_layer_skipped: `prefix in ignored_layers`
+    }
     constexpr std::string_view k_language_model = "language_model.";
     const std::string_view stripped = std::string_view(name).substr(
         name.rfind(k_language_model, 0) == 0 ? k_language_model.size() : 0);
@@ -307,6 +313,73 @@ std::optional<size_t> SkipListRules::modelopt_excluded(const Layer& layer,
   return std::nullopt;
 }
 
+void SkipListRules::compile_exclusions() {
+  // modelopt_quant.py ModelOptQuantConfig.is_layer_excluded (SGLang, store 54490057226):
+  // regex_str = pattern.replace(".", r"\.").replace("*", r".*"), then re.fullmatch. An entry
+  // with no other regex character is a literal or a "*"-glob (fnmatch without ? and [ is the
+  // same test, and cheap); any other is compiled as the Python regex it becomes.
+  for (const std::string& entry : m_entries) {
+    Exclusion exclusion;
+    if (entry.find_first_of("?+()[]{}|^$\\") != std::string::npos) {
+      exclusion.kind = Exclusion::Kind::regex;
+      auto pattern =
+          Pattern::compile(replace_all(replace_all(entry, ".", "\\."), "*", ".*"), "ignore");
+      if (pattern) {
+        exclusion.pattern = *pattern;
+      } // re.error escapes is_layer_excluded: not modelled, taken to match nothing
+    } else if (entry.find('*') != std::string::npos) {
+      exclusion.kind = Exclusion::Kind::glob;
+    }
+    const size_t dot = entry.rfind('.');
+    const std::string tail = dot == std::string::npos ? entry : entry.substr(dot + 1);
+    // fused_patterns: the MLA projections fused_qkv_a_proj_with_mqa is built from.
+    for (const char* part : {"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj"}) {
+      exclusion.fused_tail = exclusion.fused_tail || tail == part;
+    }
+    exclusion.tail = tail;
+    m_exclusions.push_back(std::move(exclusion));
+  }
+}
+
+std::optional<size_t> SkipListRules::modelopt_glob_excluded(const std::string& prefix) const {
+  // prefixes_to_check: the name, and the name without a leading "language_model."; each whole,
+  // then each of its dot-separated parts (the stripped name's parts are among the name's).
+  constexpr std::string_view k_language_model = "language_model.";
+  std::vector<std::string_view> names{prefix};
+  if (prefix.rfind(k_language_model, 0) == 0) {
+    names.push_back(std::string_view(prefix).substr(k_language_model.size()));
+  }
+  std::vector<std::string_view> parts;
+  for (size_t start = 0; start <= prefix.size();) {
+    const size_t dot = std::min(prefix.find('.', start), prefix.size());
+    parts.push_back(std::string_view(prefix).substr(start, dot - start));
+    start = dot + 1;
+  }
+  const std::string_view last = parts.back();
+  for (size_t i = 0; i < m_exclusions.size(); ++i) {
+    const Exclusion& exclusion = m_exclusions[i];
+    const std::string& entry = m_entries[i];
+    const auto full = [&](std::string_view name) {
+      switch (exclusion.kind) {
+      case Exclusion::Kind::literal:
+        return name == entry;
+      case Exclusion::Kind::glob:
+        return fnmatch(name, entry);
+      case Exclusion::Kind::regex:
+        return exclusion.pattern &&
+               exclusion.pattern->matches(name, MatchMode::fullmatch).value_or(false);
+      }
+      return false;
+    };
+    if (std::any_of(names.begin(), names.end(), full) ||
+        std::any_of(parts.begin(), parts.end(), full) ||
+        (exclusion.fused_tail && last.find(exclusion.tail) != std::string_view::npos)) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer) const {
   const bool qwen_mtp = is_qwen35(m_model) || m_model.architecture == "Qwen3NextForCausalLM";
   // ParallelLMHead: FP8 (fp8.py Fp8Config.get_quant_method) and bitsandbytes ask LinearBase
@@ -328,6 +401,22 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
         return std::string("unquantized by ModelOpt: the name holds \"") + part +
                "\" (modelopt.py get_quant_method): always dense";
       }
+    }
+  }
+  if (m_method == SkipListMethod::modelopt && m_nvfp4 && m_skip.nvfp4_dense_attention_and_draft &&
+      is_qwen35(m_model)) {
+    // sgl-project/sglang#18937: qwen3_5_mtp.py (@008b79d) _mtp_quant_config gives the draft no
+    // quant config for a serialized modelopt_fp4 checkpoint; qwen3_5.py (@005fa71) builds the
+    // decoder layers' linear_attn and self_attn with quant_config None under modelopt_fp4.
+    const std::string& draft = m_model.draft_layer_prefix;
+    if (!draft.empty() && layer.prefix.rfind(draft, 0) == 0) {
+      return std::string("without a quant config by SGLang's Qwen3.5 MTP draft under "
+                         "modelopt_fp4 (#18937): always dense");
+    }
+    if (layer.prefix.find(".self_attn.") != std::string::npos ||
+        layer.prefix.find(".linear_attn.") != std::string::npos) {
+      return std::string("without a quant config by SGLang's Qwen3.5 attention under "
+                         "modelopt_fp4 (#18937): always dense");
     }
   }
   if (m_nvfp4 && m_skip.fc_dense_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
@@ -522,7 +611,23 @@ Decision SkipListRules::decide(const Layer& layer) const {
     decision.by = DecidedBy::target_class;
     return decision;
   }
-  if (m_method == SkipListMethod::modelopt) {
+  // SGLang's ModelOpt: is_layer_skipped (the FP8 path below) or is_layer_excluded; MIXED_PRECISION
+  // (its own get_quant_method, not modelled) keeps vLLM's rules.
+  const bool sglang_modelopt =
+      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded && !m_layers;
+  const bool exact_mode = m_method == SkipListMethod::fp8 || sglang_modelopt;
+  const auto not_skipped = [&] {
+    if (sglang_modelopt) {
+      if (const auto hit = modelopt_glob_excluded(layer.prefix)) {
+        return skipped_by(*hit);
+      }
+    }
+    return listed_or_quantized();
+  };
+  if (sglang_modelopt && layer.kind == LayerKind::experts) {
+    return not_skipped(); // a FusedMoE asks is_layer_excluded only
+  }
+  if (m_method == SkipListMethod::modelopt && !sglang_modelopt) {
     if (const auto hit = modelopt_excluded(layer, decision)) {
       return skipped_by(*hit);
     }
@@ -540,16 +645,16 @@ Decision SkipListRules::decide(const Layer& layer) const {
   const bool fused = layer_shards != nullptr;
   // SGLang's is_layer_skipped (quantization/utils/utils.py @c5bef61): an unfused name holding
   // "gate_up_proj" takes that branch, not the experts one (`if ... elif "experts" in prefix`).
-  const bool gate_up_by_parts = m_method == SkipListMethod::fp8 && m_skip.fp8_gate_up_by_parts &&
-                                !fused && layer.prefix.find("gate_up_proj") != std::string::npos;
+  const bool gate_up_by_parts = exact_mode && m_skip.fp8_gate_up_by_parts && !fused &&
+                                layer.prefix.find("gate_up_proj") != std::string::npos;
   // is_layer_skipped's exact mode (fp8.py): any name holding "experts" that is not fused, a
   // Linear too (DeepSeek's mlp.shared_experts.down_proj), takes the experts rule.
-  if (m_method == SkipListMethod::fp8 && !fused && !gate_up_by_parts &&
+  if (exact_mode && !fused && !gate_up_by_parts &&
       layer.prefix.find("experts") != std::string::npos) {
     if (const auto hit = experts_entry(layer.prefix)) {
       return skipped_by(*hit);
     }
-    return listed_or_quantized();
+    return not_skipped();
   }
   if (layer.kind == LayerKind::experts) {
     if (const auto hit = m_method == SkipListMethod::bitsandbytes && m_skip.bnb_experts_ignore_list
@@ -607,7 +712,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
       return skipped_by(*gate);
     }
   }
-  return listed_or_quantized();
+  return not_skipped();
 }
 
 } // namespace qpatch::engine

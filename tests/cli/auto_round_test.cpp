@@ -147,7 +147,8 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
       "  stored       dense BF16 [64, 128] in model_extra_tensors.safetensors\n"
       "  layer        mtp.fc (ColumnParallelLinear)\n"
       "  config       config.json /quantization_config (auto-round), judged as " +
-          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + " and " +
+          test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + ", " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "auto-round") + " and " +
           test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "auto-round") +
           " load it\n" + "  engine       " +
           test::traced_as(engine::Engine::vllm, "Qwen3_5ForCausalLM", "auto-round") + "\n" +
@@ -155,6 +156,12 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
           "mtp.fc\n"
           "  default      no block_name_to_quantize: every layer but lm_head defaults to 4 bits\n"
           "  verdict      quantized (the global bits (no block list))\n"
+          "  engine       " +
+          test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM", "auto-round") + "\n" +
+          // SGLang's Qwen3.5 draft builds fc as a plain nn.Linear (qwen3_5_mtp.py @008b79d).
+          "  extra_config[0] \".mtp.\" is a literal name (no regex character) and is not "
+          "mtp.fc\n"
+          "  verdict      dense (built_dense)\n"
           "  engine       " +
           test::traced_as(engine::Engine::transformers, "Qwen3_5ForCausalLM", "auto-round") +
           "\n"

@@ -125,6 +125,9 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
       out,
       "DIR: auto-round, judged for " +
           test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration", "auto-round") +
+          ", " +
+          test::judged_for(
+              engine::Engine::sglang, "Qwen3_5ForConditionalGeneration", "auto-round") +
           " and transformers\n" + finding +
           " (vLLM before 2026-07-28 (0.26 and older) only) [vllm]\n" + fix);
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);

@@ -246,10 +246,10 @@ TEST_P(SkipListHeadTest, FixLeavesEveryEngineClean) {
   if (std::string(c.method) == "modelopt") {
     without_transformers();
   }
-  if (c.head == Head::packed && std::string(c.method) != "modelopt") {
+  if (c.head == Head::packed) {
     // SGLang's draft builds mtp.fc as a plain nn.Linear: a packed fc cannot load there
-    // (AwqPackedFcIsNotFixableForSglang).
-    m_engine = "vllm@main,transformers";
+    // (AwqPackedFcIsNotFixableForSglang), ModelOpt's too now that SGLang's rules judge it.
+    m_engine = std::string(c.method) == "modelopt" ? "vllm@main" : "vllm@main,transformers";
   }
   test::write_mini(
       dir(),
@@ -433,7 +433,8 @@ std::string hf_quant(const std::string& algo) {
 }
 
 TEST_F(SkipListTest, ModelOptGlobMissesMtpFcAndBothCopiesAreFixed) {
-  without_transformers();
+  // vLLM's ModelOpt rules (SGLang's: skip_list_rules.cpp, tools/sglang_diff).
+  m_engine = "vllm@main";
   test::write_mini(dir(),
                    {Head::dense,
                     HeadFile::indexed_shard,
@@ -467,7 +468,8 @@ TEST_F(SkipListTest, ModelOptGlobMissesMtpFcAndBothCopiesAreFixed) {
 // "mtp.layers.0*"], per-layer quantized_layers): a layer no quantized_layers entry names is built
 // dense, so the "mtp.layers.0*" glob trap only bites a head the recipe lists.
 TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
-  without_transformers();
+  // vLLM's ModelOpt rules (SGLang's: skip_list_rules.cpp, tools/sglang_diff).
+  m_engine = "vllm@main";
   const std::string main_layers =
       "      \"model.language_model.layers.0.self_attn.q_proj\": {\"quant_algo\": \"FP8\"},\n"
       "      \"model.language_model.layers.0.self_attn.k_proj\": {\"quant_algo\": \"FP8\"},\n"
@@ -521,7 +523,8 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionQuantizesOnlyListedLayers) {
 }
 
 TEST_F(SkipListTest, ModelOptMixedPrecisionPackedButUnlistedIsNotFixable) {
-  without_transformers();
+  // vLLM's ModelOpt rules (SGLang's: skip_list_rules.cpp, tools/sglang_diff).
+  m_engine = "vllm@main";
   test::write_mini(dir(),
                    {Head::packed,
                     HeadFile::indexed_shard,

@@ -117,9 +117,9 @@ TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
 }
 
 TEST_F(VllmRulesTest, AwqAndModelOptShardsStoredDifferentlyAreReported) {
-  // transformers, named, refuses every ModelOpt config: judged in
-  // transformers_diff_regressions_test.cpp.
-  m_engine = "vllm@main,sglang@main";
+  // vLLM's ModelOpt rules (SGLang's: skip_list_rules.cpp, tools/sglang_diff). transformers,
+  // named, refuses every ModelOpt config: judged in transformers_diff_regressions_test.cpp.
+  m_engine = "vllm@main";
   write_split_gdn(skip_config("awq", "    \"modules_to_not_convert\": [\"lm_head\"],\n"),
                   awq_module);
   auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
@@ -361,9 +361,9 @@ TEST_F(VllmRulesTest, AwqLmHeadFlagQuantizesTheHead) {
 // tests a fused layer's shards exactly, then entries as substrings of the fused name ("v_proj"
 // is part of "qkv_proj"), then globs.
 TEST_F(VllmRulesTest, ModelOptHeadAndFusedSubstring) {
-  // transformers, named, refuses every ModelOpt config: judged in
-  // transformers_diff_regressions_test.cpp.
-  m_engine = "vllm@main,sglang@main";
+  // vLLM's ModelOpt rules (SGLang's: skip_list_rules.cpp, tools/sglang_diff). transformers,
+  // named, refuses every ModelOpt config: judged in transformers_diff_regressions_test.cpp.
+  m_engine = "vllm@main";
   test::write_mini(
       dir(),
       {Head::packed,

@@ -69,13 +69,12 @@ TEST(MethodsTest, NamesNoRowOwnsFindNothing) {
 TEST(MethodsTest, EnginesModelledPerRow) {
   const auto engines = [](const char* name) { return names_of(find_method(name)->engines); };
   const std::vector<std::string> all{"vllm", "sglang", "transformers"};
-  const std::vector<std::string> vllm_sglang{"vllm", "sglang"};
   EXPECT_EQ(engines("compressed-tensors"), all);
   EXPECT_EQ(engines("gptq"), all);
   EXPECT_EQ(engines("awq"), all);
-  EXPECT_EQ(engines("auto-round"), (std::vector<std::string>{"vllm", "transformers"}));
+  EXPECT_EQ(engines("auto-round"), all);
   EXPECT_EQ(engines("fp8"), all);
-  EXPECT_EQ(engines("modelopt"), (std::vector<std::string>{"vllm", "transformers"}));
+  EXPECT_EQ(engines("modelopt"), all);
   EXPECT_EQ(engines("bitsandbytes"), all);
 }
 
@@ -96,9 +95,8 @@ TEST(MethodsTest, ModelledEnginesFallBackToVllmAlone) {
             std::vector<std::string>{"transformers"});
   EXPECT_EQ(names_of(modelled_engines(fp8, only(Engine::sglang))),
             std::vector<std::string>{"sglang"});
-  // SGLang's ModelOpt is not modelled: its rules fall back to vLLM's.
   EXPECT_EQ(names_of(modelled_engines(find_method("modelopt"), only(Engine::sglang))),
-            std::vector<std::string>{"vllm"});
+            std::vector<std::string>{"sglang"});
   EXPECT_EQ(names_of(modelled_engines(nullptr, EngineSet::all())),
             std::vector<std::string>{"vllm"});
 }

@@ -125,6 +125,14 @@ private:
   std::optional<Fused> fused_entry(const std::string& prefix, bool& undecidable) const;
   Decision decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const;
   std::string tuple_text(const Tuple& tuple) const;
+  // SGLang (dialect auto_round.sglang_routing; auto_round_sglang.cpp).
+  Decision decide_sglang(const Layer& layer) const;
+  std::vector<std::pair<std::string, std::string>> trace_sglang(const Layer& layer) const;
+  // get_config's regex step: the first regex key that re.fullmatch-es `name` (nothing: none;
+  // `undecidable` when a match could not be decided).
+  std::optional<size_t> sglang_regex_key(const std::string& name, bool& undecidable) const;
+  // The GPTQ/AWQ config SGLang builds for a quantized layer's tuple refuses it: the error.
+  std::optional<std::string> sglang_kernel_refusal(const Tuple& tuple) const;
 
   quant::IncConfig m_config;
   ModelInfo m_model;
@@ -135,6 +143,7 @@ private:
   std::vector<Key> m_keys;                // vLLM's extra_config keys, in dict order
   std::vector<std::string> m_entry_names; // per extra_config entry: its renamed name
   std::vector<std::string> m_blocks;      // renamed block names
+  bool m_sglang = false;                  // SGLang's routing.py
   // The auto_round library (transformers).
   bool m_library = false;
   bool m_lib_undecidable = false;

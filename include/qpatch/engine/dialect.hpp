@@ -79,6 +79,16 @@ struct SkipListDialect {
   // bitsandbytes: a FusedMoE is quantized whatever the list says (SGLang's
   // BitsAndBytesConfig.get_quant_method tests LinearBase only).
   bool bnb_experts_ignore_list = false;
+  // ModelOpt (SGLang's ModelOptQuantConfig._get_quant_method): a LinearBase is dense when
+  // is_layer_skipped (FP8's exact rule, over the entries as written and the quant config's
+  // mapping) or is_layer_excluded (an entry, "." literal and "*" any run, full-matching the name,
+  // one of its dot-parts, or either without a leading "language_model."; an MLA projection tail
+  // contained in the last part) skips it; a FusedMoE by is_layer_excluded only; a ParallelLMHead
+  // is given no method (dense).
+  bool modelopt_skipped_or_excluded = false;
+  // ModelOpt NVFP4: the Qwen3.5 attention and linear-attention projections are built without a
+  // quant config, and the whole MTP draft too (SGLang's modelopt_fp4 gates).
+  bool nvfp4_dense_attention_and_draft = false;
 };
 
 // GPTQ: modules_in_block_to_quantize and `dynamic`.
@@ -111,6 +121,12 @@ struct AutoRoundDialect {
   // (re.search, block layers first); modules_to_not_convert and "lm_head" re.search'd over the
   // block layers; quantized iff bits <= 8 or act_bits <= 8. Else vLLM's INC rules.
   bool library_convert = false;
+  // SGLang's routing (auto_round/routing.py get_layer_config): an exact key first (global
+  // defaults), the block list by startswith, a FusedMoE by the keys it starts, the quant config's
+  // packed_modules_mapping (empty unless the model class updates it), then get_config: an exact
+  // key, else the first regex key that re.fullmatch-es the name. The layer's GPTQ or AWQ config is
+  // then built from the tuple, and refuses what its kernel cannot serve.
+  bool sglang_routing = false;
 };
 
 struct Dialect {

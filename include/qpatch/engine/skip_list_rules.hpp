@@ -36,6 +36,12 @@
 // absent list is empty (nothing is derived). Its Qwen3.5 draft builds mtp.fc as a plain
 // nn.Linear (always dense).
 //
+// SGLang's ModelOpt (modelopt_quant.py, store 54490057226; no commit named):
+// ModelOptQuantConfig._get_quant_method skips a LinearBase when is_layer_skipped (exact, as its
+// FP8) or is_layer_excluded (each entry, "." literal and "*" any run, full-matching the name, a
+// dot-part of it, or either without "language_model.") holds, a FusedMoE by is_layer_excluded;
+// lm_head is never quantized. Under NVFP4 its Qwen3.5 builds attention and the MTP draft dense.
+//
 // SGLang's FP8 (fp8.py @00563d3, quantization/utils/utils.py @c5bef61 is_layer_skipped): the
 // first of ignored_layers / modules_to_not_convert present, each entry with and without a
 // leading "model."; exact names, a fused layer (by its quant config's mapping, the Qwen3.5
@@ -100,6 +106,10 @@ private:
   // ModelOpt's is_layer_excluded: is_layer_skipped (exact, fused shards that must agree), then
   // an entry contained in the name, then a glob over the name. Sets `decision` on a load error.
   std::optional<size_t> modelopt_excluded(const Layer& layer, Decision& decision) const;
+  // SGLang's ModelOpt is_layer_excluded: the entry whose glob full-matches `prefix`, one of its
+  // dot-parts, or the name without "language_model."; or an MLA tail in its last part.
+  std::optional<size_t> modelopt_glob_excluded(const std::string& prefix) const;
+  void compile_exclusions();
   // MIXED_PRECISION: the quant_algo `quantized_layers` gives vLLM name `prefix` ("" when none;
   // "!" followed by the algorithms when the shards of a fused layer disagree).
   std::string resolve_algo(const Layer& layer) const;
@@ -117,6 +127,14 @@ private:
   // transformers' AWQ: each entry compiled as a Python regex (nothing: it does not compile),
   // then the default "lm_head".
   std::vector<std::optional<Pattern>> m_convert_patterns;
+  // SGLang's ModelOpt: each entry as is_layer_excluded reads it.
+  struct Exclusion {
+    enum class Kind { literal, glob, regex } kind = Kind::literal;
+    std::optional<Pattern> pattern; // regex: compiled (nothing: re.error)
+    std::string tail;               // the entry's last dot-part
+    bool fused_tail = false;        // tail is one of the MLA projections
+  };
+  std::vector<Exclusion> m_exclusions;
   std::vector<std::string> m_entries; // as written
   std::vector<std::string> m_mapped;  // as vLLM holds them (renamed, ModelOpt globs split)
   std::vector<size_t> m_origin;       // per m_mapped: its index in m_entries

@@ -70,6 +70,10 @@ struct IncConfig {
   std::string block_names_key; // which key was read ("" when neither is present)
   std::vector<GptqRule> dynamic;
   AutoRoundLibraryConfig library;
+  // As SGLang's AutoRoundConfig.from_config reads them (get_from_keys_or: the first key present,
+  // as Python's str() of its value): which kernel family routing.py builds for a layer.
+  std::string packing_format = "auto_round:auto_gptq"; // packing_format
+  std::string backend = "auto";                        // backend, vllm_backend, sglang_backend
 };
 
 Result<IncConfig> read_auto_round(const ConfigFile& file);

@@ -4,8 +4,8 @@
 // method's class before reading it: configs/model_config.py _verify_quantization asks each
 // override_quantization_method, so a config the Marlin class can serve is read by it, and any
 // other by the plain class, whose from_config and __init__ refuse more.
-#include "json/python_values.hpp"
 #include "engine/registry.hpp"
+#include "json/python_values.hpp"
 
 namespace qpatch::engine {
 namespace {
@@ -160,6 +160,108 @@ std::optional<std::string> bitsandbytes(const Json& config) {
   return "ValueError: Unsupported bnb_4bit_quant_storage: " + py::str(storage);
 }
 
+// configs/model_config.py @001adf5 _parse_modelopt_quant_config picks the class by quant_algo
+// (MIXED_PRECISION: modelopt_mixed, not modelled; "FP4" in it: modelopt_fp4; "FP8": modelopt_fp8);
+// anything else stays "modelopt", which is ModelOptFp8Config. Their from_config (modelopt_quant.py,
+// store 54490057226) read the flat config.json format when quant_algo is at the top, else the
+// nested hf_quant_config.json one ("quantization": {...}).
+std::optional<std::string> modelopt(const Json& config) {
+  const bool flat = present(config, "quant_algo");
+  const Json* section = &config;
+  if (!flat) {
+    if (!config.contains("quantization") || !config["quantization"].is_object() ||
+        !present(config["quantization"], "quant_algo")) {
+      return std::string("ValueError: Cannot find 'quant_algo' in the model's quantization "
+                         "config. Expected either flat format (config.json) or nested format "
+                         "(hf_quant_config.json).");
+    }
+    section = &config["quantization"];
+  }
+  const std::string algo = py::str((*section)["quant_algo"]);
+  if (algo == "MIXED_PRECISION") {
+    return std::nullopt;
+  }
+  if (algo.find("FP4") == std::string::npos) {
+    if (algo.find("FP8") != std::string::npos) {
+      return std::nullopt;
+    }
+    return std::string("ValueError: ModelOptFp8Config only supports static FP8 quantization in "
+                       "SGLang. For FP4 quantization, use ModelOptFp4Config. Check the "
+                       "quantization config for your model's configuration.");
+  }
+  // ModelOptFp4Config.from_config: group_size (flat: the top level, else the first
+  // config_groups group's weights; nested: common_group_size) and exclude_modules (flat:
+  // config.get("ignore", []); nested: quantization.get("exclude_modules", [])) must not be None.
+  if (algo != "FP8" && algo != "NVFP4") {
+    return std::string("ValueError: ModelOpt currently only supports: FP8, NVFP4 quantizations in "
+                       "sglang. Please check the quantization config for your model's "
+                       "configuration.");
+  }
+  bool group_size = present(config, "group_size");
+  if (flat && !group_size && config.contains("config_groups") &&
+      config["config_groups"].is_object() && !config["config_groups"].empty()) {
+    const Json& first = config["config_groups"].begin().value();
+    group_size = first.is_object() && first.contains("weights") && first["weights"].is_object() &&
+                 present(first["weights"], "group_size");
+  }
+  if (!flat) {
+    group_size = group_size ||
+                 (present(*section, "group_size") && (*section)["group_size"].is_number_integer());
+  }
+  const char* list = flat ? "ignore" : "exclude_modules";
+  const bool list_null = section->contains(list) && (*section)[list].is_null();
+  if (!group_size || list_null) {
+    return std::string("ValueError: NVFP4 quantization requires group_size and exclude_modules "
+                       "specified in the quantization config");
+  }
+  return std::nullopt;
+}
+
+// auto_round/auto_round.py @68e037f AutoRoundConfig.from_config (bits, group_size and sym through
+// get_from_keys; packing_format, data_type and backend with their defaults) and __init__, in its
+// order. The sets are printed as the source writes them (Python's own order of a str set varies
+// between runs).
+std::optional<std::string> auto_round(const Json& config) {
+  std::optional<std::string> error;
+  const Json* bits = py::get_from_keys(config, {"bits"}, error);
+  py::get_from_keys(config, {"group_size"}, error);
+  py::get_from_keys(config, {"sym"}, error);
+  if (error) {
+    return error;
+  }
+  const auto text_or = [&](std::initializer_list<const char*> keys, const char* fallback) {
+    for (const char* key : keys) {
+      if (config.contains(key)) {
+        return py::str(config[key]);
+      }
+    }
+    return std::string(fallback);
+  };
+  if (!(py::is_int(*bits, 2) || py::is_int(*bits, 3) || py::is_int(*bits, 4) ||
+        py::is_int(*bits, 8))) {
+    return "ValueError: Unsupported weight_bits: " + py::str(*bits) +
+           ", currently only support  {2, 3, 4, 8}";
+  }
+  const std::string data_type = text_or({"data_type"}, "int");
+  if (data_type != "int") {
+    return "ValueError: Unsupported data_type: " + data_type + ", currently only support  {'int'}";
+  }
+  const std::string format = text_or({"packing_format"}, "auto_round:auto_gptq");
+  if (format != "auto_round:auto_gptq" && format != "auto_round:auto_awq") {
+    return "ValueError: Unsupported packing_format: " + format +
+           ", currently only support  {'auto_round:auto_gptq', 'auto_round:auto_awq'}";
+  }
+  const std::string backend = text_or({"backend", "vllm_backend", "sglang_backend"}, "auto");
+  for (const char* known : {"auto", "gptq", "gptq:marlin", "awq", "awq:marlin", "marlin"}) {
+    if (backend == known) {
+      return std::nullopt;
+    }
+  }
+  return "ValueError: Unsupported backend: " + backend +
+         ",  currently only support  {'auto', 'gptq', 'gptq:marlin', 'awq', 'awq:marlin', "
+         "'marlin'}";
+}
+
 } // namespace
 
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
@@ -176,6 +278,12 @@ std::optional<std::string> sglang_config_rejection(std::string_view quant_method
   }
   if (quant_method == "bitsandbytes") {
     return bitsandbytes(config);
+  }
+  if (quant_method == "modelopt" || quant_method == "modelopt_fp4") {
+    return modelopt(config);
+  }
+  if (quant_method == "auto-round") {
+    return auto_round(config);
   }
   return std::nullopt;
 }

@@ -7,7 +7,7 @@
 
 namespace qpatch::engine {
 
-Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*model*/) {
+Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/) {
   Dialect dialect;
   dialect.engine_name = "SGLang";
   CtDialect& ct = dialect.compressed_tensors;
@@ -61,6 +61,20 @@ Dialect sglang_dialect(const EngineVersion& /*version*/, const ModelInfo& /*mode
   // builds, a fused layer by its fused name, or to a leading run of components), a FusedMoE
   // BitsAndBytesMoEMethod without a test, anything else (ParallelLMHead) None: dense.
   dialect.skip_list.bnb_experts_ignore_list = true;
+
+  // ModelOpt (modelopt_quant.py, store 54490057226, no commit named; base_config.py @008b79d):
+  // ModelOptQuantConfig._get_quant_method gives a LinearBase UnquantizedLinearMethod when
+  // is_layer_skipped(prefix, exclude_modules, packed_modules_mapping) (quantization/utils/utils.py
+  // @c5bef61, FP8's exact rule) or is_layer_excluded(prefix); a FusedMoE None (dense) when
+  // is_layer_excluded; anything else (a ParallelLMHead) None. from_config reads `ignore` of the
+  // flat config.json format, else quantization.exclude_modules, as written:
+  // apply_weight_name_mapper runs only for a class with an hf_to_sglang_mapper (none of the naming
+  // tables').
+  dialect.skip_list.modelopt_skipped_or_excluded = true;
+  dialect.skip_list.nvfp4_dense_attention_and_draft = version.has("#18937");
+
+  // auto-round (auto_round/auto_round.py, routing.py @68e037f): auto_round_sglang.cpp.
+  dialect.auto_round.sglang_routing = true;
 
   GptqDialect& gptq = dialect.gptq;
   // gptq/gptq.py (@0cdfa2f) get_linear_quant_method: `dynamic` only; no module list is read.

@@ -13,13 +13,16 @@ History make_sglang_history() {
   h.name = "sglang";
   h.display_name = "SGLang";
   h.column = "sgl";
-  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes";
+  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes modelopt auto-round";
   h.rules = "sglang 2026 (008b79d; MTP draft without and with #35887)";
   h.method_rules = {
       {"awq", "sglang 01f67c3 (awq/awq.py)"},
       {"gptq", "sglang 0cdfa2f (gptq/gptq.py)"},
       {"fp8", "sglang 00563d3 (fp8.py) + c5bef61 (quantization/utils/utils.py is_layer_skipped)"},
-      {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"}};
+      {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"},
+      {"modelopt",
+       "sglang 2026 modelopt_quant.py (is_layer_excluded) + c5bef61 (is_layer_skipped)"},
+      {"auto-round", "sglang 68e037f (auto_round/routing.py get_layer_config)"}};
   h.engine = Engine::sglang;
   // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
   // qwen3_5.py (cf4465f) carries no date in the copies read.
@@ -44,6 +47,18 @@ History make_sglang_history() {
        "qwen3_vl.py: the Qwen3.5 text model is built at model.language_model (its layers carry "
        "the checkpoint's names) and the vision tower without a quant config",
        "",
+       "Qwen3_5"},
+      // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
+      // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
+      // and linear attention, and the whole MTP draft, are built without a quant config. Its
+      // merge day was not read: it is taken to land with #18926 (opened the same day).
+      {"#18937",
+       "",
+       "2026-02-17",
+       "",
+       "qwen3_5.py, qwen3_5_mtp.py: NVFP4 (modelopt_fp4) builds attention, linear attention and "
+       "the MTP draft dense",
+       "modelopt",
        "Qwen3_5"},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
