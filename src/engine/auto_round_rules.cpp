@@ -15,21 +15,6 @@ using util::replace_all;
 
 namespace {
 
-// Python's == on two JSON values as json.loads gives them: bool is an int (True == 1 == 1.0).
-bool python_equal(const json::Json& a, const json::Json& b) {
-  const auto numeric = [](const json::Json& v) { return v.is_number() || v.is_boolean(); };
-  if (numeric(a) && numeric(b)) {
-    const auto value = [](const json::Json& v) {
-      return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
-    };
-    if (a.is_number_integer() && b.is_number_integer()) {
-      return a == b;
-    }
-    return value(a) == value(b);
-  }
-  return a == b;
-}
-
 // Python's str.count: non-overlapping occurrences.
 size_t count_of(const std::string& text, const std::string& part) {
   size_t n = 0;
@@ -339,25 +324,15 @@ Decision AutoRoundRules::decide(const Layer& layer) const {
       if (undecidable) {
         return give_up();
       }
-      const auto same = [](const Tuple& a, const Tuple& b) {
-        return a.bits == b.bits && python_equal(a.group_size, b.group_size) &&
-               python_equal(a.sym, b.sym);
-      };
-      const bool agree = std::all_of(
-          tuples.begin(), tuples.end(), [&](const Tuple& t) { return same(t, tuples.front()); });
-      if (!agree) {
+      if (!all_alike(tuples)) {
         decision.verdict = Verdict::load_error;
         decision.by = DecidedBy::fused_disagree;
-        std::string list;
-        for (const std::string& name : fused->names) {
-          list += (list.empty() ? "'" : ", '") + name + "'";
-        }
         decision.shards = fused->names;
         for (const Tuple& t : tuples) {
           decision.shard_ignored.push_back(t.bits >= 16);
         }
         decision.error = "ValueError: Fused module '" + prefix +
-                         "' requires consistent quant config for [" + list + "]";
+                         "' requires consistent quant config for " + py::list(fused->names);
         return decision;
       }
       // sub_configs[0]; the key named is the first shard's that came from one.
@@ -423,12 +398,7 @@ std::vector<std::pair<std::string, std::string>> AutoRoundRules::trace(const Lay
     lines.emplace_back("extra_config[" + std::to_string(i) + "]", text);
   }
   if (m_config.block_names) {
-    const auto hit = std::find_if(m_blocks.begin(), m_blocks.end(), [&](const std::string& b) {
-      return prefix.rfind(b, 0) == 0;
-    });
-    lines.emplace_back(m_config.block_names_key,
-                       hit == m_blocks.end() ? "no entry is a prefix of " + prefix
-                                             : "\"" + *hit + "\" is a prefix of " + prefix);
+    lines.push_back(block_line(prefix));
   } else {
     lines.emplace_back("default",
                        "no block_name_to_quantize: every layer but lm_head defaults to " +
@@ -447,14 +417,35 @@ std::vector<std::pair<std::string, std::string>> AutoRoundRules::trace(const Lay
       lines.emplace_back("packed", text);
     }
   }
-  lines.emplace_back(
-      "verdict",
-      std::string(decision.verdict == Verdict::quantized ? "quantized"
-                  : decision.verdict == Verdict::dense   ? "dense"
-                                                         : "load error: " + decision.error) +
-          (decision.target.empty() ? std::string(" (") + std::string(to_string(decision.by)) + ")"
-                                   : " (" + decision.target + ")"));
+  lines.push_back(verdict_line(decision));
   return lines;
+}
+
+bool AutoRoundRules::all_alike(const std::vector<Tuple>& tuples) {
+  // len(set(sub_configs)) == 1: the tuples compare as Python's == does.
+  return std::all_of(tuples.begin(), tuples.end(), [&](const Tuple& t) {
+    return t.bits == tuples.front().bits && py::equal(t.group_size, tuples.front().group_size) &&
+           py::equal(t.sym, tuples.front().sym);
+  });
+}
+
+std::pair<std::string, std::string> AutoRoundRules::block_line(const std::string& prefix) const {
+  const auto hit = std::find_if(m_blocks.begin(), m_blocks.end(), [&](const std::string& b) {
+    return prefix.rfind(b, 0) == 0;
+  });
+  return {m_config.block_names_key,
+          hit == m_blocks.end() ? "no entry is a prefix of " + prefix
+                                : "\"" + *hit + "\" is a prefix of " + prefix};
+}
+
+std::pair<std::string, std::string> AutoRoundRules::verdict_line(const Decision& decision) {
+  return {"verdict",
+          std::string(decision.verdict == Verdict::quantized ? "quantized"
+                      : decision.verdict == Verdict::dense   ? "dense"
+                                                             : "load error: " + decision.error) +
+              (decision.target.empty()
+                   ? std::string(" (") + std::string(to_string(decision.by)) + ")"
+                   : " (" + decision.target + ")")};
 }
 
 } // namespace qpatch::engine

@@ -17,22 +17,10 @@ namespace qpatch::engine {
 
 namespace {
 
-// Python's == for the parts of a tuple (True == 1 == 1.0).
-bool py_equal(const json::Json& a, const json::Json& b) {
-  const auto numeric = [](const json::Json& v) { return v.is_number() || v.is_boolean(); };
-  if (numeric(a) && numeric(b)) {
-    const auto value = [](const json::Json& v) {
-      return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
-    };
-    return value(a) == value(b);
-  }
-  return a == b;
-}
-
 bool in_marlin_groups(const json::Json& group_size) {
   // marlin_utils MARLIN_SUPPORTED_GROUP_SIZES [-1, 32, 64, 128] (a list: == membership).
   for (const int n : {-1, 32, 64, 128}) {
-    if (py_equal(group_size, json::Json(n))) {
+    if (py::equal(group_size, json::Json(n))) {
       return true;
     }
   }
@@ -68,7 +56,7 @@ std::optional<std::string> AutoRoundRules::sglang_kernel_refusal(const Tuple& tu
                              m_config.backend.find("awq") != std::string::npos);
   const bool marlin_allowed =
       m_config.backend == "auto" || m_config.backend.find("marlin") != std::string::npos;
-  const bool sym = py_equal(tuple.sym, json::Json(true));
+  const bool sym = py::equal(tuple.sym, json::Json(true));
   if (gptq) {
     // apply_gptq_quant_layer: GPTQMarlinConfig for (bits, sym) in GPTQ_TYPE_MAP {(4, True),
     // (8, True)} at a Marlin group size, else GPTQConfig, whose __init__ takes 2/3/4/8 bits.
@@ -145,11 +133,7 @@ Decision AutoRoundRules::decide_sglang(const Layer& layer) const {
       return give_up();
     }
     if (!tuples.empty()) {
-      const bool agree = std::all_of(tuples.begin(), tuples.end(), [&](const Tuple& t) {
-        return t.bits == tuples.front().bits && py_equal(t.group_size, tuples.front().group_size) &&
-               py_equal(t.sym, tuples.front().sym);
-      });
-      if (!agree) {
+      if (!all_alike(tuples)) {
         decision.verdict = Verdict::load_error;
         decision.by = DecidedBy::fused_disagree;
         decision.error = "ValueError: Fused MoE layer '" + prefix +
@@ -176,20 +160,12 @@ Decision AutoRoundRules::decide_sglang(const Layer& layer) const {
     if (undecidable) {
       return give_up();
     }
-    const bool agree = std::all_of(tuples.begin(), tuples.end(), [&](const Tuple& t) {
-      return t.bits == tuples.front().bits && py_equal(t.group_size, tuples.front().group_size) &&
-             py_equal(t.sym, tuples.front().sym);
-    });
-    if (!agree) {
-      std::string list;
-      for (const std::string& name : names) {
-        list += (list.empty() ? "'" : ", '") + name + "'";
-      }
+    if (!all_alike(tuples)) {
       decision.verdict = Verdict::load_error;
       decision.by = DecidedBy::fused_disagree;
       decision.shards = names;
       decision.error = "ValueError: Fused module '" + prefix +
-                       "' requires consistent quant config for [" + list + "]";
+                       "' requires consistent quant config for " + py::list(names);
       return decision;
     }
     return finish(tuples.front(), quantized);
@@ -227,21 +203,9 @@ AutoRoundRules::trace_sglang(const Layer& layer) const {
     lines.emplace_back("extra_config[" + std::to_string(i) + "]", text);
   }
   if (m_config.block_names) {
-    const auto hit = std::find_if(m_blocks.begin(), m_blocks.end(), [&](const std::string& b) {
-      return prefix.rfind(b, 0) == 0;
-    });
-    lines.emplace_back(m_config.block_names_key,
-                       hit == m_blocks.end() ? "no entry is a prefix of " + prefix
-                                             : "\"" + *hit + "\" is a prefix of " + prefix);
+    lines.push_back(block_line(prefix));
   }
-  const Decision decision = decide_sglang(layer);
-  lines.emplace_back(
-      "verdict",
-      std::string(decision.verdict == Verdict::quantized ? "quantized"
-                  : decision.verdict == Verdict::dense   ? "dense"
-                                                         : "load error: " + decision.error) +
-          (decision.target.empty() ? std::string(" (") + std::string(to_string(decision.by)) + ")"
-                                   : " (" + decision.target + ")"));
+  lines.push_back(verdict_line(decide_sglang(layer)));
   return lines;
 }
 

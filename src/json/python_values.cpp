@@ -86,6 +86,31 @@ bool is_int(const Json& value, int64_t n) {
   return value.is_number_integer() && value.get<int64_t>() == n;
 }
 
+std::string str_from_keys_or(const Json& config,
+                             std::initializer_list<const char*> keys,
+                             const std::string& fallback) {
+  for (const char* key : keys) {
+    if (config.contains(key)) {
+      return str(config[key]);
+    }
+  }
+  return fallback;
+}
+
+bool equal(const Json& a, const Json& b) {
+  const auto numeric = [](const Json& v) { return v.is_number() || v.is_boolean(); };
+  if (numeric(a) && numeric(b)) {
+    if (a.is_number_integer() && b.is_number_integer()) {
+      return a == b;
+    }
+    const auto value = [](const Json& v) {
+      return v.is_boolean() ? (v.get<bool>() ? 1.0 : 0.0) : v.get<double>();
+    };
+    return value(a) == value(b);
+  }
+  return a == b;
+}
+
 bool is_true(const Json& value) {
   return value.is_boolean() && value.get<bool>();
 }

@@ -8,6 +8,7 @@
 
 #include <qpatch/json/strict_json.hpp>
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,12 @@ std::string list(const std::vector<std::string>& keys);
 const json::Json* get_from_keys(const json::Json& config,
                                 const std::vector<std::string>& keys,
                                 std::optional<std::string>& error);
+// get_from_keys_or(config, keys, default) as str(): the first key present, even when null.
+std::string str_from_keys_or(const json::Json& config,
+                             std::initializer_list<const char*> keys,
+                             const std::string& fallback);
+// Python's == on two values json.load gives: bool is an int (True == 1 == 1.0).
+bool equal(const json::Json& a, const json::Json& b);
 bool is_int(const json::Json& value, int64_t n);
 bool is_true(const json::Json& value);
 

@@ -232,16 +232,9 @@ Result<IncConfig> read_auto_round(const ConfigFile& file) {
     }
   }
   inc.library = read_library(config);
-  const auto first_present = [&](std::initializer_list<const char*> keys, std::string& out) {
-    for (const char* key : keys) {
-      if (const auto it = config.find(key); it != config.end()) {
-        out = py::str(*it);
-        return;
-      }
-    }
-  };
-  first_present({"packing_format"}, inc.packing_format);
-  first_present({"backend", "vllm_backend", "sglang_backend"}, inc.backend);
+  inc.packing_format = py::str_from_keys_or(config, {"packing_format"}, inc.packing_format);
+  inc.backend =
+      py::str_from_keys_or(config, {"backend", "vllm_backend", "sglang_backend"}, inc.backend);
   return inc;
 }
 

@@ -125,6 +125,12 @@ private:
   std::optional<Fused> fused_entry(const std::string& prefix, bool& undecidable) const;
   Decision decision_of(const Tuple& tuple, const Layer& layer, bool quantized) const;
   std::string tuple_text(const Tuple& tuple) const;
+  // True when every tuple equals the first (a fused layer's or a FusedMoE's configs agree).
+  static bool all_alike(const std::vector<Tuple>& tuples);
+  // The trace's block-list line: the entry `prefix` starts with, or none.
+  std::pair<std::string, std::string> block_line(const std::string& prefix) const;
+  // The trace's last line: the verdict, and the key or rule that gave it.
+  static std::pair<std::string, std::string> verdict_line(const Decision& decision);
   // SGLang (dialect auto_round.sglang_routing; auto_round_sglang.cpp).
   Decision decide_sglang(const Layer& layer) const;
   std::vector<std::pair<std::string, std::string>> trace_sglang(const Layer& layer) const;

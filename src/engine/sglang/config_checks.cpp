@@ -229,29 +229,23 @@ std::optional<std::string> auto_round(const Json& config) {
   if (error) {
     return error;
   }
-  const auto text_or = [&](std::initializer_list<const char*> keys, const char* fallback) {
-    for (const char* key : keys) {
-      if (config.contains(key)) {
-        return py::str(config[key]);
-      }
-    }
-    return std::string(fallback);
-  };
   if (!(py::is_int(*bits, 2) || py::is_int(*bits, 3) || py::is_int(*bits, 4) ||
         py::is_int(*bits, 8))) {
     return "ValueError: Unsupported weight_bits: " + py::str(*bits) +
            ", currently only support  {2, 3, 4, 8}";
   }
-  const std::string data_type = text_or({"data_type"}, "int");
+  const std::string data_type = py::str_from_keys_or(config, {"data_type"}, "int");
   if (data_type != "int") {
     return "ValueError: Unsupported data_type: " + data_type + ", currently only support  {'int'}";
   }
-  const std::string format = text_or({"packing_format"}, "auto_round:auto_gptq");
+  const std::string format =
+      py::str_from_keys_or(config, {"packing_format"}, "auto_round:auto_gptq");
   if (format != "auto_round:auto_gptq" && format != "auto_round:auto_awq") {
     return "ValueError: Unsupported packing_format: " + format +
            ", currently only support  {'auto_round:auto_gptq', 'auto_round:auto_awq'}";
   }
-  const std::string backend = text_or({"backend", "vllm_backend", "sglang_backend"}, "auto");
+  const std::string backend =
+      py::str_from_keys_or(config, {"backend", "vllm_backend", "sglang_backend"}, "auto");
   for (const char* known : {"auto", "gptq", "gptq:marlin", "awq", "awq:marlin", "marlin"}) {
     if (backend == known) {
       return std::nullopt;
