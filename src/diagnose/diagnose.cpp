@@ -289,10 +289,11 @@ std::pair<FindingKind, std::string> undecidable_problem(std::string_view what) {
               " gave up (match limit) before it decided, and is not tried again"};
 }
 
-std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
-                                                    const engine::Decision& decision) {
+std::pair<FindingKind, std::string>
+shards_disagree(const LayerView& view, const engine::Decision& decision, std::string_view who) {
   return {FindingKind::fused_shards_disagree,
-          "are judged as one layer (" + view.layer->name + "); vLLM: " + decision.error};
+          "are judged as one layer (" + view.layer->name + "); " + std::string(who) + ": " +
+              decision.error};
 }
 
 } // namespace detail

@@ -54,8 +54,8 @@ keys_for(const Layer& layer, const ModuleList& modules, const engine::ModelInfo&
   return ignore_names(layer, modules, model);
 }
 
-// The key that names fused layer `layer` itself: vLLM's early exit (inc.py get_quant_method)
-// makes it dense before any fusion or regex rule is tried.
+// The key that names `layer` itself as the engine looks it up: for a fused layer vLLM's early
+// exit (inc.py get_quant_method) makes it dense before any fusion or regex rule is tried.
 std::string fused_key(const Layer& layer, const engine::ModelInfo& model) {
   return model.to_vllm(layer.name) == layer.prefix ? layer.name : layer.prefix;
 }
@@ -131,7 +131,10 @@ bool fix_round(const quant::IncConfig& config,
       if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
         // Escalate, one step a round: add the exact keys the layer lacks; else rewrite those
         // already written with other settings (a shard's {"bits": 16, "group_size": 64} and a
-        // default shard never agree); else name the fused layer itself.
+        // default shard never agree); else name the layer itself as the engine looks it up
+        // (a fused layer; SGLang before #18926 builds the vision tower at visual.*, and vLLM's
+        // mapper turns model.visual.* into the visual.* a key of the checkpoint's may also be
+        // written as), adding that key or rewriting it.
         const std::vector<std::string> keys = keys_for(*view.layer, modules, model);
         bool missing = false;
         bool added = false;
@@ -149,9 +152,13 @@ bool fix_round(const quant::IncConfig& config,
             rewritten = add(key) || rewritten;
           }
         }
-        if (!missing && !rewritten && view.layer->modules.size() > 1) {
-          if (const std::string key = fused_key(*view.layer, model); !written(key)) {
+        if (!missing && !rewritten) {
+          const std::string key = fused_key(*view.layer, model);
+          if (const auto i = written(key); !i) {
             added = add(key);
+          } else if (origin.at(*i) && !reads_as_dense_entry(current.extra_config[*i])) {
+            remove(*i);
+            rewritten = add(key);
           }
         }
         changed = changed || added || rewritten;
@@ -261,13 +268,21 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
 
   // How one version words a layer's problem (`after`: that version's judge of the patch).
   const auto word_for = [&](const engine::AutoRoundRules& judge_before,
-                            const engine::AutoRoundRules& judge_after) {
-    return [&](const LayerView& view, const Decision& decision) {
+                            const engine::AutoRoundRules& judge_after,
+                            const std::string& who) {
+    return [&, who](const LayerView& view, const Decision& decision) {
       if (decision.by == DecidedBy::undecidable) {
         return undecidable_problem("extra_config");
       }
+      if (decision.by == DecidedBy::override_refused) {
+        return std::pair(FindingKind::config_rejected,
+                         "are given by " + decision.target +
+                             " a scheme the kernel serving it cannot take, and " + who +
+                             " raises while it builds them (\"" + decision.error +
+                             "\"): not fixable by a config patch");
+      }
       if (decision.verdict == Verdict::load_error) {
-        return shards_disagree(view, decision);
+        return shards_disagree(view, decision, who);
       }
       if (view.disk == Disk::dense) {
         return std::pair(FindingKind::dense_quantized_by_config,
@@ -290,9 +305,15 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
                              " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
                              "containing \"mtp\") builds them dense: remove that key");
       }
+      if (decision.by == DecidedBy::built_dense) {
+        return std::pair(FindingKind::quantized_untargeted,
+                         "stored " + view.stored + " but " + who +
+                             " builds them without a quant config: not fixable by a config "
+                             "patch");
+      }
       return std::pair(FindingKind::quantized_untargeted,
-                       "stored " + view.stored + " but vLLM builds them dense (" + decision.target +
-                           "): list their block in " +
+                       "stored " + view.stored + " but " + who + " builds them dense (" +
+                           decision.target + "): list their block in " +
                            (config.block_names_key.empty() ? std::string("block_name_to_quantize")
                                                            : config.block_names_key) +
                            " by hand; qpatch does not widen the block list");
@@ -319,13 +340,14 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
           &engine_view->version);
       continue;
     }
-    problems.add(*engine_view->views,
-                 modules,
-                 version_before,
-                 version_after,
-                 word_for(version_before, version_after),
-                 engine_view->engine,
-                 &engine_view->version);
+    problems.add(
+        *engine_view->views,
+        modules,
+        version_before,
+        version_after,
+        word_for(version_before, version_after, std::string(engine_view->dialect.engine_name)),
+        engine_view->engine,
+        &engine_view->version);
   }
   problems.report(diagnosis.findings, &judged);
   add_library_refusals(in, config, judged, diagnosis);

@@ -95,7 +95,8 @@ std::vector<std::string> ignore_names(const engine::Layer& layer,
 std::string common_label(const std::vector<std::string>& names);
 // The finding for a fused layer whose shards the config treats differently (vLLM raises).
 std::pair<FindingKind, std::string> shards_disagree(const LayerView& view,
-                                                    const engine::Decision& decision);
+                                                    const engine::Decision& decision,
+                                                    std::string_view who = "vLLM");
 // The finding for a layer no verdict can be given for: a regex of `what` (GPTQ's `dynamic`,
 // auto-round's `extra_config`) ran out of its match budget before it decided.
 std::pair<FindingKind, std::string> undecidable_problem(std::string_view what);
@@ -155,9 +156,11 @@ void add_grouped(std::vector<LayerProblem>& problems,
 class LayerProblems {
 public:
   // Word every layer whose verdict under `before` (the rules of `judged`) disagrees with the
-  // disk, as `word(view, decision) -> (kind, key)`. A kind is fixable when the patched judge
-  // `after` makes every layer of that kind consistent, for every engine. Layers stored
-  // inconsistently or with shards stored differently are left to the caller.
+  // disk, as `word(view, decision) -> (kind, key)`. A problem is fixable when the patched judge
+  // `after` makes its layer consistent, in every version that shows it: one layer no patch
+  // reaches (a name one era builds apart) no longer marks the layers the patch does fix as not
+  // fixable. Layers stored inconsistently or with shards stored differently are left to the
+  // caller.
   template <class Judge, class Word>
   void add(const std::vector<LayerView>& views,
            const checkpoint::ModuleList& modules,
@@ -186,11 +189,9 @@ public:
                             {std::string(engine::to_string(judged))},
                             version != nullptr ? std::vector<engine::EngineVersion>{*version}
                                                : std::vector<engine::EngineVersion>{}});
-      if (consistent(view, after.decide(*view.layer))) {
-        m_fixed.insert(kind);
-      } else {
-        m_unfixed.insert({kind, std::string(engine::to_string(judged))});
-      }
+      // Whether the patch makes this layer consistent in this version (report() joins the
+      // versions showing it).
+      m_problems.back().fixable = consistent(view, after.decide(*view.layer));
     }
   }
   // Layers `judged` cannot load as stored whatever the config says: a module stored
@@ -212,7 +213,7 @@ public:
                                   {engine_name}});
           }
         }
-        m_unfixed.insert({FindingKind::inconsistent_storage, engine_name});
+        m_problems.back().fixable = false;
       } else if (view.disk == Disk::mixed) {
         std::vector<std::string> names;
         for (const uint32_t m : view.layer->modules) {
@@ -226,7 +227,7 @@ public:
                               std::move(names),
                               view.order,
                               {engine_name}});
-        m_unfixed.insert({FindingKind::disk_shards_disagree, engine_name});
+        m_problems.back().fixable = false;
       }
     }
   }
@@ -237,15 +238,6 @@ public:
     if (judged != nullptr) {
       merge_versions();
       name_versions(m_problems, *judged);
-    }
-    // A kind is fixable for an engine when the patch makes every layer of that kind
-    // consistent in every version of that engine judged.
-    for (LayerProblem& problem : m_problems) {
-      problem.fixable =
-          m_fixed.count(problem.kind) > 0 &&
-          std::none_of(problem.engines.begin(), problem.engines.end(), [&](const auto& engine) {
-            return m_unfixed.count({problem.kind, engine}) > 0;
-          });
     }
     // Problems no patch fixes for one engine (SGLang's Qwen3-Next draft shares the target's
     // layer names) stay apart from those it fixes for another: the patch is still written.
@@ -265,6 +257,8 @@ private:
         merged.push_back(std::move(problem));
         continue;
       }
+      // Fixable only when the patch fixes it in every version that shows it.
+      same->fixable = same->fixable.value_or(false) && problem.fixable.value_or(false);
       for (const engine::EngineVersion& version : problem.versions) {
         if (std::find(same->versions.begin(), same->versions.end(), version) ==
             same->versions.end()) {
@@ -278,8 +272,6 @@ private:
 public:
 private:
   std::vector<LayerProblem> m_problems;
-  std::set<FindingKind> m_fixed;
-  std::set<std::pair<FindingKind, std::string>> m_unfixed; // (kind, engine)
 };
 
 // One engine's layer problems, grouped into `findings` (see LayerProblems).

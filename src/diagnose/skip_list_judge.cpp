@@ -484,11 +484,14 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
             if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
               std::vector<std::string> names =
                   exclusion_names(view, modules, method, engine_view->model, engine_view->dialect);
-              // SGLang's FP8 tests a layer its quant config's mapping does not fuse by its own
-              // name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj, mapping {}): once
-              // the checkpoint's names are listed and it is still quantized, that name.
-              if (method == SkipListMethod::fp8 &&
-                  engine_view->dialect.skip_list.fp8_first_present_key &&
+              // SGLang's FP8 and ModelOpt test a layer their quant config's mapping does not
+              // fuse by its own name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj,
+              // mapping {}; ModelOpt's is_layer_skipped is FP8's, and is_layer_excluded
+              // full-matches the whole name): once the checkpoint's names are listed and it is
+              // still quantized, that name.
+              const auto& dialect = engine_view->dialect.skip_list;
+              if (((method == SkipListMethod::fp8 && dialect.fp8_first_present_key) ||
+                   (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded)) &&
                   std::all_of(names.begin(), names.end(), [&](const std::string& name) {
                     return std::find(entries.begin(), entries.end(), name) != entries.end();
                   })) {

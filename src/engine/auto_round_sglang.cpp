@@ -108,6 +108,7 @@ Decision AutoRoundRules::decide_sglang(const Layer& layer) const {
     if (out.verdict == Verdict::quantized) {
       if (auto refusal = sglang_kernel_refusal(tuple)) {
         out.verdict = Verdict::load_error;
+        out.by = DecidedBy::override_refused; // out.target: the key or default that chose it
         out.error = std::move(*refusal);
       }
     }
