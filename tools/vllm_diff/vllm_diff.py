@@ -142,6 +142,10 @@ class Runner:
         d = self.write(case)
         out = {"problems": []}
         try:
+            # A case the engine model cannot judge is known before qpatch runs: ask first, so
+            # the unjudged half of a run (SGLang's Qwen3_5ForCausalLM) costs no qpatch calls.
+            files = self._json_files(d)
+            engine_categories(self.engine, case, files["config.json"], files)
             self._check(case, d, out)
         except (VllmUnmodelled, getattr(self.engine, "Unmodelled", VllmUnmodelled)) as e:
             out = {"problems": [], "skipped": str(e)}
