@@ -358,8 +358,6 @@ void judge_compressed_tensors(const Inventory& inventory,
   const quant::CtConfig patched = fixer.patched_config();
 
   std::vector<LayerProblem> problems;
-  std::set<FindingKind> fixed;
-  std::set<FindingKind> unfixed;
   const std::vector<std::string> all_engines = options.engines.names();
   for (const std::string& entry : config.ignore) {
     if (entry.rfind("re:", 0) == 0) {
@@ -370,8 +368,10 @@ void judge_compressed_tensors(const Inventory& inventory,
                                 pattern.error().message + "): the engines raise re.error",
                             {entry},
                             0,
-                            all_engines});
-        unfixed.insert(FindingKind::undecidable);
+                            all_engines,
+                            {},
+                            {},
+                            false});
       }
     }
   }
@@ -395,6 +395,10 @@ void judge_compressed_tensors(const Inventory& inventory,
                 existing.versions.end()) {
               existing.versions.push_back(version);
             }
+          }
+          // Fixable only when the patch fixes it under every engine and version showing it.
+          if (existing.fixable && problem.fixable) {
+            existing.fixable = *existing.fixable && *problem.fixable;
           }
           known = true;
           break;
@@ -517,15 +521,16 @@ void judge_compressed_tensors(const Inventory& inventory,
               " builds them dense: not fixable by a config patch (qpatch does not invent "
               "targets)";
       }
-      add_problem({kind, key, module_names(), view.order, {engine_name}, {engine_view->version}});
-      (resolved ? fixed : unfixed).insert(kind);
+      // Fixable when the patch makes this layer consistent (not every layer of its kind: an
+      // entry for a head no patch can load must not hold back the entry it can remove).
+      LayerProblem problem{
+          kind, key, module_names(), view.order, {engine_name}, {engine_view->version}};
+      problem.fixable = resolved;
+      add_problem(std::move(problem));
     }
   }
-  for (const FindingKind kind : unfixed) {
-    fixed.erase(kind);
-  }
   name_versions(problems, engines);
-  add_grouped(problems, diagnosis.findings, fixed, true);
+  add_grouped(problems, diagnosis.findings, {}, true, true);
 
   // The edit of the config vLLM reads.
   const std::vector<std::string> appended = fixer.appended();

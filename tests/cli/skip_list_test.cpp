@@ -561,7 +561,7 @@ TEST_F(SkipListTest, ModelOptNvfp4BuildsMtpFcDenseOnQwenDrafts) {
   // modelopt.py get_quant_method) are quantized by it, mtp.fc built dense.
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_NE(out.find("  fixable     : 8 modules stored BF16 but quantized by modelopt "
+  EXPECT_NE(out.find("  fixable     8 modules stored BF16 but quantized by modelopt "
                      "(not in ignore)\n"),
             std::string::npos)
       << out;

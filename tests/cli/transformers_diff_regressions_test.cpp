@@ -166,7 +166,7 @@ TEST_F(TransformersDiffRegressionTest, Fp8ReadsModulesToNotConvertBeforeIgnoredL
   EXPECT_EQ(out,
             "DIR: fp8, judged for transformers\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
-            "  fixable     : 2 modules stored BF16 but quantized by fp8 (not in "
+            "  fixable     2 modules stored BF16 but quantized by fp8 (not in "
             "modules_to_not_convert)\n"
             "  breaks      transformers: loads with \"Some weights ... were not used\" and "
             "initialises the layer at random\n"
@@ -177,6 +177,29 @@ TEST_F(TransformersDiffRegressionTest, Fp8ReadsModulesToNotConvertBeforeIgnoredL
   EXPECT_EQ(list("modules_to_not_convert"), R"(["lm_head","model.visual.blocks.0.attn.qkv"])");
   EXPECT_EQ(list("ignored_layers"), R"(["model.visual.blocks.0.attn.qkv","lm_head"])");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
+// A glob entry transformers cannot compile (re.error) is a refusal the patch itself removes
+// when the fix for every engine drops that entry: it is fixable, and the fix exits 0 once
+// (found by tools/sglang_diff, seed 68003054: the patch used to exit 1, then 0 when re-run).
+TEST_F(TransformersDiffRegressionTest, RefusalThePatchRemovesIsFixable) {
+  m_engine = "all";
+  write(R"({"quant_method": "fp8", "activation_scheme": "dynamic",
+    "weight_block_size": [128, 128], "ignored_layers": ["lm_head"],
+    "modules_to_not_convert": ["*mtp*"]})");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(out.find("\n  fixable     config.json /quantization_config: transformers refuses "
+                     "this quantization config before it builds any layer: re.error: "
+                     "modules_to_not_convert entry \"*mtp*\" is not a Python regex (cannot "
+                     "compile at character 0: quantifier does not follow a repeatable item) "
+                     "[transformers]\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(list("modules_to_not_convert").find("*mtp*"), std::string::npos);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
 }
 
 // ModelOpt: transformers has no quantizer for it and skips the whole config. Named, it refuses;

@@ -59,6 +59,68 @@ protected:
   }
 };
 
+// A finding is fixable when the patch fixes its own layer, in every version showing it: the
+// quantized lm_head no target reaches (vLLM from 05-26: "Linear" does not match a
+// ParallelLMHead) cannot be helped, but must not keep the patch from removing the regex that
+// makes a quantized attention layer dense (tools/sglang_diff seeds 68000101, 68000417 and
+// 68000579, where an unfixable entry of the same kind held the whole patch back).
+TEST_F(VllmDiffRegressionTest, OneUnfixableHeadDoesNotHoldBackTheRest) {
+  std::vector<TensorSpec> tensors = {
+      {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    ct_packed(tensors, std::string("model.language_model.layers.3.self_attn.") + shard, 64);
+  }
+  ct_packed(tensors, "lm_head", 256);
+  write("{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+        "  \"model_type\": \"qwen3_5\",\n  \"text_config\": {\"num_hidden_layers\": 4},\n"
+        "  \"quantization_config\": " +
+            std::string(R"({"config_groups": {"group_0": {"targets": ["Linear"],
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+                "group_size": 32}, "format": "pack-quantized"}},
+  "format": "pack-quantized", "ignore": ["re:.*self_attn.*", "lm_head"],
+  "quant_method": "compressed-tensors"})") +
+            "\n}\n",
+        tensors);
+  const auto [code, out] = run_qpatch({"--check", "--engine", "all"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers\n"
+      "  note        some versions judged cannot load this checkpoint whatever the config says "
+      "(the findings marked \"only\" say which); the patch satisfies the others; --engine "
+      "ENGINE@REF (main, YYYY-MM-DD, a release) judges the version you run alone\n"
+      "  fixable     model.language_model.layers.3.self_attn: 4 modules stored ct-pack-quantized "
+      "but made dense by ignore entry \"re:.*self_attn.*\" (ignore[0])\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.3.self_attn.q_proj.weight_packed' in ...\"; SGLang: loads, and "
+      "drops the stored weights silently; transformers: loads with \"Some weights ... were not "
+      "used\" and initialises the layer at random\n"
+      "  not fixable lm_head: 1 module stored ct-pack-quantized but vLLM builds this layer without "
+      "a quant config: it cannot load these tensors; graft dense weights from the base model (vLLM "
+      "before 2026-05-26 (0.21 and older) only) [vllm, sglang]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'lm_head.weight_packed' in ...\"; SGLang: loads, and drops the stored weights silently\n"
+      "  not fixable lm_head: 1 module stored ct-pack-quantized but no target matches them, so "
+      "vLLM builds them dense: not fixable by a config patch (qpatch does not invent targets) "
+      "(vLLM from 2026-05-26 (0.22 and newer) only) [vllm]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'lm_head.weight_packed' in ...\"\n"
+      "  fixable     lm_head: 1 module stored ct-pack-quantized but made dense by ignore entry "
+      "\"lm_head\" (ignore[1]) [transformers]\n"
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
+      "the layer at random\n"
+      "  would patch config.json -2: re:.*self_attn.*, lm_head\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR lm_head\n");
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "all"}).first, 1);
+  EXPECT_EQ(quantization_config(),
+            "{\"config_groups\":{\"group_0\":{\"targets\":[\"Linear\"],\"weights\":{\"num_bits\":4,"
+            "\"type\":\"int\",\"symmetric\":true,\"strategy\":\"group\",\"group_size\":32},"
+            "\"format\":\"pack-quantized\"}},\"format\":\"pack-quantized\",\"ignore\":[],\"quant_"
+            "method\":\"compressed-tensors\"}");
+}
+
 // The VLM's head is language_model.lm_head, the draft's own ParallelLMHead is lm_head, over the
 // same checkpoint tensors and the same config object: `ignore: ["lm_head"]` leaves the
 // target's packed head quantized and makes the draft's dense, which cannot load it.
