@@ -119,6 +119,17 @@ std::string auto_round(const std::string& members) {
          members + "}";
 }
 
+// What SGLang makes of the BF16 draft under a config that names none of it: quantized, its
+// qkv_proj and gate_up_proj looked up by the fused names (no packed mapping for Qwen3.5).
+constexpr const char* k_draft_quantized =
+    "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by the global bits "
+    "(no block list); no extra_config key of 16 bits names them\n"
+    "  breaks      SGLang: loads, and drops the stored weights silently\n"
+    "  would patch config.json +9: mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+    "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+    "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
+    "mtp.layers.0.mlp.gate_up_proj\n";
+
 // The smoke test of the layout: everything the config quantizes is stored quantized (SGLang
 // builds the vision tower at model.visual without a quant config since #18926, and mtp.fc is
 // a plain nn.Linear).
@@ -176,19 +187,13 @@ TEST_F(SglangRulesTest, AutoRoundOnePatchForEveryVersion) {
 // re.fullmatch (vLLM's INC tries re.search): "mtp\\.layers" matches no layer name whole.
 TEST_F(SglangRulesTest, AutoRoundRegexKeysMatchTheWholeName) {
   write({}, auto_round(", \"extra_config\": {\"mtp\\\\.layers\": {\"bits\": 16}}"));
-  EXPECT_EQ(
-      run_qpatch({"--check"}).second,
-      "DIR: auto-round, judged for SGLang\n"
-      "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by the global bits "
-      "(no block list); no extra_config key of 16 bits names them\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  would patch config.json +9: mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
-      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
-      "mtp.layers.0.mlp.gate_up_proj\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"--check"}).second,
+            "DIR: auto-round, judged for SGLang\n"
+            "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: "
+            "1)\n" +
+                std::string(k_draft_quantized) +
+                "  status      needs-patch\n"
+                "  apply       qpatch DIR\n");
   write({}, auto_round(", \"extra_config\": {\"mtp\\\\.layers\\\\..*\": {\"bits\": 16}}"));
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
@@ -227,16 +232,10 @@ TEST_F(SglangRulesTest, AutoRoundKernelRefusal) {
       "it cannot take, and SGLang raises while it builds them (\"ValueError: Currently, only "
       "2/3/4/8-bit weight quantization is supported for GPTQ, but got 5 bits.\"): not fixable by a "
       "config patch\n"
-      "  breaks      SGLang: start-up fails: it refuses the quantization config\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by the global bits "
-      "(no block list); no extra_config key of 16 bits names them\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  would patch config.json +9: mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
-      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
-      "mtp.layers.0.mlp.gate_up_proj\n"
-      "  status      unfixable\n"
-      "  why         qpatch explain DIR model.language_model.layers.0.mlp.down_proj\n");
+      "  breaks      SGLang: start-up fails: it refuses the quantization config\n" +
+          std::string(k_draft_quantized) +
+          "  status      unfixable\n"
+          "  why         qpatch explain DIR model.language_model.layers.0.mlp.down_proj\n");
 }
 
 std::string modelopt(const std::string& algo, const std::string& ignore) {
