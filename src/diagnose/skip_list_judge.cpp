@@ -30,6 +30,15 @@ using engine::SkipListMethod;
 
 namespace {
 
+// "FP8, NVFP4": the MIXED_PRECISION algos the engine builds a quantized layer for.
+std::string algos_text(const engine::Dialect& dialect) {
+  std::string text;
+  for (const std::string& algo : dialect.skip_list.modelopt_mixed_algos) {
+    text += (text.empty() ? "" : ", ") + algo;
+  }
+  return text;
+}
+
 // auto_awq.py AutoAWQConfig.maybe_update_config: an absent or empty list (it tests truthiness)
 // is derived from the headers: every module none of whose tensors has a dtype other than F16,
 // BF16 or F32 (F8 or F64 tensors make a module "quantized").
@@ -576,8 +585,9 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     const std::string key = skip_list.key_read_by(engine_view.version, engine_view.model);
     const std::vector<std::string> read = skip_list.read_by(engine_view.version, engine_view.model);
     return [&, engine, key, read](const LayerView& view, const Decision& decision) {
+      const std::string who(engine::display_name(engine));
       if (decision.verdict == Verdict::load_error) {
-        return shards_disagree(view, decision);
+        return shards_disagree(view, decision, who);
       }
       if (view.disk == Disk::dense) {
         return std::pair(FindingKind::dense_quantized_by_config,
@@ -590,8 +600,9 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       if (decision.by == DecidedBy::no_target) {
         return std::pair(FindingKind::quantized_untargeted,
                          "stored " + view.stored +
-                             " but no quantized_layers entry names them: vLLM builds them dense "
-                             "(not fixable by a config patch)");
+                             " but no quantized_layers entry gives them an algo " + who +
+                             " builds (" + algos_text(engine_view.dialect) +
+                             "): built dense (not fixable by a config patch)");
       }
       if (decision.by == DecidedBy::ignore_entry) {
         return std::pair(FindingKind::quantized_made_dense,

@@ -5,6 +5,8 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 namespace qpatch::engine {
 
@@ -115,10 +117,67 @@ SkipListRules::SkipListRules(SkipListMethod method,
 }
 
 void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
-  for (auto& [key, algo] : layers) {
-    key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
+  // vLLM renames the keys with its mapper; SGLang's Qwen3.5 classes have no
+  // hf_to_sglang_mapper, so apply_weight_name_mapper never runs and the keys stay as written.
+  if (!m_skip.modelopt_skipped_or_excluded) {
+    for (auto& [key, algo] : layers) {
+      key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
+    }
   }
   m_layers = std::move(layers);
+}
+
+std::string SkipListRules::sglang_resolve_algo(const Layer& layer) const {
+  // modelopt_quant.py (store 54490057226) ModelOptMixedPrecisionConfig._resolve_quant_algo.
+  const auto upper = [](std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+      return static_cast<char>(std::toupper(c));
+    });
+    return text;
+  };
+  const auto& layers = *m_layers;
+  const auto find = [&](const std::string& key) -> const std::string* {
+    for (const auto& [name, algo] : layers) {
+      if (name == key) {
+        return &algo;
+      }
+    }
+    return nullptr;
+  };
+  // 1. `if prefix in self.quantized_layers`.
+  if (const auto* algo = find(layer.prefix)) {
+    return upper(*algo);
+  }
+  // 2. The last part named by the quant config's packed_modules_mapping: the shards' algos,
+  // one (else "Mixed quant_algo within fused layer"; a set, printed sorted here).
+  const std::string last(last_component(layer.prefix));
+  if (const auto* shards = m_model.shards_of_layer(layer.prefix)) {
+    const std::string base = layer.prefix.substr(0, layer.prefix.size() - last.size());
+    std::set<std::string> algos;
+    for (const std::string& shard : *shards) {
+      if (const auto* algo = find(base + shard)) {
+        algos.insert(upper(*algo));
+      }
+    }
+    if (algos.size() == 1) {
+      return *algos.begin();
+    }
+    if (algos.size() > 1) {
+      std::string text = "!";
+      for (const std::string& algo : algos) {
+        text += (text.size() > 1 ? ", '" : "'") + algo + "'";
+      }
+      return text;
+    }
+  }
+  // 3. The first key, in file order, under the layer's name.
+  const std::string under = layer.prefix + ".";
+  for (const auto& [name, algo] : layers) {
+    if (name.rfind(under, 0) == 0) {
+      return upper(algo);
+    }
+  }
+  return "";
 }
 
 std::string SkipListRules::resolve_algo(const Layer& layer) const {
@@ -419,6 +478,16 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
                          "modelopt_fp4 (#18937): always dense");
     }
   }
+  if (m_method == SkipListMethod::modelopt && m_layers && m_skip.modelopt_skipped_or_excluded &&
+      m_skip.nvfp4_dense_attention_and_draft && is_qwen35(m_model)) {
+    // qwen3_5_mtp.py (@008b79d) _mtp_quant_config gives the draft no quant config for
+    // modelopt_mixed either (the same function as #18937's; assumed to land with it).
+    const std::string& draft = m_model.draft_layer_prefix;
+    if (!draft.empty() && layer.prefix.rfind(draft, 0) == 0) {
+      return std::string("without a quant config by SGLang's Qwen3.5 MTP draft under "
+                         "modelopt_mixed: always dense");
+    }
+  }
   if (m_nvfp4 && m_skip.fc_dense_nvfp4 && qwen_mtp && layer.prefix == "mtp.fc") {
     return std::string("without a quant config by vLLM's Qwen draft under modelopt_fp4 (#38832, "
                        "#46316): always dense");
@@ -579,6 +648,11 @@ Decision SkipListRules::decide(const Layer& layer) const {
     decision.ignore_index = i;
     return decision;
   };
+  // SGLang's ModelOpt: is_layer_skipped (the FP8 path below) or is_layer_excluded, then for
+  // MIXED_PRECISION the algo _resolve_quant_algo gives (ModelOptMixedPrecisionConfig.
+  // get_quant_method tests both the same way).
+  const bool sglang_modelopt =
+      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
   // Not excluded: quantized, or with MIXED_PRECISION only when quantized_layers names it.
   const auto listed_or_quantized = [&] {
     decision.verdict = Verdict::quantized;
@@ -586,7 +660,17 @@ Decision SkipListRules::decide(const Layer& layer) const {
     if (!m_layers) {
       return decision;
     }
-    const std::string algo = resolve_algo(layer);
+    std::string algo = sglang_modelopt ? sglang_resolve_algo(layer) : resolve_algo(layer);
+    if (algo.rfind('!', 0) != 0) {
+      std::transform(algo.begin(), algo.end(), algo.begin(), [](unsigned char c) {
+        return static_cast<char>(std::toupper(c));
+      });
+      // An algo the engine has no method for is UnquantizedLinearMethod (a FusedMoE: None).
+      const auto& built = m_skip.modelopt_mixed_algos;
+      if (std::find(built.begin(), built.end(), algo) == built.end()) {
+        algo.clear();
+      }
+    }
     if (algo.empty()) {
       decision.verdict = Verdict::dense;
       decision.by = DecidedBy::no_target;
@@ -611,10 +695,6 @@ Decision SkipListRules::decide(const Layer& layer) const {
     decision.by = DecidedBy::target_class;
     return decision;
   }
-  // SGLang's ModelOpt: is_layer_skipped (the FP8 path below) or is_layer_excluded; MIXED_PRECISION
-  // (its own get_quant_method, not modelled) keeps vLLM's rules.
-  const bool sglang_modelopt =
-      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded && !m_layers;
   const bool exact_mode = m_method == SkipListMethod::fp8 || sglang_modelopt;
   const auto not_skipped = [&] {
     if (sglang_modelopt) {
@@ -624,6 +704,13 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
     return listed_or_quantized();
   };
+  // ModelOptMixedPrecisionConfig.get_quant_method resolves the algo first, for every layer: a
+  // fused layer whose shards disagree raises even when an entry excludes it.
+  if (sglang_modelopt && m_layers) {
+    if (const std::string algo = sglang_resolve_algo(layer); algo.rfind('!', 0) == 0) {
+      return listed_or_quantized();
+    }
+  }
   if (sglang_modelopt && layer.kind == LayerKind::experts) {
     return not_skipped(); // a FusedMoE asks is_layer_excluded only
   }

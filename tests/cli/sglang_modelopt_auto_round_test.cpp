@@ -290,6 +290,47 @@ TEST_F(SglangRulesTest, ModelOptNvfp4BuildsAttentionAndDraftDense) {
       "  why         qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
 }
 
+// ModelOptMixedPrecisionConfig (store 54490057226): a layer is quantized when not excluded and
+// _resolve_quant_algo gives FP8 or NVFP4 (its name, its shards through the packed mapping, a
+// key under it); any other algo builds it dense. _mtp_quant_config gives the draft no quant
+// config: a BF16 draft needs no entry. The algo is resolved before the exclusion test, so
+// shards of different algos raise even when excluded.
+TEST_F(SglangRulesTest, ModelOptMixedPrecisionResolvesEachLayer) {
+  const std::string l0 = "model.language_model.layers.0.";
+  const auto mixed = [&](const std::string& down, const std::string& ignore) {
+    std::string layers;
+    for (const char* m : {"self_attn.q_proj",
+                          "self_attn.k_proj",
+                          "self_attn.v_proj",
+                          "self_attn.o_proj",
+                          "mlp.gate_proj",
+                          "mlp.up_proj"}) {
+      layers += "\"" + l0 + m + "\": {\"quant_algo\": \"NVFP4\"}, ";
+    }
+    return "{\"quant_method\": \"modelopt\", \"quant_algo\": \"MIXED_PRECISION\", "
+           "\"group_size\": 16, \"ignore\": " +
+           ignore + ", \"quantized_layers\": {" + layers + "\"" + l0 +
+           "mlp.down_proj\": {\"quant_algo\": \"" + down + "\"}}}";
+  };
+  write(main_as(Stored::nvfp4), mixed("nvfp4", "[]"));
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  write(main_as(Stored::nvfp4), mixed("W4A16_AWQ", "[]"));
+  EXPECT_EQ(
+      run_qpatch({"--check"}).second,
+      "DIR: modelopt, judged for SGLang\n"
+      "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n"
+      "  not fixable model.language_model.layers.0.mlp.down_proj: 1 module stored modelopt-nvfp4 "
+      "but no quantized_layers entry gives them an algo SGLang builds (FP8, NVFP4): built dense "
+      "(not fixable by a config patch)\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  status      unfixable\n"
+      "  why         qpatch explain DIR model.language_model.layers.0.mlp.down_proj\n");
+  // vLLM main builds W4A16_NVFP4 too (#42566); SGLang does not.
+  write(main_as(Stored::nvfp4), mixed("W4A16_NVFP4", "[\"lm_head\", \"mtp*\"]"));
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 1);
+}
+
 // ModelOptFp8Config.from_config: an algo without FP4 or FP8 is refused.
 TEST_F(SglangRulesTest, ModelOptRefusesOtherAlgos) {
   write(main_as(Stored::fp8), modelopt("INT4_AWQ", R"(["lm_head", "mtp*"])"));

@@ -540,8 +540,9 @@ TEST_F(SkipListTest, ModelOptMixedPrecisionPackedButUnlistedIsNotFixable) {
   EXPECT_EQ(out,
             "DIR: modelopt, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears fp8-block, 4 norms in model_extra_tensors.safetensors\n"
-            "  not fixable m: 14 modules stored fp8-block but no quantized_layers entry names "
-            "them: vLLM builds them dense (not fixable by a config patch)\n"
+            "  not fixable m: 14 modules stored fp8-block but no quantized_layers entry gives "
+            "them an algo vLLM builds (FP8, NVFP4, W4A16_NVFP4, MXFP8): built dense (not "
+            "fixable by a config patch)\n"
             "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
             "named 'model.language_model.layers.0.self_attn.q_proj.weight_scale' in ...\"\n"
             "  status      unfixable\n"

@@ -34,7 +34,8 @@ from vllm_diff import case_arguments, run_harness  # noqa: E402
 # only when no day is pinned: tests/engine/versions_test.cpp "2026-02-17+#35887").
 QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "after-18926": "sglang@2026-08-31",
                  "after-18926+35887": "sglang"}
-METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt", "bitsandbytes"]
+METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt", "modelopt-mixed",
+           "bitsandbytes"]
 
 
 def _versions_of(text: str) -> set[str]:

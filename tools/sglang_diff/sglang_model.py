@@ -494,7 +494,7 @@ class SglangEngine:
             if answer:
                 quant_method = answer
                 break
-        if quant_method in ("modelopt_mixed", "w4afp8"):
+        if quant_method == "w4afp8":
             raise SglangUnmodelled(f"{quant_method}: not modelled by this harness")
         if quant_method not in self.registry:
             raise SglangRaised(f"Unknown quantization method: {quant_method}. Must be one of "

@@ -13,11 +13,12 @@ from layout import LAYER_TYPES, main_linears, mtp_linears, vision_linears
 
 ARCHS = ["Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"]
 FORMATS = {"compressed-tensors": "ct-pack", "gptq": "gptq", "auto-round": "gptq", "awq": "awq",
-           "fp8": "fp8-block", "modelopt": "modelopt-nvfp4", "bitsandbytes": "bnb-4bit"}
+           "fp8": "fp8-block", "modelopt": "modelopt-nvfp4", "modelopt-mixed": "modelopt-nvfp4",
+           "bitsandbytes": "bnb-4bit"}
 SIDE_CARS = {"compressed-tensors": "quantization_config.json", "gptq": "quantize_config.json",
              "auto-round": "quantization_config.json", "awq": "quantization_config.json",
              "fp8": "quantization_config.json", "modelopt": "hf_quant_config.json",
-             "bitsandbytes": None}
+             "modelopt-mixed": "hf_quant_config.json", "bitsandbytes": None}
 
 
 @dataclasses.dataclass
@@ -265,10 +266,37 @@ def modelopt(rng, case: Case, names):
     return q
 
 
+def modelopt_mixed(rng, case: Case, names):
+    """ModelOpt MIXED_PRECISION (what ModelOpt 0.41+ exports for per-layer recipes): the
+    ignore list of `modelopt`, plus `quantized_layers` naming most modules stored quantized
+    (NVFP4, as stored), and near misses: a module stored dense listed, a quantized one left out,
+    another algo (FP8, or one neither engine builds), a fused or a parent name as the key."""
+    q = modelopt(rng, case, names)
+    q["quant_algo"] = "MIXED_PRECISION"
+    layers = {}
+    for m in case.linears():
+        if m not in case.storage:
+            continue
+        listed = rng.random() < (0.9 if case.storage[m] else 0.06)
+        if not listed:
+            continue
+        r = rng.random()
+        algo = "NVFP4" if r < 0.88 else "FP8" if r < 0.94 else "W4A16_AWQ"
+        key = m
+        if rng.random() < 0.05:
+            key = rng.choice(names["fused"] + names["parents"])
+        layers[key] = {"quant_algo": algo} if algo != "NVFP4" else {"quant_algo": algo,
+                                                                    "group_size": 16}
+    q["quantized_layers"] = layers
+    return q
+
+
 def modelopt_sidecar(q: dict) -> dict:
-    return {"producer": {"name": "modelopt", "version": "0.41.0"},
-            "quantization": {"quant_algo": q["quant_algo"], "group_size": q["group_size"],
-                             "exclude_modules": list(q.get("ignore", []))}}
+    quantization = {"quant_algo": q["quant_algo"], "group_size": q["group_size"],
+                    "exclude_modules": list(q.get("ignore", []))}
+    if "quantized_layers" in q:
+        quantization["quantized_layers"] = copy.deepcopy(q["quantized_layers"])
+    return {"producer": {"name": "modelopt", "version": "0.41.0"}, "quantization": quantization}
 
 
 def bitsandbytes(rng, case: Case, names):
@@ -279,7 +307,8 @@ def bitsandbytes(rng, case: Case, names):
 
 
 GENERATORS = {"compressed-tensors": compressed_tensors, "gptq": gptq, "auto-round": auto_round,
-              "awq": awq, "fp8": fp8, "modelopt": modelopt, "bitsandbytes": bitsandbytes}
+              "awq": awq, "fp8": fp8, "modelopt": modelopt, "modelopt-mixed": modelopt_mixed,
+              "bitsandbytes": bitsandbytes}
 
 
 # Whole-config mistakes vLLM refuses before building a layer (each method's from_config).
@@ -307,7 +336,7 @@ def make_case(method: str, seed: int) -> Case:
             case.quant.pop(key, None)
         else:
             case.quant[key] = value
-    if method == "modelopt":
+    if method in ("modelopt", "modelopt-mixed"):
         case.sidecar = modelopt_sidecar(case.quant)
     elif SIDE_CARS[method] and rng.random() < 0.3:
         case.sidecar = copy.deepcopy(case.quant)

@@ -374,20 +374,20 @@ def _candidates(case: Case, default: dict):
                 _sync(c)
                 yield c
         if isinstance(value, dict) and path[-1:] in (("dynamic",), ("extra_config",),
-                                                     ("config_groups",)):
+                                                     ("config_groups",), ("quantized_layers",)):
             for k in list(value):
                 c = case.copy()
                 del _get(c.quant, path)[k]
                 _sync(c)
                 yield c
-    if case.sidecar is not None and case.method != "modelopt":
+    if case.sidecar is not None and case.method not in ("modelopt", "modelopt-mixed"):
         c = case.copy()
         c.sidecar = None
         yield c
 
 
 def _sync(case: Case) -> None:
-    if case.method == "modelopt":
+    if case.method in ("modelopt", "modelopt-mixed"):
         from cases import modelopt_sidecar
         case.sidecar = modelopt_sidecar(case.quant)
     elif case.sidecar is not None:

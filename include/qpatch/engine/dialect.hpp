@@ -9,7 +9,9 @@
 #include <qpatch/engine/model_info.hpp>
 #include <qpatch/engine/versions.hpp>
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace qpatch::engine {
 
@@ -55,6 +57,9 @@ struct SkipListDialect {
   bool modelopt_splits_globs = false;
   // ModelOpt builds names holding vision_tower, vision_model or vit_large_projector dense.
   bool modelopt_dense_vision = false;
+  // ModelOpt MIXED_PRECISION: the quant_algo values (upper-cased) get_quant_method builds a
+  // quantized layer for; any other algo a quantized_layers entry gives is built dense.
+  std::vector<std::string> modelopt_mixed_algos{"FP8", "NVFP4"};
   // transformers' quantizers: every nn.Linear is tested under its checkpoint name against the
   // list get_modules_to_not_convert returns. AWQ (should_convert_module: re.match(entry + "\."),
   // re.match(entry) or endswith; an entry that is no regex raises re.error) always adds

@@ -113,6 +113,9 @@ private:
   // MIXED_PRECISION: the quant_algo `quantized_layers` gives vLLM name `prefix` ("" when none;
   // "!" followed by the algorithms when the shards of a fused layer disagree).
   std::string resolve_algo(const Layer& layer) const;
+  // SGLang's ModelOptMixedPrecisionConfig._resolve_quant_algo: the same three lookups on the
+  // names as written (no renaming, no other spelling, no lm_head alias), the algo upper-cased.
+  std::string sglang_resolve_algo(const Layer& layer) const;
   // Why the engine builds `layer` with no quant config, or nothing.
   std::optional<std::string> built_dense_reason(const Layer& layer) const;
   // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.

@@ -72,6 +72,8 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   // tables').
   dialect.skip_list.modelopt_skipped_or_excluded = true;
   dialect.skip_list.nvfp4_dense_attention_and_draft = version.has("#18937");
+  // ModelOptMixedPrecisionConfig.get_quant_method (store 54490057226): FP8 and NVFP4 only, the
+  // dialect's default modelopt_mixed_algos.
 
   // auto-round (auto_round/auto_round.py, routing.py @68e037f): auto_round_sglang.cpp.
   dialect.auto_round.sglang_routing = true;

@@ -42,6 +42,15 @@ Dialect vllm_dialect(const EngineVersion& version, const ModelInfo& model) {
   // modelopt.py ModelOptQuantConfigBase.get_quant_method: names holding vision_tower,
   // vision_model or vit_large_projector get UnquantizedLinearMethod.
   skip.modelopt_dense_vision = true;
+  // modelopt.py ModelOptMixedPrecisionConfig.get_quant_method (017e9f4): FP8 and NVFP4, then
+  // W4A16_NVFP4 since #42566 (e203006a8) and MXFP8 since #46756 (debec6440); else
+  // UnquantizedLinearMethod ("Layer not in quantized_layers - leave unquantized").
+  if (version.has("#42566")) {
+    skip.modelopt_mixed_algos.emplace_back("W4A16_NVFP4");
+  }
+  if (version.has("#46756")) {
+    skip.modelopt_mixed_algos.emplace_back("MXFP8");
+  }
 
   // qwen3_5_mtp.py: the "-:"/"mtp" dynamic special case since #48816 (c8db00b16).
   dialect.gptq.qwen35_mtp_special_case = version.has("#48816");
