@@ -304,40 +304,6 @@ namespace {
 
 using namespace detail; // NOLINT: the shared judging vocabulary
 
-// `active`'s config with the array edits of the patch that fall inside it applied (entries
-// removed by index, then appended; an array created where the patch creates one).
-json::Json with_array_changes(const quant::ConfigFile& active,
-                              const std::vector<ArrayChange>& changes) {
-  json::Json config = active.config();
-  for (const ArrayChange& change : changes) {
-    if (change.file != active.name || change.pointer.size() <= active.pointer.size() ||
-        !std::equal(active.pointer.begin(), active.pointer.end(), change.pointer.begin())) {
-      continue;
-    }
-    json::Json* at = &config;
-    for (size_t i = active.pointer.size(); i < change.pointer.size() && at->is_object(); ++i) {
-      at = &(*at)[change.pointer[i]];
-    }
-    if (at->is_null() && change.create) {
-      *at = json::Json::array();
-    }
-    if (!at->is_array()) {
-      continue;
-    }
-    std::vector<size_t> remove = change.remove;
-    std::sort(remove.rbegin(), remove.rend());
-    for (const size_t i : remove) {
-      if (i < at->size()) {
-        at->erase(at->begin() + static_cast<std::ptrdiff_t>(i));
-      }
-    }
-    for (const std::string& entry : change.append) {
-      at->push_back(entry);
-    }
-  }
-  return config;
-}
-
 void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
   for (const auto& problem : inventory.problems) {
     Finding finding;
@@ -583,15 +549,12 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   }
   std::vector<Finding> inventory_part = std::move(diagnosis.findings);
   diagnosis.findings.clear();
-  // The refusals found, each with the version that refuses (asked again after the judge).
-  std::vector<std::pair<size_t, engine::EngineVersion>> refusals;
   for (const engine::Engine engine : modelled.list()) {
     // Judged at the one version the method's judge judges alone, or the newest.
     const engine::EngineVersion version =
         engine::one_version(engine, method->name, configs.architecture, options.pins);
     if (auto rejection =
             engine::config_rejection(version, diagnosis.quant_method, active->config())) {
-      refusals.emplace_back(diagnosis.findings.size(), version);
       Finding finding;
       finding.kind = FindingKind::config_rejected;
       finding.label = active->name;
@@ -609,15 +572,6 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       inventory, modules, configs, *active, head.modules, options, modelled};
   if (auto status = method->judge(in, diagnosis); !status) {
     return status.take_error();
-  }
-  // A refusal the patch itself removes (transformers' re.error on a glob entry the fix drops
-  // from the list) is fixable: the engine is asked again about the patched config.
-  if (!refusals.empty() && !diagnosis.array_changes.empty()) {
-    const json::Json patched_config = with_array_changes(*active, diagnosis.array_changes);
-    for (const auto& [index, version] : refusals) {
-      diagnosis.findings.at(index).fixable =
-          !engine::config_rejection(version, diagnosis.quant_method, patched_config);
-    }
   }
   // An assumption that can change a verdict is said: an engine's layer names for an
   // architecture its folder has no naming row for.
