@@ -14,6 +14,29 @@ using util::ends_with;
 using util::last_component;
 using util::replace_all;
 
+namespace {
+
+// quant_algo values compare upper-cased in both engines (`info["quant_algo"].upper()`).
+std::string upper_case(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
+    return static_cast<char>(std::toupper(c));
+  });
+  return text;
+}
+
+// The algo of the quantized_layers key written exactly as `key`, or null.
+const std::string* algo_of(const std::vector<std::pair<std::string, std::string>>& layers,
+                           const std::string& key) {
+  for (const auto& [name, algo] : layers) {
+    if (name == key) {
+      return &algo;
+    }
+  }
+  return nullptr;
+}
+
+} // namespace
+
 bool fnmatch(std::string_view name, std::string_view pattern) {
   size_t n = 0;
   size_t p = 0;
@@ -129,21 +152,9 @@ void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std:
 
 std::string SkipListRules::sglang_resolve_algo(const Layer& layer) const {
   // modelopt_quant.py (store 54490057226) ModelOptMixedPrecisionConfig._resolve_quant_algo.
-  const auto upper = [](std::string text) {
-    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-      return static_cast<char>(std::toupper(c));
-    });
-    return text;
-  };
   const auto& layers = *m_layers;
-  const auto find = [&](const std::string& key) -> const std::string* {
-    for (const auto& [name, algo] : layers) {
-      if (name == key) {
-        return &algo;
-      }
-    }
-    return nullptr;
-  };
+  const auto find = [&](const std::string& key) { return algo_of(layers, key); };
+  const auto upper = upper_case;
   // 1. `if prefix in self.quantized_layers`.
   if (const auto* algo = find(layer.prefix)) {
     return upper(*algo);
@@ -197,14 +208,7 @@ std::string SkipListRules::resolve_algo(const Layer& layer) const {
     }
     return out;
   };
-  const auto find = [&](const std::string& key) -> const std::string* {
-    for (const auto& [name, algo] : layers) {
-      if (name == key) {
-        return &algo;
-      }
-    }
-    return nullptr;
-  };
+  const auto find = [&](const std::string& key) { return algo_of(layers, key); };
   for (const std::string& name : candidates(layer.prefix)) {
     if (const auto* algo = find(name)) {
       return *algo;
@@ -662,9 +666,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
     std::string algo = sglang_modelopt ? sglang_resolve_algo(layer) : resolve_algo(layer);
     if (algo.rfind('!', 0) != 0) {
-      std::transform(algo.begin(), algo.end(), algo.begin(), [](unsigned char c) {
-        return static_cast<char>(std::toupper(c));
-      });
+      algo = upper_case(std::move(algo));
       // An algo the engine has no method for is UnquantizedLinearMethod (a FusedMoE: None).
       const auto& built = m_skip.modelopt_mixed_algos;
       if (std::find(built.begin(), built.end(), algo) == built.end()) {
