@@ -164,14 +164,22 @@ Judged judge(const std::string& dir,
                                  problem.message);
     }
   }
-  const Status unresolved = diagnosis->has_unfixable() ? Status::unfixable : Status::clean;
   if (!diagnosis->has_fixable()) {
-    outcome.status = unresolved;
+    outcome.status = diagnosis->has_unfixable() ? Status::unfixable : Status::clean;
     return judged;
   }
   auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, diagnose_options, &modules);
   if (!plan) {
     return fail(plan.take_error());
+  }
+  // The status is the patched checkpoint's, as the run after this one will find it: where the
+  // re-judge finds nothing unfixable, what looked unfixable went with the patch's rewrite (a
+  // transformers refusal of a glob in a list the patch rewrites), and is reported as fixed by it.
+  const Status unresolved = plan->left_unfixable.empty() ? Status::clean : Status::unfixable;
+  if (unresolved == Status::clean) {
+    for (diagnose::Finding& finding : outcome.findings) {
+      finding.fixable = true;
+    }
   }
   for (const auto& change : plan->changes) {
     outcome.changes.push_back(

@@ -223,6 +223,11 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const diagnose::DiagnoseOptions& options,
                              const checkpoint::ModuleList* modules) {
   PatchPlan plan;
+  for (const diagnose::Finding& finding : diagnosis.findings) {
+    if (!finding.fixable) {
+      plan.left_unfixable.push_back(finding);
+    }
+  }
   quant::ConfigSet patched = configs;
   for (quant::ConfigFile& file : patched.files) {
     std::string after = file.text;
@@ -345,11 +350,13 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
       modules != nullptr && judged == &inventory ? *modules : rebuilt;
   QP_TRY_ASSIGN(const diagnose::Diagnosis again,
                 diagnose::diagnose(*judged, judged_modules, patched, options));
+  plan.left_unfixable.clear();
   for (const auto& finding : again.findings) {
     if (finding.fixable) {
       return internal(plan.changes.front().file,
                       "leaves a finding it meant to fix: " + finding.detail);
     }
+    plan.left_unfixable.push_back(finding);
   }
   return plan;
 }

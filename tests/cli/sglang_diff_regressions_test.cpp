@@ -195,6 +195,57 @@ TEST_F(SglangFp8RegressionTest, OnePatchSatisfiesEveryEngine) {
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+// transformers refuses a glob in modules_to_not_convert (re.error), and the patch, which makes
+// the two lists one, drops it. The run that writes that patch used to exit 1 ("not fixable")
+// and the next run 0 (SGLang harness, fp8 idempotence): the status is the patched checkpoint's.
+TEST_F(SglangFp8RegressionTest, ARefusalThePatchRemovesIsFixedByIt) {
+  m_engine = "all";
+  write_fp8(std::string(k_block) + ", \"ignored_layers\": [\"lm_head\"], "
+                                   "\"modules_to_not_convert\": [\"*mtp*\"]");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: fp8, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers\n"
+      "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n"
+      "  fixable     config.json /quantization_config: transformers refuses this quantization "
+      "config before it builds any layer: re.error: modules_to_not_convert entry \"*mtp*\" is "
+      "not a Python regex (cannot compile at character 0: quantifier does not follow a "
+      "repeatable item) [transformers]\n"
+      "  fixable     2 modules stored BF16 but quantized by fp8 (not in modules_to_not_convert) "
+      "[transformers]\n"
+      "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "
+      "the layer at random\n"
+      "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in ignored_layers) "
+      "[vllm, sglang]\n"
+      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.mlp.down_proj.weight' in ...\"; SGLang: loads, and drops "
+      "the stored weights silently\n"
+      "  would patch config.json +13: lm_head, model.language_model.layers.0.mlp.down_proj, "
+      "model.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.qkv_proj, model.language_model.layers.0.mlp.down_proj, "
+      "model.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.qkv_proj; -1: *mtp*\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
+  const auto [fixed, fix_out] = run_qpatch({});
+  EXPECT_EQ(fixed, 0) << fix_out;
+  const std::string list = R"(["lm_head", "model.language_model.layers.0.mlp.down_proj", )"
+                           R"("model.layers.0.mlp.down_proj", "mtp.layers.0.self_attn.q_proj", )"
+                           R"("mtp.layers.0.self_attn.k_proj", "mtp.layers.0.self_attn.v_proj", )"
+                           R"("mtp.layers.0.self_attn.qkv_proj"])";
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
+            "  \"text_config\": {\"mtp_num_hidden_layers\": 1},\n"
+            "  \"quantization_config\": {\"quant_method\": \"fp8\", \"activation_scheme\": "
+            "\"dynamic\", \"weight_block_size\": [128, 128], \"ignored_layers\": " +
+                list + ", \"modules_to_not_convert\": " + list + "}\n}\n");
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+}
+
 // Entries are held with and without one leading "model." (Fp8Config.from_config).
 TEST_F(SglangFp8RegressionTest, EntriesMatchWithAndWithoutModelPrefix) {
   write_fp8(std::string(k_block) +

@@ -27,6 +27,11 @@ struct FileChange {
 
 struct PatchPlan {
   std::vector<FileChange> changes; // configs first, the index last
+  // What the re-judge of the patched checkpoint still finds unfixable: the checkpoint's state
+  // once the patch is written, which the exit status and a second run report. A finding judged
+  // unfixable before the patch can be gone after it (a transformers refusal of a glob the
+  // patch's own rewrite of the list drops).
+  std::vector<diagnose::Finding> left_unfixable;
   bool empty() const { return changes.empty(); }
 };
 
