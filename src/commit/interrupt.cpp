@@ -50,6 +50,9 @@ void install_interrupt_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(sig, &action, nullptr);
   }
+  // A file-size limit (ulimit -f) kills with SIGXFSZ, wordless and leaving the temp file; ignored,
+  // the write fails with EFBIG instead, and the error path names the file and removes the temp.
+  ::signal(SIGXFSZ, SIG_IGN);
 }
 
 int take_interrupt() {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/commit/interrupt.hpp>
 #include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
@@ -312,6 +313,10 @@ Result<GraftResult> commit_graft(const fs::path& dir,
                                  const GraftPlan& plan,
                                  const CommitOptions& options) {
   commit::FileSystem& fs = options.fs != nullptr ? *options.fs : commit::posix_file_system();
+  // SIGINT, SIGTERM and SIGHUP are held off for the whole graft: while the shards are copied
+  // and verified they stop it between chunks (the temp files go as the error unwinds); once
+  // the journal is written the transaction finishes its step and completes or undoes it.
+  const commit::InterruptGuard guard;
   if (present(dir / std::string(k_journal_name))) {
     return failure(ErrorCode::write_failed,
                    joined(display, std::string(k_journal_name)),

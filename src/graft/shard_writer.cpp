@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/commit/interrupt.hpp>
 #include <qpatch/graft/shard_writer.hpp>
 #include <qpatch/json/strict_json.hpp>
 
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace qpatch::graft {
 namespace {
@@ -16,6 +18,21 @@ namespace {
 // 4 MiB: large enough that a syscall's cost vanishes against the bytes it moves, small enough
 // that peak memory stays a few MB whatever the shard size (the budget is 64 MB).
 constexpr size_t k_chunk_size = size_t{4} << 20;
+
+// A signal the caller holds off (commit_graft's InterruptGuard) stops a copy or a hash between
+// chunks: a real head is hundreds of MB, and the temp files are removed as the error unwinds.
+constexpr uint64_t k_kernel_chunk_size = uint64_t{64} << 20;
+
+std::optional<Error> interrupted(const std::string& display) {
+  if (const int sig = commit::take_interrupt(); sig != 0) {
+    return make_error(ErrorCode::write_failed,
+                      display,
+                      std::nullopt,
+                      "",
+                      "interrupted by " + commit::signal_name(sig) + "; nothing was changed");
+  }
+  return std::nullopt;
+}
 
 Error io_failure(const std::string& display, const std::string& what) {
   return make_error(ErrorCode::write_failed,
@@ -103,7 +120,10 @@ int64_t kernel_copy(int in_fd, uint64_t in_offset, int out_fd, uint64_t out_offs
   auto out = static_cast<loff_t>(out_offset);
   uint64_t done = 0;
   while (done < size) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, uint64_t{1} << 30));
+    if (commit::pending_interrupt() != 0) {
+      break; // the caller's check reports it
+    }
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(size - done, k_kernel_chunk_size));
     const ssize_t n = ::copy_file_range(in_fd, &in, out_fd, &out, want, 0);
     if (n < 0 && errno == EINTR) {
       continue;
@@ -166,6 +186,9 @@ Result<CopyStats> write_shard(int out_fd,
     }
     stats.kernel_bytes += static_cast<uint64_t>(moved);
     for (uint64_t done = static_cast<uint64_t>(moved); done < tensor.size;) {
+      if (auto error = interrupted(display); error) {
+        return *error;
+      }
       if (!buffer) {
         buffer = std::make_unique<char[]>(k_chunk_size);
       }
@@ -176,6 +199,9 @@ Result<CopyStats> write_shard(int out_fd,
       }
       done += n;
       stats.userspace_bytes += n;
+    }
+    if (auto error = interrupted(display); error) {
+      return *error;
     }
     out_offset += tensor.size;
     stats.bytes += tensor.size;
@@ -198,6 +224,9 @@ Result<uint64_t> hash_range(int fd, uint64_t offset, uint64_t size, const std::s
   const size_t buffer_size = static_cast<size_t>(std::min<uint64_t>(size, k_chunk_size));
   std::unique_ptr<char[]> buffer(new char[buffer_size == 0 ? 1 : buffer_size]);
   for (uint64_t done = 0; done < size;) {
+    if (auto error = interrupted(display); error) {
+      return *error;
+    }
     const size_t n = static_cast<size_t>(std::min<uint64_t>(size - done, buffer_size));
     if (!read_all(fd, buffer.get(), n, offset + done)) {
       return make_error(ErrorCode::io_error,

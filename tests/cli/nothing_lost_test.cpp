@@ -11,6 +11,7 @@
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/manifest.hpp>
 #include <qpatch/report/text_style.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -312,6 +314,33 @@ TEST_F(NothingLostTest, OutOfMemoryHasItsOwnExitCode) {
   EXPECT_EQ(code, 6) << text;
   EXPECT_TRUE(text.ends_with("nothing was written\n")) << text;
   EXPECT_TRUE(text.starts_with("qpatch: error: out of ")) << text;
+}
+
+// A file-size limit used to kill qpatch with SIGXFSZ (exit 153), wordless, leaving its temp
+// file beside config.json (issue 24 item 6). Ignored, the write fails with EFBIG: a message
+// naming the file, exit 4, and every file as it was.
+TEST_F(NothingLostTest, AFileSizeLimitIsAWriteErrorThatLeavesNothing) {
+  write_patchable();
+  const auto before = test::snapshot_tree(dir());
+  // Through a pipe, which no file-size limit applies to: the report is read whole.
+  const std::string command =
+      "ulimit -f 0; ASAN_OPTIONS=detect_leaks=0 exec " QPATCH_EXE " '" + dir().string() + "' 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) {
+    text.append(buffer, n);
+  }
+  const int status = ::pclose(pipe);
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 4) << text;
+  const std::string shown = util::replace_all(text, dir().string(), "DIR");
+  EXPECT_EQ(shown.substr(shown.find("qpatch: error:")),
+            "qpatch: error: DIR/.qpatch/manifest.json: cannot write manifest.json: File too "
+            "large; nothing was changed\nDIR: judged; the patch was stopped (see the error)\n"
+            "  status      error\n");
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
 // The fault-injection seam at every rename of a 3-file transaction.

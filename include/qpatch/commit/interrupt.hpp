@@ -13,7 +13,8 @@ namespace qpatch::commit {
 // "SIGINT", "SIGTERM", "SIGHUP", else "signal N": how reports name the signal that stopped qpatch.
 std::string signal_name(int sig);
 
-// Install the handler for SIGINT, SIGTERM and SIGHUP (SA_RESTART).
+// Install the handler for SIGINT, SIGTERM and SIGHUP (SA_RESTART), and ignore SIGXFSZ (a write
+// past ulimit -f then fails with EFBIG, which the writers report).
 void install_interrupt_handlers();
 
 // The signal recorded during a commit, or 0; clears it.
