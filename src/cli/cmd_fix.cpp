@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
+#include "recovery.hpp"
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
@@ -213,24 +214,6 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
   }
 }
 
-// Take the lock of `dir` and complete or undo what an interrupted run left there.
-std::optional<Error>
-lock_and_recover(const std::string& dir, std::vector<commit::CheckpointLock>& locks, Io& io) {
-  auto lock = commit::CheckpointLock::acquire(dir, commit::lock_wait());
-  if (!lock) {
-    return lock.take_error();
-  }
-  locks.push_back(lock.take_value());
-  auto recovered = commit::recover(dir);
-  if (!recovered) {
-    return recovered.take_error();
-  }
-  for (const std::string& note : recovered->notes) {
-    report(io.err, Level::note, dir + ": " + note);
-  }
-  return std::nullopt;
-}
-
 } // namespace
 
 ExitCode run_fix(const FixOptions& options, Io& io) {
@@ -260,11 +243,29 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   std::vector<commit::CheckpointLock> locks;
   std::vector<bool> locked_out(options.dirs.size(), false);
   for (size_t i = 0; writing && i < options.dirs.size(); ++i) {
-    if (auto error = lock_and_recover(options.dirs[i], locks, io); error) {
+    auto recovered = lock_and_recover(options.dirs[i], io);
+    if (!recovered) {
       judged[i].outcome.path = options.dirs[i];
       judged[i].outcome.status = Status::error;
-      judged[i].outcome.error = std::move(*error);
+      judged[i].outcome.error = recovered.take_error();
       locked_out[i] = true;
+      continue;
+    }
+    if (recovered->graft != graft::Recovery::none) {
+      report(io.err,
+             Level::note,
+             display_path(options.dirs[i], "") + ": an interrupted graft was " +
+                 (recovered->graft == graft::Recovery::finished ? "completed" : "undone"));
+    }
+    locks.push_back(std::move(recovered->lock));
+  }
+  // Nothing is written here, so what an interrupted run left stays; say so before the report,
+  // which judges the files as they are mid-way.
+  std::vector<bool> pending(options.dirs.size(), false);
+  for (size_t i = 0; !writing && !options.remote && i < options.dirs.size(); ++i) {
+    if (const std::string note = pending_work(options.dirs[i]); !note.empty()) {
+      report(io.err, Level::note, note);
+      pending[i] = true;
     }
   }
   // Several checkpoints (a scan of a whole cache) are judged on a few threads at once: each is an
@@ -353,6 +354,9 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
       diff += change.get().diff;
     }
     code = std::max(code, exit_code_of(outcome));
+    if (pending[i] && !outcome.error) {
+      code = std::max(code, ExitCode::findings); // a write is pending: not a clean checkpoint
+    }
     outcomes.push_back(std::move(outcome));
   }
   if (writing && any_unreadable) {

@@ -4,6 +4,7 @@
 // exit codes.
 #include "commands.hpp"
 #include "diagnostics.hpp"
+#include "recovery.hpp"
 
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/diff/unified_diff.hpp>
@@ -78,36 +79,18 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
   outcome.path = options.dir;
   outcome.donor = options.donor;
   // As `qpatch DIR` does: hold the checkpoint's lock through the commit, and first complete or
-  // undo a config/index transaction an interrupted run left (commit/lock.hpp).
+  // undo what an interrupted run left (recovery.hpp).
   std::optional<commit::CheckpointLock> lock;
   if (writing) {
-    auto taken = commit::CheckpointLock::acquire(options.dir, commit::lock_wait());
-    if (!taken) {
-      report(io.err, taken.error(), options.dir);
-      return ExitCode::write_failed;
-    }
-    lock.emplace(taken.take_value());
-    auto transaction = commit::recover(options.dir);
-    if (!transaction) {
-      report(io.err, transaction.error(), options.dir);
-      return ExitCode::write_failed;
-    }
-    for (const std::string& note : transaction->notes) {
-      report(io.err, Level::note, options.dir + ": " + note);
-    }
-  }
-  if (writing) {
-    auto recovered = graft::recover(options.dir, options.dir);
+    auto recovered = lock_and_recover(options.dir, io);
     if (!recovered) {
       report(io.err, recovered.error(), options.dir);
       return exit_code_of(recovered.error());
     }
-    outcome.recovered = *recovered;
-  } else if (graft::interrupted(options.dir)) {
-    report(io.err,
-           Level::note,
-           display_path(options.dir, std::string(graft::k_journal_name)) +
-               ": an interrupted graft; run without --dry-run/--check to finish or roll it back");
+    lock.emplace(std::move(recovered->lock));
+    outcome.recovered = recovered->graft;
+  } else if (const std::string note = pending_work(options.dir); !note.empty()) {
+    report(io.err, Level::note, note);
   }
   auto dir = graft::read_checkpoint(options.dir, options.dir);
   auto donor = graft::read_checkpoint(options.donor, options.donor);

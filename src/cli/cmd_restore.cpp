@@ -5,6 +5,7 @@
 #include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
+#include "recovery.hpp"
 
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/commit/lock.hpp>
@@ -37,6 +38,7 @@ namespace {
 // One checkpoint's entry of the restore document: what was (or would be) put back.
 json::Json restore_json(const RestoreOptions& options,
                         const commit::RestorePlan& plan,
+                        const std::optional<graft::GraftRecord>& graft_record,
                         bool written,
                         const std::string& diff) {
   json::Json restored = json::Json::array();
@@ -47,12 +49,24 @@ json::Json restore_json(const RestoreOptions& options,
          {"edited_since_patch", step.edited},
          {"backups_removed", written ? json::Json(step.remove) : json::Json::array()}});
   }
+  // A graft's shards: those moved aside go back, those it created go.
+  json::Json shards;
+  if (graft_record) {
+    json::Json back = json::Json::array();
+    for (const auto& [file, backup] : graft_record->moved) {
+      if (!backup.empty()) {
+        back.push_back({{"file", file}, {"from", backup}});
+      }
+    }
+    shards = {{"restored", std::move(back)}, {"removed", graft_record->created}};
+  }
   return {{"path", options.dir},
           {"status",
-           plan.steps.empty() ? "nothing-to-restore"
-           : written          ? "restored"
-                              : "would-restore"},
+           plan.steps.empty() && !graft_record ? "nothing-to-restore"
+           : written                           ? "restored"
+                                               : "would-restore"},
           {"restored", std::move(restored)},
+          {"graft_shards", std::move(shards)},
           {"unrecorded_backups", plan.unrecorded},
           {"diff", diff.empty() ? json::Json() : json::Json(diff)}};
 }
@@ -78,20 +92,25 @@ ExitCode restore_one(const RestoreOptions& options,
                      Io& io,
                      json::Json& entries) {
   const fs::path dir = options.dir;
+  // An interrupted graft or transaction is finished or undone first (recovery.hpp): restore
+  // then undoes a whole graft, never half of one (issue 24: a SIGKILL at a graft's rename, then
+  // restore, used to say "nothing to restore" and leave the grafted shards).
   std::optional<commit::CheckpointLock> lock;
   if (!options.dry_run) {
-    auto taken = commit::CheckpointLock::acquire(dir, commit::lock_wait());
-    if (!taken) {
-      return write_failure(io, taken.error(), options.dir);
-    }
-    lock.emplace(taken.take_value());
-    auto recovered = commit::recover(dir);
+    auto recovered = lock_and_recover(options.dir, io);
     if (!recovered) {
       return write_failure(io, recovered.error(), options.dir);
     }
-    for (const std::string& note : recovered->notes) {
-      report(io.err, Level::note, display_path(options.dir, "") + ": " + note);
+    lock.emplace(std::move(recovered->lock));
+    if (recovered->graft != graft::Recovery::none) {
+      report(io.err,
+             Level::note,
+             display_path(options.dir, "") + ": an interrupted graft was " +
+                 (recovered->graft == graft::Recovery::finished ? "completed" : "undone") +
+                 " first");
     }
+  } else if (const std::string note = pending_work(options.dir); !note.empty()) {
+    report(io.err, Level::note, note);
   }
   auto planned = commit::plan_restore(dir, patched_files());
   if (!planned) {
@@ -122,12 +141,14 @@ ExitCode restore_one(const RestoreOptions& options,
       io.out << options.dir << ": would remove " << file << "\n";
     }
   }
-  if (options.dry_run || plan.steps.empty()) {
+  // No config left to restore but a graft record: a restore stopped after the configs and
+  // before the graft's shards (a SIGKILL at one of its unlinks) is finished here.
+  if (options.dry_run || (plan.steps.empty() && !graft_record)) {
     if (options.json) {
-      entries.push_back(restore_json(options, plan, false, diff));
+      entries.push_back(restore_json(options, plan, graft_record, false, diff));
       return ExitCode::ok;
     }
-    if (plan.steps.empty()) {
+    if (plan.steps.empty() && !graft_record) {
       io.out << options.dir << ": no qpatch backups; nothing to restore\n";
       return ExitCode::ok;
     }
@@ -174,7 +195,7 @@ ExitCode restore_one(const RestoreOptions& options,
     }
   }
   if (options.json) {
-    entries.push_back(restore_json(options, plan, true, diff));
+    entries.push_back(restore_json(options, plan, graft_record, true, diff));
   }
   return ExitCode::ok;
 }

@@ -136,6 +136,9 @@ struct Journal {
   std::string index_hash;
   std::vector<std::pair<std::string, std::string>> configs; // (file, text after)
   std::vector<std::string> backups_before; // JSON files' backups that predate this graft
+  // Backups were asked for: the committed journal stays as restore's record, also when the
+  // graft only added shards (a dropped head), so restore removes them (issue 23).
+  bool keep_record = false;
 };
 
 std::string encode(const Journal& journal) {
@@ -150,6 +153,7 @@ std::string encode(const Journal& journal) {
   }
   doc["index_xxh3"] = journal.index_hash;
   doc["backups_before"] = journal.backups_before;
+  doc["keep_record"] = journal.keep_record;
   doc["configs"] = json::Json::array();
   for (const auto& [file, text] : journal.configs) {
     doc["configs"].push_back({{"file", file}, {"after", text}});
@@ -183,6 +187,8 @@ std::optional<Journal> read_journal(const fs::path& dir) {
   Journal journal;
   journal.state = doc->value("state", "");
   journal.index_hash = doc->value("index_xxh3", "");
+  const json::Json keep = doc->value("keep_record", json::Json());
+  journal.keep_record = keep.is_boolean() && keep.get<bool>();
   for (const auto& created : doc->value("created", json::Json::array())) {
     if (plain_name(created)) {
       journal.created.push_back(created.get<std::string>());
@@ -246,7 +252,7 @@ Status finish(commit::FileSystem& fs,
     }
   }
   fsync_directory(fs, dir);
-  bool any_backup = false;
+  bool any_backup = journal.keep_record;
   for (const auto& moved : journal.moved) {
     any_backup = any_backup || !moved.second.empty();
   }
@@ -378,6 +384,7 @@ Result<GraftResult> commit_graft(const fs::path& dir,
         options.backup == commit::Backup::yes ? free_backup_name(dir, change.file) : "");
   }
   journal.index_hash = hex_hash(plan.index.after);
+  journal.keep_record = options.backup == commit::Backup::yes;
   for (const ConfigEdit& edit : plan.configs) {
     journal.configs.emplace_back(edit.file, edit.after);
   }

@@ -627,5 +627,98 @@ TEST_F(GraftTest, AFileSizeLimitStopsTheGraftWithAMessageAndNoTempShard) {
   EXPECT_EQ(temp_files(ck()), std::vector<std::string>{});
 }
 
+// SIGKILL at each unlink of a graft's restore, then restore again: the second restore used to
+// say "nothing to restore" and leave the journal and both new shards (issue 24 item 2). Now it
+// finishes, and the tree is the one before the graft, byte for byte.
+TEST_F(GraftTest, RestoreKilledAtEveryUnlinkFinishesOnTheNextRestore) {
+  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace is not installed";
+  }
+  write_base();
+  write_quantized();
+  const auto pristine = snapshot_tree(ck());
+  ASSERT_EQ(graft({}).first, 0);
+  const fs::path grafted = dir() / "grafted";
+  fs::copy(ck(), grafted, fs::copy_options::recursive);
+  int cut = 0;
+  for (int k = 1;; ++k) {
+    fs::remove_all(ck());
+    fs::copy(grafted, ck(), fs::copy_options::recursive);
+    const std::string command =
+        "ASAN_OPTIONS=detect_leaks=0 strace -f -o /dev/null -e trace=unlink,unlinkat "
+        "-e inject=unlink,unlinkat:signal=SIGKILL:when=" +
+        std::to_string(k) + " " QPATCH_EXE " restore '" + ck().string() + "' >/dev/null 2>&1";
+    if (std::system(command.c_str()) == 0) {
+      break; // past its last unlink: every one has been cut
+    }
+    ++cut;
+    const auto [code, text] = run_args({"restore", ck().string()});
+    EXPECT_EQ(code, 0) << "killed at unlink " << k << ": " << text;
+    EXPECT_EQ(snapshot_tree(ck()), pristine) << "killed at unlink " << k << ": " << text;
+    ASSERT_LT(k, 30);
+  }
+  EXPECT_GE(cut, 5);
+}
+
+// SIGKILL at each rename of a graft. --check names the pending graft and the commands that
+// complete it, and exits 1 (it used to call the head "stored inconsistently ... re-export the
+// module", issue 24 item 3); restore then gives the tree before the graft.
+TEST_F(GraftTest, AGraftKilledAtARenameIsNamedByCheckAndUndoneByRestore) {
+  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace is not installed";
+  }
+  write_base();
+  write_quantized();
+  const auto pristine = snapshot_tree(ck());
+  const fs::path quantized = dir() / "quantized";
+  fs::copy(ck(), quantized, fs::copy_options::recursive);
+  int pending = 0;
+  for (int k = 1;; ++k) {
+    fs::remove_all(ck());
+    fs::copy(quantized, ck(), fs::copy_options::recursive);
+    const std::string command =
+        "ASAN_OPTIONS=detect_leaks=0 strace -f -o /dev/null -e trace=rename "
+        "-e inject=rename:signal=SIGKILL:when=" +
+        std::to_string(k) + " " QPATCH_EXE " graft --from '" + base().string() + "' '" +
+        ck().string() + "' >/dev/null 2>&1";
+    if (std::system(command.c_str()) == 0) {
+      break;
+    }
+    if (fs::exists(ck() / std::string(graft::k_journal_name))) {
+      ++pending;
+      const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+      EXPECT_EQ(check_code, 1) << k << check_text;
+      EXPECT_NE(check_text.find("qpatch: note: DIR/.qpatch-graft.json: a graft was interrupted; "
+                                "what is on disk is neither the old checkpoint nor the grafted "
+                                "one. qpatch DIR (or graft again) completes or undoes it, qpatch "
+                                "restore DIR undoes it\n"),
+                std::string::npos)
+          << k << check_text;
+    }
+    const auto [code, text] = run_args({"restore", ck().string()});
+    EXPECT_EQ(code, 0) << "killed at rename " << k << ": " << text;
+    EXPECT_EQ(snapshot_tree(ck()), pristine) << "killed at rename " << k << ": " << text;
+    ASSERT_LT(k, 20);
+  }
+  EXPECT_GE(pending, 3);
+}
+
+// A graft that only adds shards (a dropped head) used to keep no record, so restore left
+// model-mtp-grafted.safetensors behind (issue 23).
+TEST_F(GraftTest, RestoreRemovesTheShardOfADroppedHeadsGraft) {
+  write_base();
+  write_dropped();
+  const auto pristine = snapshot_tree(ck());
+  ASSERT_EQ(graft({}).first, 0);
+  ASSERT_TRUE(fs::exists(ck() / "model-mtp-grafted.safetensors"));
+  const auto [code, text] = run_args({"restore", ck().string()});
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_EQ(text,
+            "DIR: restored config.json from config.json.bak\n"
+            "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
+            "DIR: removed model-mtp-grafted.safetensors\n");
+  EXPECT_EQ(snapshot_tree(ck()), pristine);
+}
+
 } // namespace
 } // namespace qpatch::test
