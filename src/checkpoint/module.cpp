@@ -432,6 +432,36 @@ void describe(Module& module, const Inventory& inventory) {
   }
 }
 
+// A module stored partly in indexed files and partly in a file the index does not name, whose
+// tensors together contradict each other (mtp.fc.qweight indexed, a stray dense mtp.fc.weight in
+// an unindexed sidecar: issue 24 item 1). Every engine opens only the files the index names
+// (vLLM model_loader/weight_utils.py filter_duplicate_safetensors_files, main 017e9f4; SGLang's
+// copy of it in the same file, 57003bea; transformers loads the shards of weight_map), so the
+// module is what the indexed files hold: judged so, and the other copies left out of it (the
+// unindexed-file finding names them and never indexes them).
+void keep_what_engines_load(Module& module, const Inventory& inventory) {
+  if (module.loaded || module.format != StorageFormat::inconsistent) {
+    return;
+  }
+  util::SmallVector<uint32_t, 6> loaded;
+  for (const uint32_t t : module.tensors) {
+    if (inventory.loaded(inventory.tensors[t].file)) {
+      loaded.push_back(t);
+    }
+  }
+  if (loaded.empty()) {
+    return; // nothing indexed: judged whole, as the patch would index it
+  }
+  Module indexed = module;
+  indexed.tensors = loaded;
+  describe(indexed, inventory);
+  if (indexed.format == StorageFormat::inconsistent) {
+    return; // inconsistent in the indexed files already
+  }
+  locate(indexed, inventory);
+  module = std::move(indexed);
+}
+
 // An owner whose tensors are not contiguous (rare: writers group a module's tensors) starts one
 // run per stretch; fold every later run into the first, keeping tensors in checkpoint order, and
 // classify the grown module again.
@@ -528,6 +558,7 @@ ModuleList ModuleBuilder::complete(const Inventory& inventory) {
   merge_split_modules(m_modules, inventory);
   for (Module& module : m_modules) {
     locate(module, inventory);
+    keep_what_engines_load(module, inventory);
   }
   return std::move(m_modules);
 }

@@ -304,7 +304,109 @@ namespace {
 
 using namespace detail; // NOLINT: the shared judging vocabulary
 
-void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
+// The tensors of unindexed file `f` that a module stored in indexed files left out because
+// together they contradict each other (checkpoint/module.cpp keep_what_engines_load), with
+// the module each would join.
+std::vector<std::pair<std::string_view, const Module*>>
+conflicting_tensors(const Inventory& inventory, const ModuleList& modules, uint32_t f) {
+  std::unordered_map<std::string_view, std::vector<uint32_t>> by_owner;
+  for (uint32_t t = 0; t < inventory.tensors.size(); ++t) {
+    const auto& tensor = inventory.tensors[t];
+    if (tensor.file == f && !tensor.shadowed) {
+      by_owner[checkpoint::split_tensor_name(tensor.name).first].push_back(t);
+    }
+  }
+  std::vector<std::pair<std::string_view, const Module*>> out;
+  for (const Module& module : modules) {
+    const auto owned = by_owner.find(module.name);
+    if (owned == by_owner.end()) {
+      continue;
+    }
+    for (const uint32_t t : owned->second) {
+      if (std::find(module.tensors.begin(), module.tensors.end(), t) == module.tensors.end()) {
+        out.emplace_back(inventory.tensors[t].name, &module);
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The finding for a file the index does not name, and the index entries that fix it. Returns
+// false when there is nothing to find: every tensor it holds would contradict the indexed
+// storage of its module, which is what the engines load (a note says why it stays unindexed).
+// An index is never written that lists two storage formats of one module (issue 24 item 1).
+bool unindexed_file_finding(const Inventory& inventory,
+                            const ModuleList& modules,
+                            const std::string& path,
+                            Finding& finding,
+                            Diagnosis& diagnosis) {
+  const auto file = std::find_if(inventory.files.begin(),
+                                 inventory.files.end(),
+                                 [&](const auto& candidate) { return candidate.name == path; });
+  const auto f = static_cast<uint32_t>(file - inventory.files.begin());
+  const auto conflicts = conflicting_tensors(inventory, modules, f);
+  std::vector<std::string> tensors;
+  for (const auto& tensor : inventory.tensors) {
+    const bool conflicting =
+        std::binary_search(conflicts.begin(),
+                           conflicts.end(),
+                           std::pair<std::string_view, const Module*>{tensor.name, nullptr},
+                           [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (tensor.file == f && !tensor.shadowed && !conflicting) {
+      tensors.emplace_back(tensor.name);
+    }
+  }
+  std::string conflict_text; // "1 tensor (mtp.fc.weight) would give mtp.fc a second ..."
+  if (!conflicts.empty()) {
+    std::vector<std::string> names;
+    std::vector<std::string> owners;
+    for (const auto& [tensor, module] : conflicts) {
+      names.emplace_back(tensor);
+      owners.emplace_back(module->name);
+    }
+    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    const Module& first = *conflicts.front().second;
+    conflict_text = std::to_string(conflicts.size()) +
+                    (conflicts.size() == 1 ? " tensor (" : " tensors (") + common_label(names) +
+                    ") would give " + common_label(owners) +
+                    " a second storage format beside the one the index lists (" +
+                    std::string(checkpoint::to_string(first.format)) + " in " +
+                    inventory.files[first.files.front()].name + ")";
+  }
+  if (tensors.empty() && file->duplicate_count == 0) {
+    diagnosis.notes.push_back(path + " is not indexed and stays so: its " + conflict_text +
+                              "; the engines load the indexed form");
+    return false;
+  }
+  finding.kind = FindingKind::unindexed_tensors;
+  finding.fixable = file->duplicate_count == 0 && conflicts.empty();
+  finding.modules = tensors;
+  const size_t unlisted = file->tensor_count - conflicts.size();
+  finding.detail = path + ": " + std::to_string(unlisted) +
+                   (unlisted == 1 ? " tensor (" : " tensors (") + common_label(tensors) +
+                   ") that the index does not list: vLLM and transformers never load them";
+  if (finding.fixable) {
+    for (const std::string& tensor : tensors) {
+      diagnosis.index_additions.emplace_back(tensor, file->name);
+    }
+    return true;
+  }
+  if (file->duplicate_count > 0) {
+    finding.detail += "; " + std::to_string(file->duplicate_count) +
+                      " of them duplicate tensors in indexed files, so qpatch will not add "
+                      "them (remove the file or the duplicates)";
+  }
+  if (!conflicts.empty()) {
+    finding.detail +=
+        "; " + conflict_text + ", so qpatch will not index the file (remove those tensors from it)";
+  }
+  return true;
+}
+
+void inventory_findings(const Inventory& inventory,
+                        const ModuleList& modules,
+                        Diagnosis& diagnosis) {
   for (const auto& problem : inventory.problems) {
     Finding finding;
     finding.label = problem.path;
@@ -316,30 +418,8 @@ void inventory_findings(const Inventory& inventory, Diagnosis& diagnosis) {
       finding.modules = {problem.subject};
       finding.detail = problem.path + ": tensor '" + problem.subject + "': " + problem.message;
     } else if (problem.code == checkpoint::ProblemCode::unindexed_file) {
-      const auto file = std::find_if(inventory.files.begin(),
-                                     inventory.files.end(),
-                                     [&](const auto& f) { return f.name == problem.path; });
-      const auto f = static_cast<uint32_t>(file - inventory.files.begin());
-      finding.kind = FindingKind::unindexed_tensors;
-      finding.fixable = file->duplicate_count == 0;
-      std::vector<std::string> tensors;
-      for (const auto& tensor : inventory.tensors) {
-        if (tensor.file == f && !tensor.shadowed) {
-          tensors.emplace_back(tensor.name);
-        }
-      }
-      finding.modules = tensors;
-      finding.detail = problem.path + ": " + std::to_string(file->tensor_count) + " tensors (" +
-                       common_label(tensors) +
-                       ") that the index does not list: vLLM and transformers never load them";
-      if (finding.fixable) {
-        for (const std::string& tensor : tensors) {
-          diagnosis.index_additions.emplace_back(tensor, file->name);
-        }
-      } else {
-        finding.detail += "; " + std::to_string(file->duplicate_count) +
-                          " of them duplicate tensors in indexed files, so qpatch will not "
-                          "add them (remove the file or the duplicates)";
+      if (!unindexed_file_finding(inventory, modules, problem.path, finding, diagnosis)) {
+        continue;
       }
     } else {
       continue;
@@ -476,7 +556,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
                            const DiagnoseOptions& options) {
   Diagnosis diagnosis;
   judged_by(options.engines, diagnosis);
-  inventory_findings(inventory, diagnosis);
+  inventory_findings(inventory, modules, diagnosis);
   checkpoint::MtpHead head;
   if (const quant::ConfigFile* config = configs.find("config.json")) {
     head = checkpoint::find_mtp_head(config->doc, modules, inventory);

@@ -6,6 +6,7 @@
 #include "support/fixtures.hpp"
 #include "support/spawn.hpp"
 #include "support/temp_dir.hpp"
+#include "synth/synthetic_checkpoint.hpp"
 #include "terminal_safe.hpp"
 
 #include <qpatch/commit/lock.hpp>
@@ -110,6 +111,70 @@ TEST_F(NothingLostTest, ARunWithNothingToChangeWritesNothingNotEvenALock) {
   EXPECT_EQ(run_qpatch({"--check", "DIR"}).code, 1); // restored: a patch is needed again
   EXPECT_EQ(run_qpatch({"restore", "DIR"}).code, 0); // nothing to restore
   EXPECT_EQ(stat_tree(dir()), clean);
+}
+
+// An index never lists two storage formats of one module (issue 24 item 1). The GPTQ head is
+// indexed quantized (mtp.fc.qweight ...); an unindexed sidecar holds a stray dense
+// mtp.fc.weight. The engines open only indexed files, so the checkpoint loads as it is: qpatch
+// used to index the sidecar, exit 1, and leave an index whose mtp.fc was "stored inconsistently
+// (qweight and weight are both stored)". Now the module is judged as indexed, the sidecar stays
+// unindexed with a note, and nothing is written.
+TEST_F(NothingLostTest, AStrayDenseCopyOfAnIndexedQuantizedModuleIsNeverIndexed) {
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    test::gptq_config("Qwen3_5ForCausalLM", ""),
+                    test::Packing::gptq});
+  ASSERT_TRUE(synth::write_shard(dir() / "mtp_dense.safetensors",
+                                 {{"mtp.fc.weight", "BF16", {64, 128}}})
+                  .ok());
+  const auto before = stat_tree(dir());
+  const std::string index = read("model.safetensors.index.json");
+  const std::string report =
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+      "  mtp head    8 linears gptq, 4 norms in model_extra_tensors.safetensors\n"
+      "  note        mtp_dense.safetensors is not indexed and stays so: its 1 tensor "
+      "(mtp.fc.weight) would give mtp.fc a second storage format beside the one the index lists "
+      "(gptq in model_extra_tensors.safetensors); the engines load the indexed form\n"
+      "  status      clean\n";
+  const auto checked = run_qpatch({"--check", "--engine", "vllm@main", "DIR"});
+  EXPECT_EQ(checked.code, 0) << checked.err;
+  EXPECT_EQ(checked.out, report);
+  const auto fixed = run_qpatch({"--engine", "vllm@main", "DIR"});
+  EXPECT_EQ(fixed.code, 0) << fixed.err;
+  EXPECT_EQ(fixed.out, report);
+  EXPECT_EQ(read("model.safetensors.index.json"), index);
+  EXPECT_EQ(stat_tree(dir()), before);
+}
+
+// The same stray copy beside a tensor the model does need: indexing the file would bring the
+// second format with it, so qpatch refuses before writing and names both.
+TEST_F(NothingLostTest, AStrayCopyBesideANeededTensorIsRefusedBeforeWriting) {
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    test::gptq_config("Qwen3_5ForCausalLM", ""),
+                    test::Packing::gptq});
+  ASSERT_TRUE(synth::write_shard(dir() / "mtp_dense.safetensors",
+                                 {{"mtp.fc.weight", "BF16", {64, 128}},
+                                  {"mtp.pre_fc_norm_hidden.weight", "BF16", {64}}})
+                  .ok());
+  const auto before = stat_tree(dir());
+  const auto fixed = run_qpatch({"--engine", "vllm@main", "DIR"});
+  EXPECT_EQ(fixed.code, 1);
+  EXPECT_EQ(fixed.out,
+            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears gptq, 5 norms in model_extra_tensors.safetensors, "
+            "mtp_dense.safetensors\n"
+            "  not fixable mtp_dense.safetensors: 1 tensor (mtp.pre_fc_norm_hidden.weight) that "
+            "the index does not list: vLLM and transformers never load them; 1 tensor "
+            "(mtp.fc.weight) would give mtp.fc a second storage format beside the one the index "
+            "lists (gptq in model_extra_tensors.safetensors), so qpatch will not index the file "
+            "(remove those tensors from it)\n"
+            "  breaks      vLLM: never opens the file, so its tensors are not loaded\n"
+            "  status      unfixable\n"
+            "  why         qpatch explain DIR mtp.pre_fc_norm_hidden.weight\n");
+  EXPECT_EQ(stat_tree(dir()), before);
 }
 
 TEST_F(NothingLostTest, AForeignBakSurvivesPatchAndRestore) {
