@@ -58,7 +58,9 @@ CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::stri
     // apply_vllm_mapper renames only entries that contain a dot.
     entry.mapped = text.find('.') != std::string::npos ? m_model.to_vllm(text) : text;
   }
-  entry.mapped_lower = lower(entry.mapped);
+  if (m_ct.substring_ignore) {
+    entry.mapped_lower = lower(entry.mapped);
+  }
   return entry;
 }
 
@@ -67,15 +69,31 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
                                                const EngineVersion& version)
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
       m_ct(m_dialect.compressed_tensors) {
+  m_ignore.reserve(config.ignore.size());
   for (const std::string& entry : config.ignore) {
     m_ignore.push_back(make_entry(entry));
+  }
+  // Sized once: an ignore list of 400k names (a 28 MB config) rehashed its way up otherwise.
+  m_plain_first.reserve(m_ignore.size());
+  if (m_ct.library_matching) {
+    m_text_first.reserve(m_ignore.size());
+  }
+  if (m_ct.substring_ignore && m_ignore.size() > k_substring_scan_limit) {
+    m_substring_first.reserve(m_ignore.size());
   }
   for (size_t i = 0; i < m_ignore.size(); ++i) {
     if (is_regex(m_ignore[i].text)) {
       m_regex_entries.push_back(i);
     } else {
       m_plain_first.emplace(m_ignore[i].mapped, i); // emplace keeps the first
-      m_text_first.emplace(m_ignore[i].text, i);
+      if (m_ct.library_matching) {
+        m_text_first.emplace(m_ignore[i].text, i);
+      }
+      if (m_ct.substring_ignore && m_ignore.size() > k_substring_scan_limit) {
+        m_substring_first.emplace(m_ignore[i].mapped_lower, i);
+        m_longest_substring_entry =
+            std::max(m_longest_substring_entry, m_ignore[i].mapped_lower.size());
+      }
     }
   }
   bool has_linear = false;
@@ -232,6 +250,31 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
     return exact;
   }
   const std::string lowered = lower(prefix);
+  if (!m_substring_first.empty()) {
+    // A long list: the first plain entry that is a substring of the name is found by looking
+    // up each of the name's substrings (a few thousand for a layer name) rather than testing
+    // each of the list's entries (400k in a 28 MB config); regex entries before it are tried in
+    // order, as the scan below tries them.
+    std::optional<size_t> first_plain;
+    for (size_t begin = 0; begin <= lowered.size(); ++begin) {
+      const size_t longest = std::min(m_longest_substring_entry, lowered.size() - begin);
+      for (size_t length = begin == 0 ? 0 : 1; length <= longest; ++length) {
+        const auto hit = m_substring_first.find(std::string_view(lowered).substr(begin, length));
+        if (hit != m_substring_first.end() && (!first_plain || hit->second < *first_plain)) {
+          first_plain = hit->second;
+        }
+      }
+    }
+    for (const size_t i : m_regex_entries) {
+      if (first_plain && i > *first_plain) {
+        break;
+      }
+      if (ignores(m_ignore[i], prefix, cls, undecidable)) {
+        return i;
+      }
+    }
+    return first_plain;
+  }
   for (size_t i = 0; i < m_ignore.size(); ++i) {
     const bool substring = !is_regex(m_ignore[i].text);
     if (ignores(m_ignore[i], substring ? lowered : prefix, cls, undecidable)) {
@@ -331,8 +374,8 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
   bool undecidable = false;
   const std::string last(last_component(prefix));
   const auto* shards = m_model.shards_of_layer(prefix);
-  const bool listed = std::any_of(
-      m_ignore.begin(), m_ignore.end(), [&](const Entry& e) { return e.mapped == prefix; });
+  // An entry naming the layer itself (a regex entry's `mapped` is its "re:" text, never a name).
+  const bool listed = m_plain_first.count(prefix) > 0;
   std::optional<size_t> ignored;
   if (shards != nullptr && !listed) {
     for (const std::string& shard : *shards) {

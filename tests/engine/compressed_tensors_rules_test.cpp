@@ -310,6 +310,50 @@ TEST(CompressedTensorsDialectTest, SglangRaisesForAnUntargetedLinearAndTriesClas
   EXPECT_EQ(decide(two_groups, Engine::vllm, qkv).group, "shards");
 }
 
+// SGLang's substring ignore over a long list (over 4,096 entries) is looked up by the name's
+// substrings instead of scanned: it must pick the same first entry as the scan does. Fillers that
+// match nothing are spread between the entries of a short list; the long list's verdict is then
+// the short list's, at the position its entry moved to.
+TEST(CompressedTensorsDialectTest, SglangLongIgnoreListLookupPicksWhatTheScanPicks) {
+  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 0);
+  const std::vector<std::vector<std::string>> short_lists{
+      {"zzz", "re:.*layers\\.3\\.mlp.*", "Self_Attn.Q_PROJ", "layers.3", "re:.*q_proj$", ""},
+      {"re:.*q_proj$", "layers.3", "Self_Attn.Q_PROJ", "re:.*layers\\.3\\.mlp.*"},
+      {"MLP.DOWN", "re:.*o_proj", "language_model.layers.4."},
+      {"nothing.matches", "re:^x"}};
+  const std::vector<std::string> names{"model.language_model.layers.3.self_attn.q_proj",
+                                       "model.language_model.layers.3.self_attn.o_proj",
+                                       "model.language_model.layers.3.mlp.down_proj",
+                                       "model.language_model.layers.4.mlp.up_proj",
+                                       "model.language_model.layers.44.self_attn.q_proj"};
+  quant::CtConfig config;
+  config.groups.push_back({"group_0", {"Linear"}, "pack-quantized"});
+  for (const auto& short_list : short_lists) {
+    config.ignore = short_list;
+    const CompressedTensorsRules scan(config, model, newest_version(Engine::sglang));
+    std::vector<size_t> moved_to;
+    config.ignore.clear();
+    for (size_t i = 0; i < short_list.size(); ++i) {
+      for (size_t filler = 0; filler < 1100; ++filler) {
+        config.ignore.push_back("visual.blocks." + std::to_string(i * 1100 + filler) + ".never");
+      }
+      moved_to.push_back(config.ignore.size());
+      config.ignore.push_back(short_list[i]);
+    }
+    const CompressedTensorsRules lookup(config, model, newest_version(Engine::sglang));
+    for (const std::string& name : names) {
+      const Layer layer{LayerKind::linear, name, name, "RowParallelLinear", {}};
+      const Decision expected = scan.decide(layer);
+      const Decision got = lookup.decide(layer);
+      ASSERT_EQ(got.verdict, expected.verdict) << name;
+      ASSERT_EQ(got.ignore_index.has_value(), expected.ignore_index.has_value()) << name;
+      if (expected.ignore_index) {
+        EXPECT_EQ(*got.ignore_index, moved_to[*expected.ignore_index]) << name;
+      }
+    }
+  }
+}
+
 // transformers through the compressed-tensors library (match.py _match_class, ac8e2ba8): a class
 // matches only by equality with a class name, never by substring or regex, and no fused name
 // reaches a shard (no fused mapping is given).

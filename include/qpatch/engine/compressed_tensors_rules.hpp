@@ -40,6 +40,10 @@ public:
   CompressedTensorsRules(const quant::CtConfig& config,
                          const ModelInfo& model,
                          const EngineVersion& version = newest_version(Engine::vllm));
+  CompressedTensorsRules(const CompressedTensorsRules&) = delete; // m_substring_first views
+  CompressedTensorsRules& operator=(const CompressedTensorsRules&) = delete;
+  CompressedTensorsRules(CompressedTensorsRules&&) = default;
+  CompressedTensorsRules& operator=(CompressedTensorsRules&&) = default;
 
   // The version-dependent rules that can change a verdict under `config` in `version`, as a
   // key: versions with equal keys (and equal naming) judge every layer alike, so one is judged
@@ -109,6 +113,13 @@ private:
   std::unordered_map<std::string, size_t> m_plain_first;
   std::unordered_map<std::string, size_t> m_text_first;
   std::vector<size_t> m_regex_entries;
+  // Under SGLang's substring test, each plain entry's first index by its lower-cased text, for
+  // lists longer than k_substring_scan_limit (match_ignore); empty otherwise.
+  // The keys view m_ignore's strings: a moved vector keeps its elements where they are, and the
+  // class is never copied (the copy constructor is deleted).
+  static constexpr size_t k_substring_scan_limit = 4096;
+  std::unordered_map<std::string_view, size_t> m_substring_first;
+  size_t m_longest_substring_entry = 0;
   // The first index among exact hits, class hits and fused-alias hits of `name`, or nothing.
   std::optional<size_t> first_exact(const std::string& name, const std::string& cls) const;
   std::vector<Target> m_targets;
