@@ -524,15 +524,22 @@ def main() -> int:
     ap.add_argument("--fix-engine", default="vllm",
                     help="--engine for the patch whose result vLLM judges (all: the one patch "
                          "that must satisfy every engine; vllm: the --qpatch-engine value)")
-    ap.add_argument("--qpatch-engine", default="vllm",
-                    help="--engine qpatch judges and fixes for: vllm, or vllm@YYYY-MM-DD for "
-                         "the vLLM main of that day (match it to the --vllm-src commit)")
+    ap.add_argument("--qpatch-engine", default=None,
+                    help="--engine qpatch judges and fixes for: vllm (every version qpatch "
+                         "models), or vllm@YYYY-MM-DD for the vLLM main of that day; default: "
+                         "vllm@ the --vllm-src commit's date, so the one version executed is "
+                         "the one judged")
     args = ap.parse_args()
     if not args.vllm_src:
         ap.error("give --vllm-src or set VLLM_SRC")
     engine = VllmEngine(args.vllm_src, args.bnb_src)
     methods = args.method or [m for m in GENERATORS if m != "bitsandbytes" or args.bnb_src]
     commit = _commit_of(args.vllm_src)
+    if args.qpatch_engine is None:
+        # Judging every modelled version against one executed commit counts an older
+        # version's verdict (one the executed commit no longer has) as a disagreement.
+        date = re.search(r"\((\d{4}-\d{2}-\d{2})\)", commit)
+        args.qpatch_engine = f"vllm@{date.group(1)}" if date else "vllm"
     print(f"vLLM source {args.vllm_src} at {commit} (harness written against "
           f"{VLLM_COMMIT[:12]}{'' if commit.startswith(VLLM_COMMIT[:12]) else ': rules may differ'})"
           f"; qpatch {args.qpatch} --engine {args.qpatch_engine}"
