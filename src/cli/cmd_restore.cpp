@@ -7,6 +7,7 @@
 #include "diagnostics.hpp"
 #include "recovery.hpp"
 
+#include <algorithm>
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/restore.hpp>
@@ -124,6 +125,13 @@ ExitCode restore_one(const RestoreOptions& options,
                " is not a backup qpatch recorded (yours, or from a qpatch without a manifest); "
                "restore leaves it alone");
   }
+  for (const std::string& name : plan.kept) {
+    report(io.err,
+           Level::note,
+           display_path(options.dir, name) +
+               " holds bytes qpatch found and did not write (another program's version, or "
+               "edits a restore --force replaced): restore leaves it for you");
+  }
   std::string diff;
   bool edited = false;
   for (const commit::RestoreStep& step : plan.steps) {
@@ -173,7 +181,11 @@ ExitCode restore_one(const RestoreOptions& options,
   }
   for (const commit::RestoreStep& step : plan.steps) {
     if (!options.json) {
-      io.out << options.dir << ": restored " << step.file << " from " << step.from << "\n";
+      const bool relinked = std::find(restored->relinked.begin(),
+                                      restored->relinked.end(),
+                                      step.file) != restored->relinked.end();
+      io.out << options.dir << ": restored " << step.file << " from " << step.from
+             << (relinked ? ", the symlink to " + step.link + " it was" : "") << "\n";
     }
   }
   for (const std::string& kept : restored->kept) {

@@ -29,10 +29,14 @@ const char* state_name(JournalState state) {
 json::Json records_json(const std::vector<BackupRecord>& records) {
   json::Json out = json::Json::array();
   for (const BackupRecord& record : records) {
-    out.push_back({{"file", record.file},
-                   {"backup", record.backup},
-                   {"original_xxh3", record.original_hash},
-                   {"written_xxh3", record.written_hash}});
+    json::Json entry = {{"file", record.file},
+                        {"backup", record.backup},
+                        {"original_xxh3", record.original_hash},
+                        {"written_xxh3", record.written_hash}};
+    if (!record.link.empty()) {
+      entry.emplace("link", record.link);
+    }
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -45,12 +49,16 @@ json::Json to_json(const Manifest& manifest) {
   if (manifest.journal) {
     json::Json steps = json::Json::array();
     for (const JournalStep& step : manifest.journal->steps) {
-      steps.push_back({{"file", step.file},
-                       {"temp", step.temp},
-                       {"backup", step.backup},
-                       {"before_xxh3", step.before_hash},
-                       {"after_xxh3", step.after_hash},
-                       {"keep", step.keep}});
+      json::Json entry = {{"file", step.file},
+                          {"temp", step.temp},
+                          {"backup", step.backup},
+                          {"before_xxh3", step.before_hash},
+                          {"after_xxh3", step.after_hash},
+                          {"keep", step.keep}};
+      if (!step.link.empty()) {
+        entry.emplace("link", step.link);
+      }
+      steps.push_back(std::move(entry));
     }
     doc["transaction"] = {{"state", state_name(manifest.journal->state)},
                           {"steps", std::move(steps)},
@@ -80,6 +88,18 @@ std::string text_field(const json::Json& object, const char* key, Field kind) {
   return value;
 }
 
+// The optional "link" of a record or step: a symlink's target, any path ("" when absent).
+// Restore re-creates the link only where the target holds the recorded original bytes.
+std::string link_field(const json::Json& object) {
+  if (!object.contains("link")) {
+    return "";
+  }
+  if (!object["link"].is_string() || object["link"].get<std::string>().empty()) {
+    throw std::invalid_argument("field \"link\" is not a symlink target");
+  }
+  return object["link"].get<std::string>();
+}
+
 Manifest from_json(const json::Json& doc) {
   Manifest manifest;
   if (!doc.is_object() || doc.value("qpatch_manifest", 0) != 1 || !doc.contains("backups") ||
@@ -94,7 +114,8 @@ Manifest from_json(const json::Json& doc) {
       out.push_back({text_field(entry, "file", Field::name),
                      text_field(entry, "backup", Field::name),
                      text_field(entry, "original_xxh3", Field::hash),
-                     text_field(entry, "written_xxh3", Field::hash)});
+                     text_field(entry, "written_xxh3", Field::hash),
+                     link_field(entry)});
     }
   };
   records("backups", manifest.backups);
@@ -116,7 +137,8 @@ Manifest from_json(const json::Json& doc) {
                                text_field(step, "backup", Field::optional_name),
                                text_field(step, "before_xxh3", Field::hash),
                                text_field(step, "after_xxh3", Field::hash),
-                               step.value("keep", false)});
+                               step.value("keep", false),
+                               link_field(step)});
     }
     if (transaction.contains("release")) {
       for (const json::Json& name : transaction.at("release")) {

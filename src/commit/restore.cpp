@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <sys/stat.h>
+
 namespace qpatch::commit {
 namespace fs = std::filesystem;
 
@@ -41,6 +43,33 @@ Result<std::string> read_backup(const fs::path& dir, const BackupRecord& record)
   return bytes;
 }
 
+// Put `step.file` back as the symlink it was (a Hub cache snapshot's config.json into blobs/),
+// where the link's target still holds the original bytes: the file now holds the same bytes, so
+// the rename changes what it is, never what it reads. A target that is gone or changed leaves
+// the restored regular file (false).
+bool relink(FileSystem& fs, const fs::path& dir, const RestoreStep& step) {
+  const fs::path path = dir / step.file;
+  const fs::path target = fs::path(step.link).is_absolute() ? fs::path(step.link)
+                                                            : path.parent_path() / step.link;
+  std::string bytes;
+  if (read_no_follow(target, limits::k_max_index_size, bytes).error != 0 ||
+      content_hash(bytes) != content_hash(step.original)) {
+    return false;
+  }
+  const fs::path temp = dir / ("." + step.file + ".qpatch-link");
+  std::error_code ec;
+  fs::remove(temp, ec);
+  fs::create_symlink(step.link, temp, ec);
+  if (ec) {
+    return false;
+  }
+  if (fs.rename(temp.c_str(), path.c_str()) != 0) {
+    fs::remove(temp, ec);
+    return false;
+  }
+  return true;
+}
+
 } // namespace
 
 Result<RestorePlan> plan_restore(const fs::path& dir, const std::vector<std::string>& files) {
@@ -69,6 +98,10 @@ Result<RestorePlan> plan_restore(const fs::path& dir, const std::vector<std::str
     RestoreStep step;
     step.file = file;
     step.from = chain.front()->backup;
+    step.link = chain.front()->link;
+    if (struct stat info {}; ::lstat((dir / step.from).c_str(), &info) == 0) {
+      step.mtime = info.st_mtim; // the backup was given the original's (transaction.cpp)
+    }
     for (const BackupRecord* record : chain) {
       QP_TRY_ASSIGN(const std::string bytes, read_backup(dir, *record));
       if (record == chain.front()) {
@@ -105,7 +138,8 @@ apply_restore(const fs::path& dir, const RestorePlan& plan, bool force, FileSyst
                      "restoring would undo; --force keeps the current bytes as a backup first)");
     }
     if (step.current != step.original) {
-      (step.edited ? edited : plain).push_back({step.file, step.current, step.original});
+      (step.edited ? edited : plain)
+          .push_back({step.file, step.current, step.original, step.mtime});
     }
     options.release.insert(options.release.end(), step.remove.begin(), step.remove.end());
   }
@@ -115,13 +149,17 @@ apply_restore(const fs::path& dir, const RestorePlan& plan, bool force, FileSyst
     QP_TRY_ASSIGN(const CommitResult kept, commit(dir, edited, keep, fs));
     result.kept = kept.backups;
     result.interrupted_by = kept.interrupted_by;
-    if (plain.empty()) {
-      return result;
+  }
+  if (!plain.empty()) {
+    options.backup = Backup::no;
+    QP_TRY_ASSIGN(const CommitResult done, commit(dir, plain, options, fs));
+    result.interrupted_by = std::max(result.interrupted_by, done.interrupted_by);
+  }
+  for (const RestoreStep& step : plan.steps) {
+    if (!step.link.empty() && relink(fs, dir, step)) {
+      result.relinked.push_back(step.file);
     }
   }
-  options.backup = Backup::no;
-  QP_TRY_ASSIGN(const CommitResult done, commit(dir, plain, options, fs));
-  result.interrupted_by = std::max(result.interrupted_by, done.interrupted_by);
   return result;
 }
 

@@ -77,17 +77,36 @@ std::optional<std::string> contents(const fs::path& path, const std::string& nam
 }
 
 // Create `path` with O_EXCL, give it `meta`, write `data` and fsync; return "" or an error text.
+// Give the open file `fd` the modification time `mtime` (after its bytes are written, which
+// set it to now); return "" or an error text.
+std::string set_mtime(int fd, const std::optional<timespec>& mtime) {
+  if (!mtime) {
+    return "";
+  }
+  const timespec times[2] = {{0, UTIME_OMIT}, *mtime};
+  return ::futimens(fd, times) == 0 ? "" : "cannot keep the modification time: " + errno_text();
+}
+
+// Create `path` with O_EXCL, give it `meta`, write `data`, give it `mtime` and fsync; return ""
+// or an error text.
 std::string write_new_file(FileSystem& fs,
                            const fs::path& path,
                            const std::string& data,
                            const Metadata& meta,
-                           const std::string& what) {
+                           const std::string& what,
+                           const std::optional<timespec>& mtime = std::nullopt) {
   const int fd = fs.open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     return "cannot create " + what + ": " + errno_text();
   }
   std::string error = apply_metadata(fs, fd, meta);
-  if (error.empty() && (!write_all(fs, fd, data) || fs.fsync(fd) != 0)) {
+  if (error.empty() && !write_all(fs, fd, data)) {
+    error = "cannot write " + what + ": " + errno_text();
+  }
+  if (error.empty()) {
+    error = set_mtime(fd, mtime);
+  }
+  if (error.empty() && fs.fsync(fd) != 0) {
     error = "cannot write " + what + ": " + errno_text();
   }
   if (fs.close(fd) != 0 && error.empty()) {
@@ -105,7 +124,8 @@ std::string stage_temp(FileSystem& fs,
                        const std::string& file,
                        const std::string& data,
                        const Metadata& meta,
-                       std::string& error) {
+                       std::string& error,
+                       const std::optional<timespec>& mtime = std::nullopt) {
   std::string path = (dir / ("." + file + ".qpatch-XXXXXX")).string();
   const int fd = fs.mkstemp(path.data());
   if (fd < 0) {
@@ -115,6 +135,9 @@ std::string stage_temp(FileSystem& fs,
   error = apply_metadata(fs, fd, meta);
   if (error.empty() && !write_all(fs, fd, data)) {
     error = "cannot write the temporary file: " + errno_text();
+  }
+  if (error.empty()) {
+    error = set_mtime(fd, mtime);
   }
   if (error.empty() && fs.fsync(fd) != 0) {
     error = "cannot fsync the temporary file: " + errno_text();
@@ -135,6 +158,7 @@ struct Target {
   std::optional<Identity> identity;
   bool is_link = false;
   std::string link_target;
+  std::optional<timespec> mtime; // of the original (through a link): its backup keeps it
   std::string temp;       // staged new bytes; after an exchange, what was at the target
   std::string backup;     // "" without one
   bool written = false;   // the backup file exists
@@ -185,7 +209,8 @@ journal_of(const std::vector<Target>& targets, JournalState state, const CommitO
                              target.backup,
                              content_hash(target.request->before),
                              content_hash(target.request->after),
-                             options.backup == Backup::keep});
+                             options.backup == Backup::keep,
+                             target.is_link ? target.link_target : std::string()});
   }
   return journal;
 }
@@ -201,7 +226,7 @@ Manifest completed(Manifest manifest, const Journal& journal) {
   for (const JournalStep& step : journal.steps) {
     if (!step.backup.empty()) {
       (step.keep ? manifest.kept : manifest.backups)
-          .push_back({step.file, step.backup, step.before_hash, step.after_hash});
+          .push_back({step.file, step.backup, step.before_hash, step.after_hash, step.link});
     }
   }
   return manifest;
@@ -338,6 +363,9 @@ private:
       if (target.is_link) {
         target.link_target = fs::read_symlink(path, ec).string();
       }
+      if (struct stat info {}; ::stat(path.c_str(), &info) == 0) {
+        target.mtime = info.st_mtim;
+      }
     }
     return std::nullopt;
   }
@@ -380,8 +408,13 @@ private:
         return error;
       }
       std::string error;
-      target.temp =
-          stage_temp(m_fs, m_dir, target.request->file, target.request->after, target.meta, error);
+      target.temp = stage_temp(m_fs,
+                               m_dir,
+                               target.request->file,
+                               target.request->after,
+                               target.meta,
+                               error,
+                               target.request->mtime);
       if (target.temp.empty()) {
         return failure(
             ErrorCode::write_failed, target.request->file, error + "; nothing was changed");
@@ -395,7 +428,8 @@ private:
                                              m_dir / target.backup,
                                              target.request->before,
                                              target.meta,
-                                             "the backup " + target.backup);
+                                             "the backup " + target.backup,
+                                             target.mtime);
           !error.empty()) {
         return failure(
             ErrorCode::write_failed, target.request->file, error + "; nothing was changed");

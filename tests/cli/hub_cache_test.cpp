@@ -263,10 +263,20 @@ TEST_F(HubCliTest, PatchingASnapshotReplacesTheLinkAndNeverTheBlob) {
                              "now differs from the Hub (qpatch restore puts the original back)"),
             std::string::npos)
       << outcome.out;
-  // restore takes the repo id too, and puts the original bytes back.
+  // restore takes the repo id too, and puts the original back: the symlink into blobs/ it was
+  // (issue 24 item 9: it came back as a regular copy), never a copy beside the blob.
   const Outcome restored = run_args({"restore", "Org/Name"});
   EXPECT_EQ(restored.code, 0) << restored.err;
+  EXPECT_EQ(restored.out,
+            snapshot.string() + ": restored config.json from config.json.bak, the symlink to "
+                                "../../blobs/" + std::string(k_main).substr(0, 8) +
+                "-config.json it was\n");
+  ASSERT_TRUE(fs::is_symlink(snapshot / "config.json"));
+  EXPECT_EQ(fs::read_symlink(snapshot / "config.json"),
+            "../../blobs/" + std::string(k_main).substr(0, 8) + "-config.json");
   EXPECT_EQ(test::read_bytes(snapshot / "config.json"), original);
+  EXPECT_FALSE(fs::exists(snapshot / "config.json.bak"));
+  EXPECT_FALSE(fs::exists(snapshot / ".qpatch"));
 }
 
 TEST_F(HubCliTest, RecursiveJudgesEverySnapshotAndFolderOnceEach) {

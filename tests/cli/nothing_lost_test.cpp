@@ -177,6 +177,29 @@ TEST_F(NothingLostTest, AStrayCopyBesideANeededTensorIsRefusedBeforeWriting) {
   EXPECT_EQ(stat_tree(dir()), before);
 }
 
+// restore gives back the modification time as well as the bytes (issue 24 item 9: 2024-01-02
+// became the time of the restore): the backup keeps the original's, like `cp -p`, and restore
+// gives it to the file it puts back. The patched file itself gets the time of writing.
+TEST_F(NothingLostTest, RestoreGivesBackTheModificationTime) {
+  write_patchable();
+  const std::string original = read("config.json");
+  const timespec then[2] = {{0, UTIME_OMIT}, {1704164645, 123456789}}; // 2024-01-02T03:04:05
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir() / "config.json").c_str(), then, 0), 0);
+  const auto mtime_of = [&](const std::string& name) {
+    struct stat info {};
+    EXPECT_EQ(::stat((dir() / name).c_str(), &info), 0) << name;
+    return std::pair<int64_t, int64_t>(info.st_mtim.tv_sec, info.st_mtim.tv_nsec);
+  };
+  ASSERT_EQ(run_qpatch({"DIR"}).code, 0);
+  EXPECT_EQ(mtime_of("config.json.bak"), std::make_pair(int64_t{1704164645}, int64_t{123456789}));
+  EXPECT_GT(mtime_of("config.json").first, 1704164645);
+  const auto restored = run_qpatch({"restore", "DIR"});
+  ASSERT_EQ(restored.code, 0) << restored.err;
+  EXPECT_EQ(restored.out, "DIR: restored config.json from config.json.bak\n");
+  EXPECT_EQ(read("config.json"), original);
+  EXPECT_EQ(mtime_of("config.json"), std::make_pair(int64_t{1704164645}, int64_t{123456789}));
+}
+
 TEST_F(NothingLostTest, AForeignBakSurvivesPatchAndRestore) {
   write_patchable();
   const std::string original = read("config.json");
@@ -263,6 +286,16 @@ TEST_F(NothingLostTest, AnEditAfterThePatchIsRefusedWithTheDiffUnlessForced) {
   EXPECT_EQ(forced.out, "DIR: restored config.json from config.json.bak\n");
   EXPECT_EQ(forced.err, "qpatch: note: the edited bytes are kept in DIR/config.json.bak.1\n");
   EXPECT_EQ(read("config.json"), original);
+  EXPECT_EQ(read("config.json.bak.1"), edited);
+  // A later restore says where those bytes are (issue 24 item 9: a kept copy, like another
+  // program's version after a conflict, was named by nothing after the run that made it).
+  const auto again = run_qpatch({"restore", "DIR"});
+  EXPECT_EQ(again.code, 0);
+  EXPECT_EQ(again.out, "DIR: no qpatch backups; nothing to restore\n");
+  EXPECT_EQ(again.err,
+            "qpatch: note: DIR/config.json.bak.1 holds bytes qpatch found and did not write "
+            "(another program's version, or edits a restore --force replaced): restore leaves it "
+            "for you\n");
   EXPECT_EQ(read("config.json.bak.1"), edited);
 }
 

@@ -34,6 +34,9 @@ struct BackupRecord {
   std::string backup;        // its backup's name, beside it
   std::string original_hash; // of the bytes in `backup`
   std::string written_hash;  // of the bytes qpatch put into `file`
+  // Where `file` pointed when it was a symlink (a Hub cache snapshot's config.json points into
+  // blobs/): restore puts the link back, not a copy; "" for a regular file.
+  std::string link = {};
 };
 
 struct JournalStep {
@@ -43,6 +46,7 @@ struct JournalStep {
   std::string before_hash;
   std::string after_hash;
   bool keep = false; // the backup is recorded as kept, not as one restore puts back
+  std::string link = {}; // BackupRecord::link
 };
 
 enum class JournalState { prepare, swap };

@@ -11,7 +11,9 @@
 #include <qpatch/commit/file_system.hpp>
 #include <qpatch/error.hpp>
 
+#include <ctime>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ struct RestoreStep {
   std::string original;            // the bytes it will hold
   std::vector<std::string> remove; // every recorded backup of the file, removed after
   bool edited = false;             // the file is not what qpatch wrote: needs force
+  std::optional<timespec> mtime;   // the original's, which its backup kept
+  std::string link;                // the symlink it was (BackupRecord::link), or ""
 };
 
 struct RestorePlan {
@@ -38,7 +42,8 @@ Result<RestorePlan> plan_restore(const std::filesystem::path& dir,
                                  const std::vector<std::string>& files);
 
 struct RestoreResult {
-  std::vector<std::string> kept; // backups made of edited files (with force)
+  std::vector<std::string> kept;     // backups made of edited files (with force)
+  std::vector<std::string> relinked; // files that are their symlink again
   int interrupted_by = 0;
 };
 

@@ -21,6 +21,8 @@
 #include <qpatch/error.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,9 @@ struct WriteRequest {
   std::string file;   // relative to the checkpoint directory
   std::string before; // what the file must still hold
   std::string after;
+  // The modification time `after` gets (restore gives back the original's, which its backup
+  // kept); none: the time of writing, as any edit.
+  std::optional<timespec> mtime = std::nullopt;
 };
 
 enum class Backup {
