@@ -232,22 +232,42 @@ std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& nam
   return best;
 }
 
+std::optional<size_t> CompressedTensorsRules::first_regex_before(std::optional<size_t> plain,
+                                                                 const std::string& prefix,
+                                                                 const std::string& cls,
+                                                                 bool& undecidable) const {
+  for (const size_t i : m_regex_entries) {
+    if (plain && i > *plain) {
+      break;
+    }
+    if (ignores(m_ignore[i], prefix, cls, undecidable)) {
+      return i;
+    }
+  }
+  return plain;
+}
+
+std::optional<size_t> CompressedTensorsRules::first_substring(const std::string& lowered) const {
+  std::optional<size_t> first;
+  for (size_t begin = 0; begin <= lowered.size(); ++begin) {
+    const size_t longest = std::min(m_longest_substring_entry, lowered.size() - begin);
+    for (size_t length = begin == 0 ? 0 : 1; length <= longest; ++length) {
+      const auto hit = m_substring_first.find(std::string_view(lowered).substr(begin, length));
+      if (hit != m_substring_first.end() && (!first || hit->second < *first)) {
+        first = hit->second;
+      }
+    }
+  }
+  return first;
+}
+
 std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
                                                            bool& undecidable,
                                                            const std::string& cls) const {
   if (!m_ct.substring_ignore) {
     // The first entry that matches, in list order: the first exact hit, unless a regex entry
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
-    const std::optional<size_t> exact = first_exact(prefix, cls);
-    for (const size_t i : m_regex_entries) {
-      if (exact && i > *exact) {
-        break;
-      }
-      if (ignores(m_ignore[i], prefix, cls, undecidable)) {
-        return i;
-      }
-    }
-    return exact;
+    return first_regex_before(first_exact(prefix, cls), prefix, cls, undecidable);
   }
   const std::string lowered = lower(prefix);
   if (!m_substring_first.empty()) {
@@ -255,25 +275,7 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
     // up each of the name's substrings (a few thousand for a layer name) rather than testing
     // each of the list's entries (400k in a 28 MB config); regex entries before it are tried in
     // order, as the scan below tries them.
-    std::optional<size_t> first_plain;
-    for (size_t begin = 0; begin <= lowered.size(); ++begin) {
-      const size_t longest = std::min(m_longest_substring_entry, lowered.size() - begin);
-      for (size_t length = begin == 0 ? 0 : 1; length <= longest; ++length) {
-        const auto hit = m_substring_first.find(std::string_view(lowered).substr(begin, length));
-        if (hit != m_substring_first.end() && (!first_plain || hit->second < *first_plain)) {
-          first_plain = hit->second;
-        }
-      }
-    }
-    for (const size_t i : m_regex_entries) {
-      if (first_plain && i > *first_plain) {
-        break;
-      }
-      if (ignores(m_ignore[i], prefix, cls, undecidable)) {
-        return i;
-      }
-    }
-    return first_plain;
+    return first_regex_before(first_substring(lowered), prefix, cls, undecidable);
   }
   for (size_t i = 0; i < m_ignore.size(); ++i) {
     const bool substring = !is_regex(m_ignore[i].text);

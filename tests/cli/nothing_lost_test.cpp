@@ -66,6 +66,16 @@ protected:
   test::CliOutcome run_qpatch(std::vector<std::string> args) {
     return test::run_cli(std::move(args), dir());
   }
+  // A GPTQ checkpoint whose MTP head is indexed quantized (mtp.fc.qweight ...), beside an
+  // unindexed mtp_dense.safetensors holding `tensors`.
+  void write_gptq_head_beside_unindexed(const std::vector<synth::TensorSpec>& tensors) {
+    test::write_mini(dir(),
+                     {Head::packed,
+                      HeadFile::indexed_shard,
+                      test::gptq_config("Qwen3_5ForCausalLM", ""),
+                      test::Packing::gptq});
+    ASSERT_TRUE(synth::write_shard(dir() / "mtp_dense.safetensors", tensors).ok());
+  }
   void write_patchable() {
     test::write_mini(dir(),
                      {Head::dense,
@@ -120,14 +130,7 @@ TEST_F(NothingLostTest, ARunWithNothingToChangeWritesNothingNotEvenALock) {
 // (qweight and weight are both stored)". Now the module is judged as indexed, the sidecar stays
 // unindexed with a note, and nothing is written.
 TEST_F(NothingLostTest, AStrayDenseCopyOfAnIndexedQuantizedModuleIsNeverIndexed) {
-  test::write_mini(dir(),
-                   {Head::packed,
-                    HeadFile::indexed_shard,
-                    test::gptq_config("Qwen3_5ForCausalLM", ""),
-                    test::Packing::gptq});
-  ASSERT_TRUE(synth::write_shard(dir() / "mtp_dense.safetensors",
-                                 {{"mtp.fc.weight", "BF16", {64, 128}}})
-                  .ok());
+  write_gptq_head_beside_unindexed({{"mtp.fc.weight", "BF16", {64, 128}}});
   const auto before = stat_tree(dir());
   const std::string index = read("model.safetensors.index.json");
   const std::string report =
@@ -150,15 +153,8 @@ TEST_F(NothingLostTest, AStrayDenseCopyOfAnIndexedQuantizedModuleIsNeverIndexed)
 // The same stray copy beside a tensor the model does need: indexing the file would bring the
 // second format with it, so qpatch refuses before writing and names both.
 TEST_F(NothingLostTest, AStrayCopyBesideANeededTensorIsRefusedBeforeWriting) {
-  test::write_mini(dir(),
-                   {Head::packed,
-                    HeadFile::indexed_shard,
-                    test::gptq_config("Qwen3_5ForCausalLM", ""),
-                    test::Packing::gptq});
-  ASSERT_TRUE(synth::write_shard(dir() / "mtp_dense.safetensors",
-                                 {{"mtp.fc.weight", "BF16", {64, 128}},
-                                  {"mtp.pre_fc_norm_hidden.weight", "BF16", {64}}})
-                  .ok());
+  write_gptq_head_beside_unindexed({{"mtp.fc.weight", "BF16", {64, 128}},
+                                    {"mtp.pre_fc_norm_hidden.weight", "BF16", {64}}});
   const auto before = stat_tree(dir());
   const auto fixed = run_qpatch({"--engine", "vllm@main", "DIR"});
   EXPECT_EQ(fixed.code, 1);

@@ -120,6 +120,13 @@ private:
   static constexpr size_t k_substring_scan_limit = 4096;
   std::unordered_map<std::string_view, size_t> m_substring_first;
   size_t m_longest_substring_entry = 0;
+  // The first regex entry before index `plain` that matches, else `plain` (list order).
+  std::optional<size_t> first_regex_before(std::optional<size_t> plain,
+                                           const std::string& prefix,
+                                           const std::string& cls,
+                                           bool& undecidable) const;
+  // The first plain entry that is a substring of `lowered`, by m_substring_first.
+  std::optional<size_t> first_substring(const std::string& lowered) const;
   // The first index among exact hits, class hits and fused-alias hits of `name`, or nothing.
   std::optional<size_t> first_exact(const std::string& name, const std::string& cls) const;
   std::vector<Target> m_targets;
