@@ -246,6 +246,26 @@ TEST_F(SglangFp8RegressionTest, ARefusalThePatchRemovesIsFixedByIt) {
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
+// The same glob beside an empty ignored_layers (SGLang harness seed 76,003,670): the list SGLang
+// reads is the empty one, so the first patch keeps the glob there for vLLM and SGLang; a fix
+// that called the refusal fixable before the re-judge stopped here with an internal error
+// (706951e). The status is the patched checkpoint's: the run's exit is the next run's, and
+// the second run writes nothing.
+TEST_F(SglangFp8RegressionTest, AGlobBesideAnEmptyIgnoredLayersNeverStopsThePatch) {
+  m_engine = "all";
+  write_fp8(std::string(k_block) + ", \"ignored_layers\": [], "
+                                   "\"modules_to_not_convert\": [\"*mtp*\"]");
+  const auto [fixed, fix_out] = run_qpatch({});
+  // The glob stays for the engines that read ignored_layers' fallback, so transformers still
+  // refuses: not fixable, said once, and the same on every later run.
+  EXPECT_EQ(fixed, 1) << fix_out;
+  const std::string patched = read("config.json");
+  const auto [again, again_out] = run_qpatch({});
+  EXPECT_EQ(again, fixed) << fix_out << again_out;
+  EXPECT_EQ(read("config.json"), patched);
+  EXPECT_EQ(run_qpatch({"--check"}).first, fixed);
+}
+
 // Entries are held with and without one leading "model." (Fp8Config.from_config).
 TEST_F(SglangFp8RegressionTest, EntriesMatchWithAndWithoutModelPrefix) {
   write_fp8(std::string(k_block) +
