@@ -41,7 +41,9 @@ bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& e
     // the errno text, not "no such directory".
     const bool unreadable =
         ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
-    if (is_subcommand(dir) && !fs::exists(status) && !unreadable) {
+    if (dir.empty()) {
+      problem = "an empty DIR (''): give a checkpoint directory or a Hub repo id ORG/NAME";
+    } else if (is_subcommand(dir) && !fs::exists(status) && !unreadable) {
       problem = "'" + dir + "' is a command: write it first, as in 'qpatch " + dir + " DIR'";
     } else if (unreadable) {
       problem = dir + ": cannot read: " + ec.message();

@@ -78,6 +78,23 @@ std::vector<std::string> reword_parse_error(const CLI::ParseError& error,
     return lines;
   }
   if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
+    // CLI11 checks required options before extras: `graft --form x DIR` reported only "missing
+    // --from". A mistyped option the command does not know is the cause to name first.
+    const auto flags = flag_names(target);
+    std::vector<std::string> unknown;
+    for (const std::string& word : args) {
+      const std::string bare = word.substr(0, word.find('='));
+      if (bare.size() > 1 && bare[0] == '-' && bare != "--" &&
+          std::find(flags.begin(), flags.end(), bare) == flags.end()) {
+        const std::string hint = did_you_mean(bare, flags);
+        if (!hint.empty()) {
+          unknown.push_back("unknown option '" + bare + "'" + hint);
+        }
+      }
+    }
+    if (!unknown.empty()) {
+      return unknown;
+    }
     const std::string name = text.substr(0, text.find(" is required"));
     const std::string where = target.get_parent() ? target.get_name() + ": " : "";
     return {where + "missing " + name + "; " + usage_of(target)};

@@ -173,6 +173,26 @@ TEST_F(InDirTest, DidYouMeanForFlagsEnginesAndModules) {
             "inspect); did you mean 'mtp.fc'?\n");
 }
 
+// Issue 25: `qpatch --check ''` said "error: : no such directory", and `graft --form x DIR` only
+// "missing --from": CLI11 checks required options before unknown ones, so the typo went unnamed.
+TEST_F(InDirTest, AnEmptyDirAndAMistypedRequiredOptionAreNamed) {
+  write_checkpoint("ck");
+  const auto before = test::snapshot_tree(dir());
+  const Outcome empty = run_args({"--check", ""});
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_EQ(empty.err,
+            "qpatch: error: an empty DIR (''): give a checkpoint directory or a Hub repo id "
+            "ORG/NAME\n");
+  const Outcome form = run_args({"graft", "--form", "ck", "ck"});
+  EXPECT_EQ(form.code, 2);
+  EXPECT_EQ(form.err, "qpatch: error: unknown option '--form'; did you mean '--from'?\n");
+  const Outcome missing = run_args({"graft", "ck"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err,
+            "qpatch: error: graft: missing --from; run 'qpatch graft --help' for usage\n");
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
+}
+
 TEST_F(InDirTest, QuietWithVerboseAndOnlyMatchingNothingAreUsageErrors) {
   write_checkpoint("ck");
   const Outcome both = run_args({"-q", "-v", "ck"});
