@@ -147,6 +147,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     for (const std::string& note : outcome.notes) {
       out += line("note", Role::dim, note);
     }
+    // A run that wrote its patch fixed what it called fixable: the report says so, not
+    // "fixable" (issue 25: after a patch the findings still read as work to do).
+    const bool fixed = options.mode == Mode::fix && !outcome.held_back && !outcome.changes.empty();
     for (const auto& finding : outcome.findings) {
       // Name the engines only when a finding does not concern every engine judged.
       std::string engines;
@@ -156,8 +159,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         }
         engines += "]";
       }
-      out += finding.fixable ? line("fixable", Role::warning, finding.detail + engines)
-                             : line("not fixable", Role::error, finding.detail + engines);
+      out += !finding.fixable ? line("not fixable", Role::error, finding.detail + engines)
+             : fixed          ? line("fixed", Role::emphasis, finding.detail + engines)
+                              : line("fixable", Role::warning, finding.detail + engines);
       const std::string effect = consequence(finding, outcome.quant_method, outcome.engines);
       if (!effect.empty()) {
         out += line("breaks", Role::dim, effect);

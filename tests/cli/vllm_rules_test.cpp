@@ -106,7 +106,7 @@ TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
             "vLLM builds one layer for them, so no config can load it [vllm]\n"
             "  breaks      vLLM: start-up fails while building the fused layer (its shards must "
             "agree)\n"
-            "  fixable     model.layers.0.linear_attn.in_proj_b: 1 module stored BF16 but "
+            "  fixed       model.layers.0.linear_attn.in_proj_b: 1 module stored BF16 but "
             "quantized by fp8 (not in modules_to_not_convert) [transformers]\n"
             "  breaks      transformers: loads with \"Some weights ... were not used\" and "
             "initialises the layer at random\n"
