@@ -85,7 +85,8 @@ void add_revision_option(CLI::App& cmd, std::string& revision) {
 bool resolve_repo_ids(std::vector<std::string>& dirs,
                       const std::string& revision,
                       bool quiet,
-                      std::ostream& err) {
+                      std::ostream& err,
+                      std::map<std::string, std::string>* revisions) {
   bool all_good = true;
   std::optional<hub::CacheDir> cache; // looked up once, at the first repo id
   for (std::string& dir : dirs) {
@@ -130,6 +131,9 @@ bool resolve_repo_ids(std::vector<std::string>& dirs,
                  " in " + snapshot->dir.string());
     }
     dir = snapshot->dir.string();
+    if (revisions != nullptr) {
+      (*revisions)[dir] = snapshot->revision;
+    }
   }
   return all_good;
 }

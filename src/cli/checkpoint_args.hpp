@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -24,11 +25,13 @@ void add_revision_option(CLI::App& cmd, std::string& revision);
 // huggingface_hub's own rules), so each subcommand gets repo ids for free. A repo id the cache
 // does not hold is reported on `err`, with where qpatch looked and the `hf download` command
 // that fetches it; return whether all resolved. Unless `quiet`, note each resolution (repo id,
-// revision, snapshot) on `err`.
+// revision, snapshot) on `err`. `revisions`, when given, gets each resolved snapshot's
+// directory with the revision it was asked by (@REV, --revision, else "main").
 bool resolve_repo_ids(std::vector<std::string>& dirs,
                       const std::string& revision,
                       bool quiet,
-                      std::ostream& err);
+                      std::ostream& err,
+                      std::map<std::string, std::string>* revisions = nullptr);
 
 // Report on `err` every argument of `dirs` that is not a checkpoint directory (a directory that
 // holds config.json); return whether all are.

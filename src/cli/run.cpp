@@ -12,6 +12,7 @@
 
 #include <qpatch/checkpoint/discover.hpp>
 #include <qpatch/commit/interrupt.hpp>
+#include <qpatch/hub/hub_cache.hpp>
 
 #include <cerrno>
 #include <cstring>
@@ -172,8 +173,16 @@ int run_command(const std::vector<std::string>& args,
     } else if (recursive) {
       // Each DIR is a root to search; what is judged is every checkpoint found below them.
       std::vector<std::string> found;
-      for (const std::string& root : dirs) {
+      for (std::string root : dirs) {
         std::error_code ec;
+        // A Hub repo id is the repo's folder in the cache: every snapshot it holds.
+        if (!std::filesystem::exists(root, ec) && hub::parse_repo_ref(root)) {
+          std::vector<std::string> repo{root};
+          if (!resolve_repo_ids(repo, revision, true, err)) {
+            return to_int(ExitCode::usage); // said where it looked and how to fetch it
+          }
+          root = std::filesystem::path(repo.front()).parent_path().parent_path().string();
+        }
         if (!std::filesystem::is_directory(root, ec)) {
           const bool unreadable =
               ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
@@ -193,7 +202,7 @@ int run_command(const std::vector<std::string>& args,
         found.insert(found.end(), below.begin(), below.end());
       }
       dirs = std::move(found);
-    } else if (!resolve_repo_ids(dirs, revision, fix_options.quiet, err)) {
+    } else if (!resolve_repo_ids(dirs, revision, fix_options.quiet, err, &fix_options.revisions)) {
       return to_int(ExitCode::usage);
     }
     if (!remote && !check_checkpoint_dirs(dirs, err)) {

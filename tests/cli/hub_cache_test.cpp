@@ -206,15 +206,45 @@ TEST_F(HubCliTest, RevisionFlagAndAtFormPickTheSameSnapshot) {
             "them\n");
 }
 
-TEST_F(HubCliTest, JsonNamesTheRepoAndCommitOfACacheSnapshot) {
+// hub.revision is the revision a repo id was asked by (it was null even with @v1 or
+// --revision, issue 25), "main" by default, and null for a snapshot named by its path.
+TEST_F(HubCliTest, JsonNamesTheRepoRevisionAndCommitOfACacheSnapshot) {
   write_cache();
-  const Outcome outcome = run_args({"--check", "--json", "-q", "Org/Name@v1"});
+  const auto hub_of = [](const std::string& revision, const char* commit) {
+    return "\"hub\": {\n        \"repo_id\": \"Org/Name\",\n        \"revision\": " + revision +
+           ",\n        \"commit\": \"" + std::string(commit) +
+           "\",\n        \"remote\": false\n      },\n";
+  };
+  const Outcome at = run_args({"--check", "--json", "-q", "Org/Name@v1"});
+  EXPECT_EQ(at.code, 1) << at.err;
+  EXPECT_NE(at.out.find(hub_of("\"v1\"", k_old)), std::string::npos) << at.out;
+  const Outcome flag = run_args({"--check", "--json", "-q", "--revision", "v1", "Org/Name"});
+  EXPECT_NE(flag.out.find(hub_of("\"v1\"", k_old)), std::string::npos) << flag.out;
+  const Outcome main = run_args({"--check", "--json", "-q", "Org/Name"});
+  EXPECT_NE(main.out.find(hub_of("\"main\"", k_main)), std::string::npos) << main.out;
+  const Outcome path =
+      run_args({"--check", "--json", "-q", (repo() / "snapshots" / k_main).string()});
+  EXPECT_NE(path.out.find(hub_of("null", k_main)), std::string::npos) << path.out;
+}
+
+// --recursive takes a repo id: the repo's folder in the cache, every snapshot it holds (it said
+// "no such directory", issue 25); a repo the cache lacks is said once, with the fetch command.
+TEST_F(HubCliTest, RecursiveTakesARepoIdForEverySnapshotOfIt) {
+  write_cache();
+  const Outcome outcome = run_args({"--check", "-r", "Org/Name"});
   EXPECT_EQ(outcome.code, 1) << outcome.err;
-  EXPECT_NE(outcome.out.find("\"hub\": {\n        \"repo_id\": \"Org/Name\",\n        "
-                             "\"revision\": null,\n        \"commit\": \"" +
-                             std::string(k_old) + "\",\n        \"remote\": false\n      },\n"),
-            std::string::npos)
-      << outcome.out;
+  EXPECT_EQ(outcome.err, "");
+  const std::string snapshots = repo().string() + "/snapshots/";
+  const std::string line = ": needs-patch (2 findings: dense_quantized_by_config)\n";
+  EXPECT_EQ(outcome.out,
+            snapshots + k_main + line + snapshots + k_old + line +
+                "2 checkpoints would be patched\n");
+  const Outcome missing = run_args({"--check", "-r", "Org/Missing"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(missing.err,
+            "qpatch: error: Org/Missing: not in the Hugging Face cache: no " + cache().string() +
+                "/models--Org--Missing (the cache from $HF_HUB_CACHE); fetch it with: hf "
+                "download Org/Missing\n");
 }
 
 TEST_F(HubCliTest, MissingRepoSaysWhereItLookedAndHowToFetchIt) {
