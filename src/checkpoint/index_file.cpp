@@ -48,7 +48,10 @@ std::string unsafe_shard_name_reason(std::string_view name) {
   if (name.find('/') != std::string_view::npos || name.find('\\') != std::string_view::npos) {
     return "has a path separator (shards must sit beside the index)";
   }
-  if (name == "." || name == ".." || name.find("..") != std::string_view::npos) {
+  if (name == "." || name == "..") {
+    return "names a directory, not a file";
+  }
+  if (name.find("..") != std::string_view::npos) {
     return "contains \"..\"";
   }
   for (const char c : name) {

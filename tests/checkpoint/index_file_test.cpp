@@ -134,6 +134,16 @@ TEST(IndexFile, RejectsParentDirectory) {
             "contains \"..\"");
 }
 
+// "." was reported as containing ".." (issue 25): it names the directory itself.
+TEST(IndexFile, RejectsADirectoryName) {
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":"."}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \".\" names a directory, "
+            "not a file");
+  EXPECT_EQ(error_of(R"({"weight_map":{"a":".."}})"),
+            "model.safetensors.index.json: at /weight_map/a: file name \"..\" names a "
+            "directory, not a file");
+}
+
 TEST(IndexFile, RejectsSubdirectory) {
   EXPECT_EQ(error_of(R"({"weight_map":{"a":"sub/x.safetensors"}})"),
             "model.safetensors.index.json: at /weight_map/a: file name \"sub/x.safetensors\" has "
