@@ -216,6 +216,10 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
 
 } // namespace
 
+bool config_needs_patch(const std::string& dir) {
+  return judge(dir, dir, diagnose::DiagnoseOptions{}, "").outcome.status == Status::needs_patch;
+}
+
 ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
   diagnose::DiagnoseOptions diagnose_options;

@@ -117,6 +117,9 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
   ExitCode code = ExitCode::ok;
   if (plan->empty()) {
     outcome.status = report::GraftStatus::nothing_to_graft;
+    // The weights are right; the config may still misdescribe them (the bundled sample: a
+    // dense head its `ignore` does not list), which is a patch, not a graft (issue 25).
+    outcome.config_needs_patch = config_needs_patch(options.dir);
   } else if (!writing) {
     outcome.status = report::GraftStatus::would_graft;
     code = ExitCode::findings;

@@ -65,6 +65,8 @@ struct FixOptions {
 
 void setup_fix(CLI::App& app, FixOptions& options);
 ExitCode run_fix(const FixOptions& options, Io& io);
+// True when `qpatch --check DIR` (every engine) would find a config patch to make.
+bool config_needs_patch(const std::string& dir);
 
 struct ExplainOptions {
   std::string dir;

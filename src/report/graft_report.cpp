@@ -101,8 +101,14 @@ std::string render_graft_text(const GraftOutcome& outcome) {
            (outcome.recovered == graft::Recovery::finished ? "finished" : "rolled back") + "\n";
   }
   if (outcome.status == GraftStatus::nothing_to_graft) {
-    return out + outcome.path + ": nothing to graft from " + outcome.donor +
+    out += outcome.path + ": nothing to graft from " + outcome.donor +
            ": no selected module is stored quantized or missing\n";
+    if (outcome.config_needs_patch) {
+      out += line("config",
+                  "needs a patch, not a graft: " + shell_command("qpatch --dry-run", outcome.path) +
+                      " shows it, " + shell_command("qpatch", outcome.path) + " applies it");
+    }
+    return out;
   }
   out += plan_lines(outcome);
   out += line("status", std::string(to_string(outcome.status)));
@@ -123,6 +129,7 @@ json::Json render_graft_json(const GraftOutcome& outcome) {
   checkpoint["donor"] = outcome.donor;
   checkpoint["status"] = std::string(to_string(outcome.status));
   checkpoint["recovered"] = std::string(graft::to_string(outcome.recovered));
+  checkpoint["config_needs_patch"] = outcome.config_needs_patch;
   json::Json modules = json::Json::array();
   json::Json new_shards = json::Json::array();
   json::Json shards = json::Json::array();

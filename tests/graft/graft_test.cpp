@@ -245,6 +245,26 @@ TEST_F(GraftTest, SecondGraftIsANoOp) {
   EXPECT_EQ(snapshot_tree(ck()), tree);
 }
 
+// The bundled sample's case: the head is dense on disk (nothing to graft) but the config
+// quantizes it. "nothing to graft" alone sent the user away with the checkpoint still broken
+// (issue 25); the report now says a config patch is what it needs, and writes nothing.
+TEST_F(GraftTest, NothingToGraftNamesTheConfigPatchStillNeeded) {
+  write_base();
+  test::write_mini(ck(),
+                   {test::Head::dense,
+                    test::HeadFile::indexed_shard,
+                    test::ct_config_json("[\n      \"lm_head\"\n    ]",
+                                         "[\n          \"Linear\"\n        ]")});
+  const auto tree = snapshot_tree(ck());
+  const auto [code, text] = graft({});
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(text,
+            "DIR: nothing to graft from DONOR: no selected module is stored quantized or missing\n"
+            "  config      needs a patch, not a graft: qpatch --dry-run DIR shows it, qpatch DIR "
+            "applies it\n");
+  EXPECT_EQ(snapshot_tree(ck()), tree);
+}
+
 TEST_F(GraftTest, RestoreGivesBackEveryOriginalByte) {
   write_base();
   write_quantized();

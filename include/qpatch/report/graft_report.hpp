@@ -24,6 +24,7 @@ struct GraftOutcome {
   graft::GraftResult result;                         // when grafted
   graft::Recovery recovered = graft::Recovery::none; // an interrupted graft found first
   std::string diff;                                  // the config files' unified diff
+  bool config_needs_patch = false; // nothing to graft, but `qpatch DIR` has a patch to make
 };
 
 std::string render_graft_text(const GraftOutcome& outcome);
