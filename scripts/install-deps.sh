@@ -7,7 +7,9 @@ packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsi
           libpcre2-dev libgtest-dev libxxhash-dev libcurl4-openssl-dev strace
           # tests of what users meet: a pseudo-terminal (script), the man page (man -l, groff),
           # the .deb (cpack's dpkg-shlibdeps)
-          bsdutils man-db groff-base dpkg-dev)
+          bsdutils man-db groff-base dpkg-dev
+          # the completions, run in the shells that load them
+          bash-completion zsh fish)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hyperfine libbenchmark-dev time python3)
 fi

@@ -436,9 +436,11 @@ void describe(Module& module, const Inventory& inventory) {
 // tensors together contradict each other (mtp.fc.qweight indexed, a stray dense mtp.fc.weight in
 // an unindexed sidecar: issue 24 item 1). Every engine opens only the files the index names
 // (vLLM model_loader/weight_utils.py filter_duplicate_safetensors_files, main 017e9f4; SGLang's
-// copy of it in the same file, 57003bea; transformers loads the shards of weight_map), so the
-// module is what the indexed files hold: judged so, and the other copies left out of it (the
-// unindexed-file finding names them and never indexes them).
+// copy of it in the same file, read at 57003bea; transformers loads the shards of weight_map), so
+// the module is what the indexed files hold: judged so, and the other copies left out of it (the
+// unindexed-file finding names them and never indexes them). One exception is not modelled:
+// SGLang's maybe_add_mtp_safetensors (#17166) also loads an unindexed mtp.safetensors for GLM-4.x
+// MoE checkpoints with nextn layers.
 void keep_what_engines_load(Module& module, const Inventory& inventory) {
   if (module.loaded || module.format != StorageFormat::inconsistent) {
     return;
