@@ -8,8 +8,8 @@ packages=(g++ cmake ninja-build pkg-config nlohmann-json3-dev libcli11-dev libsi
           # tests of what users meet: a pseudo-terminal (script), the man page (man -l, groff),
           # the .deb (cpack's dpkg-shlibdeps)
           bsdutils man-db groff-base dpkg-dev
-          # the completions, run in the shells that load them
-          bash-completion zsh fish)
+          # the completions, run in the shells that load them; the .deb, checked by lintian
+          bash-completion zsh fish lintian)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hyperfine libbenchmark-dev time python3)
 fi

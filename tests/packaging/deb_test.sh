@@ -25,9 +25,13 @@ mkdir -p "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/info"
 touch "$root/var/lib/dpkg/status"
 # The test root has no libc of its own: its dependencies are this machine's, checked above.
 dpkg --root="$root" --force-depends --log=/dev/null -i "$deb" >/dev/null 2>&1 || fail "dpkg -i"
-for file in usr/bin/qpatch usr/share/man/man1/qpatch.1 usr/share/bash-completion/completions/qpatch \
-  usr/share/zsh/vendor-completions/_qpatch usr/share/fish/vendor_completions.d/qpatch.fish; do
+for file in usr/bin/qpatch usr/share/man/man1/qpatch.1.gz usr/share/bash-completion/completions/qpatch \
+  usr/share/zsh/vendor-completions/_qpatch usr/share/fish/vendor_completions.d/qpatch.fish \
+  usr/share/doc/qpatch/copyright usr/share/doc/qpatch/changelog.gz; do
   [[ -f $root/$file ]] || fail "the .deb did not install $file"
 done
 "$root/usr/bin/qpatch" --version | grep -q '^qpatch ' || fail "the installed binary does not run"
 dpkg --root="$root" -s qpatch | grep -q '^Status: install ok installed' || fail "dpkg -s"
+# Debian's own package checker: no error and no warning (informational tags are allowed).
+tags=$(lintian --allow-root --tag-display-limit 0 "$deb" 2>&1 | grep -E '^[EW]: ' || true)
+[[ -z $tags ]] || fail "lintian: $tags"

@@ -43,10 +43,13 @@ grep -qF 'QPATCH restore' <<<"$rendered" || fail "man -l: no restore section"
 # The page is the --help text: each line of it appears in the rendered page.
 "$qpatch" --help | grep -F 'Exit status:' >/dev/null
 grep -qF '70 internal error (a bug: please report it)' <<<"$rendered" || fail "man: exit codes"
+# The page installed is the same page, compressed.
+[[ $(gzip -dc "$build/qpatch.1.gz") == "$(cat "$page")" ]] || fail "qpatch.1.gz is not qpatch.1"
 
 cmake --install "$build" --prefix "$out/usr" >/dev/null
-for file in bin/qpatch share/man/man1/qpatch.1 share/bash-completion/completions/qpatch \
-  share/zsh/vendor-completions/_qpatch share/fish/vendor_completions.d/qpatch.fish; do
+for file in bin/qpatch share/man/man1/qpatch.1.gz share/bash-completion/completions/qpatch \
+  share/zsh/vendor-completions/_qpatch share/fish/vendor_completions.d/qpatch.fish \
+  share/doc/qpatch/copyright share/doc/qpatch/changelog.gz; do
   [[ -f $out/usr/$file ]] || fail "cmake --install did not install $file"
 done
 "$out/usr/bin/qpatch" --version | grep -q '^qpatch ' || fail "the installed binary does not run"
