@@ -27,11 +27,14 @@ qpatch \\- make a quantized checkpoint's quantization config agree with the tens
 .br
 .B qpatch
 \\fBinspect\\fR|\\fBexplain\\fR|\\fBrestore\\fR [\\fIOPTIONS\\fR] \\fIDIR\\fR...
+.br
+.B qpatch graft
+\\fB\\-\\-from\\fR \\fIDONOR\\fR [\\fIOPTIONS\\fR] \\fIDIR\\fR
 .SH DESCRIPTION
 .nf
 ${main}.fi
 ")
-foreach(command inspect explain restore)
+foreach(command inspect explain restore graft)
   help_of(text ${command})
   string(APPEND page ".SH \"QPATCH ${command}\"\n.nf\n${text}.fi\n")
 endforeach()

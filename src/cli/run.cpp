@@ -5,6 +5,7 @@
 #include "checkpoint_args.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
+#include "help_format.hpp"
 #include "parse_errors.hpp"
 #include "qpatch_version.hpp"
 #include "remote_args.hpp"
@@ -27,24 +28,29 @@ namespace {
 
 constexpr const char* k_exit_codes = R"(Exit status:
   0  ok: every checkpoint is consistent (nothing to do, or patched)
-  1  a checkpoint is still inconsistent (with --check/--dry-run: a patch is needed)
+  1  a checkpoint is still inconsistent (with --check/--dry-run: a patch is
+     needed)
   2  usage error
   3  a checkpoint could not be read or is invalid (nothing written)
-  4  a write failed: a file (the originals are intact), or standard output (what was
-     printed is incomplete)
-  5  a write failed and restoring failed too (the report lists every file and backup)
+  4  a write failed: a file (the originals are intact), or standard output
+     (what was printed is incomplete)
+  5  a write failed and restoring failed too (the report lists every file and
+     backup)
   6  out of memory or a resource limit (ulimit -v, -n): nothing written
-  128+N  stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129): a commit in progress was
-         completed, or undone if no file had changed yet
+  128+N  stopped by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129): a commit in
+         progress was completed, or undone if no file had changed yet
   70 internal error (a bug: please report it)
 
 Environment:
   HF_HUB_CACHE, HF_HOME, XDG_CACHE_HOME
-     where ORG/NAME arguments are looked up, as huggingface_hub does: $HF_HUB_CACHE, else
-     $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub
+     where ORG/NAME arguments are looked up, as huggingface_hub does:
+     $HF_HUB_CACHE, else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub,
+     else ~/.cache/huggingface/hub
   HF_ENDPOINT  the Hub that --remote reads (default https://huggingface.co)
-  HF_TOKEN     the token for gated and private repos (else HF_TOKEN_PATH, else $HF_HOME/token)
-  HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a --remote request fails (default 10)
+  HF_TOKEN     the token for gated and private repos (else HF_TOKEN_PATH, else
+               $HF_HOME/token)
+  HF_HUB_DOWNLOAD_TIMEOUT  seconds without data before a --remote request fails
+                           (default 10)
   HF_HUB_OFFLINE  when set to 1, --remote is refused
   QPATCH_HTTP_RETRIES  retries of a failed --remote request (default 5)
   http_proxy, https_proxy, no_proxy  as libcurl reads them
@@ -74,16 +80,18 @@ int run_command(const std::vector<std::string>& args,
                 std::ostream& err,
                 const Terminal& terminal,
                 bool& raw_out) {
-  CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the "
+  CLI::App app{"qpatch: make a quantized checkpoint's quantization config agree with the\n"
                "tensors it stores.\n\n"
                "  qpatch [options] DIR...   judge each checkpoint; patch its quantization config\n"
-               "                            (DIR: a directory, or a Hub repo id ORG/NAME[@REV] in\n"
-               "                            the local Hugging Face cache)\n"
+               "                            (DIR: a directory, or a Hub repo id\n"
+               "                            ORG/NAME[@REV] in the local Hugging Face cache)\n"
                "  qpatch inspect DIR        show how every module is stored\n"
                "  qpatch explain DIR MODULE every rule that decides one module, and the verdict\n"
                "  qpatch restore DIR...     put the original files back from the backups\n"
                "  qpatch graft --from DONOR DIR  put dense MTP head weights from a base model in",
                "qpatch"};
+  // Set before the subcommands are made: each takes its parent's formatter.
+  app.formatter(std::make_shared<FilledFormatter>());
   app.footer(k_exit_codes);
   app.set_version_flag("--version", "qpatch " QPATCH_VERSION " (git " QPATCH_GIT_COMMIT ")");
   app.require_subcommand(0, 1);

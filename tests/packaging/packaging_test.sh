@@ -43,6 +43,15 @@ grep -qF 'QPATCH restore' <<<"$rendered" || fail "man -l: no restore section"
 # The page is the --help text: each line of it appears in the rendered page.
 "$qpatch" --help | grep -F 'Exit status:' >/dev/null
 grep -qF '70 internal error (a bug: please report it)' <<<"$rendered" || fail "man: exit codes"
+grep -qF 'QPATCH graft' <<<"$rendered" || fail "man -l: no graft section"
+grep -qF 'qpatch graft --from DONOR [OPTIONS] DIR' <<<"$rendered" || fail "man -l: no graft synopsis"
+# --help and the page made of it fit 80 columns (descriptions were pasted unfilled, up to 188).
+for command in "" inspect explain restore graft; do
+  wide=$("$qpatch" $command --help | awk 'length > 80')
+  [[ -z $wide ]] || fail "qpatch $command --help is wider than 80 columns: $wide"
+done
+wide=$(MANWIDTH=80 MANPAGER=cat man -l "$page" 2>&1 | col -b | awk 'length > 80')
+[[ -z $wide ]] || fail "man -l at 80 columns has wider lines: $wide"
 # The page installed is the same page, compressed.
 [[ $(gzip -dc "$build/qpatch.1.gz") == "$(cat "$page")" ]] || fail "qpatch.1.gz is not qpatch.1"
 
