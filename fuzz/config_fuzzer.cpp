@@ -28,18 +28,7 @@ namespace fs = std::filesystem;
 
 // One scratch directory per process, removed at exit.
 const fs::path& scratch_dir() {
-  static const fs::path dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qpatch-config-fuzz-XXXXXX";
-    check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(scratch_dir(), ec);
-    });
-    return fs::path(pattern);
-  }();
-  return dir;
+  return qpatch::fuzz::scratch_dir("config-fuzz");
 }
 
 void check_refusal(const qpatch::Error& error) {

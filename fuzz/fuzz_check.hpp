@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // What the fuzz targets share: a property check that stops the process (libFuzzer then saves
 // the input as a crash; the ctest replay fails), and the UTF-8 test callers apply before a
-// string reaches the code under test.
+// string reaches the code under test, and a scratch directory for targets that read files.
 #pragma once
 
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <string_view>
+#include <system_error>
+
+#include <stdlib.h>
 
 namespace qpatch::fuzz {
 
@@ -56,6 +61,27 @@ inline bool valid_utf8(std::string_view text) {
     i += length;
   }
   return true;
+}
+
+// One scratch directory per process ($TMPDIR/qpatch-<tag>-XXXXXX), removed at exit: where a
+// target writes the config.json it then reads as qpatch does.
+inline const std::filesystem::path& scratch_dir(const char* tag) {
+  static const std::filesystem::path dir = [tag] {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qpatch-" +
+                          tag + "-XXXXXX";
+    check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
+    return std::filesystem::path(pattern);
+  }();
+  static const bool removed_at_exit = [] {
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
+    return true;
+  }();
+  (void)removed_at_exit;
+  return dir;
 }
 
 } // namespace qpatch::fuzz

@@ -37,18 +37,7 @@ using fuzz::check;
 namespace fs = std::filesystem;
 
 const fs::path& scratch_dir() {
-  static const fs::path dir = [] {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qpatch-rules-fuzz-XXXXXX";
-    check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
-    std::atexit([] {
-      std::error_code ec;
-      fs::remove_all(scratch_dir(), ec);
-    });
-    return fs::path(pattern);
-  }();
-  return dir;
+  return fuzz::scratch_dir("rules-fuzz");
 }
 
 enum class Method { gptq_minus, gptq_plus, auto_round, ct_ignore, ct_target, count };
