@@ -4,6 +4,8 @@
 // string reaches the code under test, and a scratch directory for targets that read files.
 #pragma once
 
+#include <stdlib.h>
+
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -11,8 +13,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-
-#include <stdlib.h>
 
 namespace qpatch::fuzz {
 
@@ -68,8 +68,8 @@ inline bool valid_utf8(std::string_view text) {
 inline const std::filesystem::path& scratch_dir(const char* tag) {
   static const std::filesystem::path dir = [tag] {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qpatch-" +
-                          tag + "-XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/qpatch-" + tag + "-XXXXXX";
     check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
     return std::filesystem::path(pattern);
   }();

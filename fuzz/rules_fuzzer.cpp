@@ -67,8 +67,9 @@ nlohmann::ordered_json config_for(Method method, const std::string& pattern) {
     q["ignore"] = ignore ? nlohmann::ordered_json::array({"re:" + pattern})
                          : nlohmann::ordered_json::array({"lm_head"});
     q["config_groups"]["group_0"] = {
-        {"targets", ignore ? nlohmann::ordered_json::array({"Linear"})
-                           : nlohmann::ordered_json::array({"re:" + pattern})},
+        {"targets",
+         ignore ? nlohmann::ordered_json::array({"Linear"})
+                : nlohmann::ordered_json::array({"re:" + pattern})},
         {"weights", {{"num_bits", 4}, {"type", "int"}, {"strategy", "group"}, {"group_size", 128}}},
         {"format", "pack-quantized"}};
   }
@@ -112,8 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const quant::ConfigFile* active = set->active();
   check(active != nullptr, "the config written has a quantization_config");
 
-  const engine::ModelInfo model =
-      engine::naming_of(version, "Qwen3_5ForConditionalGeneration", 0);
+  const engine::ModelInfo model = engine::naming_of(version, "Qwen3_5ForConditionalGeneration", 0);
   std::vector<engine::Layer> layers;
   for (const std::string& name : names) {
     engine::Layer layer;

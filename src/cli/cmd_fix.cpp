@@ -295,11 +295,11 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
             judged[i].outcome.hub = options.sources[i];
           } else if (const auto snapshot = hub::snapshot_of_path(options.dirs[i])) {
             const auto asked = options.revisions.find(options.dirs[i]);
-            judged[i].outcome.hub = report::HubSource{
-                snapshot->repo_id,
-                asked != options.revisions.end() ? asked->second : std::string(),
-                snapshot->commit,
-                false};
+            judged[i].outcome.hub =
+                report::HubSource{snapshot->repo_id,
+                                  asked != options.revisions.end() ? asked->second : std::string(),
+                                  snapshot->commit,
+                                  false};
           }
         }
       }

@@ -7,7 +7,6 @@
 #include "diagnostics.hpp"
 #include "recovery.hpp"
 
-#include <algorithm>
 #include <qpatch/checkpoint/index_file.hpp>
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/restore.hpp>
@@ -16,6 +15,7 @@
 #include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/quant/config_files.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace qpatch::cli {
@@ -181,9 +181,9 @@ ExitCode restore_one(const RestoreOptions& options,
   }
   for (const commit::RestoreStep& step : plan.steps) {
     if (!options.json) {
-      const bool relinked = std::find(restored->relinked.begin(),
-                                      restored->relinked.end(),
-                                      step.file) != restored->relinked.end();
+      const bool relinked =
+          std::find(restored->relinked.begin(), restored->relinked.end(), step.file) !=
+          restored->relinked.end();
       io.out << options.dir << ": restored " << step.file << " from " << step.from
              << (relinked ? ", the symlink to " + step.link + " it was" : "") << "\n";
     }

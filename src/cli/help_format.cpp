@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "help_format.hpp"
 
+#include <qpatch/report/fit_width.hpp>
+
 #include <sstream>
 
 namespace qpatch::cli {
@@ -8,25 +10,8 @@ namespace qpatch::cli {
 std::string fill(const std::string& text, std::size_t width) {
   std::string out;
   std::istringstream lines(text);
-  std::string line;
-  bool first_line = true;
-  while (std::getline(lines, line)) {
-    out += first_line ? "" : "\n";
-    first_line = false;
-    std::istringstream words(line);
-    std::string word;
-    std::size_t column = 0;
-    while (words >> word) {
-      if (column > 0 && column + 1 + word.size() > width) {
-        out += "\n";
-        column = 0;
-      } else if (column > 0) {
-        out += " ";
-        ++column;
-      }
-      out += word;
-      column += word.size();
-    }
+  for (std::string line; std::getline(lines, line);) {
+    out += (out.empty() ? "" : "\n") + report::wrap(line, width, 0);
   }
   return out;
 }

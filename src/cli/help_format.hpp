@@ -12,8 +12,8 @@ namespace qpatch::cli {
 
 inline constexpr std::size_t k_help_width = 80;
 
-// `text` with each of its lines broken at spaces so that no line is wider than `width` (a word
-// wider than that stays whole on its own line).
+// `text` with each of its lines wrapped by report::wrap: broken at spaces so that no line is
+// wider than `width` (a word wider than that stays whole on its own line).
 std::string fill(const std::string& text, std::size_t width);
 
 // CLI11's formatter with descriptions filled to k_help_width beside the name column.

@@ -104,4 +104,23 @@ std::string replace_file(FileSystem& fs,
   return "";
 }
 
+std::string replace_with_symlink(FileSystem& fs,
+                                 const std::filesystem::path& dir,
+                                 const std::string& name,
+                                 const std::string& target) {
+  const std::filesystem::path temp = dir / ("." + name + ".qpatch-link");
+  std::error_code ec;
+  std::filesystem::remove(temp, ec);
+  std::filesystem::create_symlink(target, temp, ec);
+  if (ec) {
+    return "cannot re-create the symlink: " + ec.message();
+  }
+  if (fs.rename(temp.c_str(), (dir / name).c_str()) != 0) {
+    const std::string error = "cannot re-create the symlink: " + errno_text();
+    std::filesystem::remove(temp, ec);
+    return error;
+  }
+  return "";
+}
+
 } // namespace qpatch::commit

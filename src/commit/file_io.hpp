@@ -28,6 +28,13 @@ void fsync_directory(FileSystem& fs, const std::filesystem::path& dir);
 // The text of errno, as every I/O error carries it.
 std::string errno_text();
 
+// Make `dir/name` the symlink to `target` through a temp link beside it (".NAME.qpatch-link")
+// and a rename, so it is the old entry or the link, never neither; return "" or an error text.
+std::string replace_with_symlink(FileSystem& fs,
+                                 const std::filesystem::path& dir,
+                                 const std::string& name,
+                                 const std::string& target);
+
 // Replace `dir/name` with `data` through a temp file beside it; return "" or an error text.
 std::string replace_file(FileSystem& fs,
                          const std::filesystem::path& dir,

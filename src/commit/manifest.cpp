@@ -26,17 +26,22 @@ const char* state_name(JournalState state) {
   return state == JournalState::prepare ? "prepare" : "swap";
 }
 
+// `entry` with the symlink target `link` as "link", which only a file that was a symlink has.
+json::Json with_link(json::Json entry, const std::string& link) {
+  if (!link.empty()) {
+    entry.emplace("link", link);
+  }
+  return entry;
+}
+
 json::Json records_json(const std::vector<BackupRecord>& records) {
   json::Json out = json::Json::array();
   for (const BackupRecord& record : records) {
-    json::Json entry = {{"file", record.file},
-                        {"backup", record.backup},
-                        {"original_xxh3", record.original_hash},
-                        {"written_xxh3", record.written_hash}};
-    if (!record.link.empty()) {
-      entry.emplace("link", record.link);
-    }
-    out.push_back(std::move(entry));
+    out.push_back(with_link({{"file", record.file},
+                             {"backup", record.backup},
+                             {"original_xxh3", record.original_hash},
+                             {"written_xxh3", record.written_hash}},
+                            record.link));
   }
   return out;
 }
@@ -49,16 +54,13 @@ json::Json to_json(const Manifest& manifest) {
   if (manifest.journal) {
     json::Json steps = json::Json::array();
     for (const JournalStep& step : manifest.journal->steps) {
-      json::Json entry = {{"file", step.file},
-                          {"temp", step.temp},
-                          {"backup", step.backup},
-                          {"before_xxh3", step.before_hash},
-                          {"after_xxh3", step.after_hash},
-                          {"keep", step.keep}};
-      if (!step.link.empty()) {
-        entry.emplace("link", step.link);
-      }
-      steps.push_back(std::move(entry));
+      steps.push_back(with_link({{"file", step.file},
+                                 {"temp", step.temp},
+                                 {"backup", step.backup},
+                                 {"before_xxh3", step.before_hash},
+                                 {"after_xxh3", step.after_hash},
+                                 {"keep", step.keep}},
+                                step.link));
     }
     doc["transaction"] = {{"state", state_name(manifest.journal->state)},
                           {"steps", std::move(steps)},

@@ -6,11 +6,11 @@
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/limits.hpp>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <sys/stat.h>
 
 namespace qpatch::commit {
 namespace fs = std::filesystem;
@@ -48,26 +48,14 @@ Result<std::string> read_backup(const fs::path& dir, const BackupRecord& record)
 // the rename changes what it is, never what it reads. A target that is gone or changed leaves
 // the restored regular file (false).
 bool relink(FileSystem& fs, const fs::path& dir, const RestoreStep& step) {
-  const fs::path path = dir / step.file;
-  const fs::path target = fs::path(step.link).is_absolute() ? fs::path(step.link)
-                                                            : path.parent_path() / step.link;
+  const fs::path link = fs::path(step.link).is_absolute()
+                            ? fs::path(step.link)
+                            : (dir / step.file).parent_path() / step.link;
   std::string bytes;
-  if (read_no_follow(target, limits::k_max_index_size, bytes).error != 0 ||
-      content_hash(bytes) != content_hash(step.original)) {
+  if (read_no_follow(link, limits::k_max_index_size, bytes).error != 0 || bytes != step.original) {
     return false;
   }
-  const fs::path temp = dir / ("." + step.file + ".qpatch-link");
-  std::error_code ec;
-  fs::remove(temp, ec);
-  fs::create_symlink(step.link, temp, ec);
-  if (ec) {
-    return false;
-  }
-  if (fs.rename(temp.c_str(), path.c_str()) != 0) {
-    fs::remove(temp, ec);
-    return false;
-  }
-  return true;
+  return replace_with_symlink(fs, dir, step.file, step.link).empty();
 }
 
 } // namespace
@@ -99,7 +87,7 @@ Result<RestorePlan> plan_restore(const fs::path& dir, const std::vector<std::str
     step.file = file;
     step.from = chain.front()->backup;
     step.link = chain.front()->link;
-    if (struct stat info {}; ::lstat((dir / step.from).c_str(), &info) == 0) {
+    if (struct stat info{}; ::lstat((dir / step.from).c_str(), &info) == 0) {
       step.mtime = info.st_mtim; // the backup was given the original's (transaction.cpp)
     }
     for (const BackupRecord* record : chain) {

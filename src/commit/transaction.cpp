@@ -76,7 +76,6 @@ std::optional<std::string> contents(const fs::path& path, const std::string& nam
   return text ? std::optional<std::string>(text.take_value()) : std::nullopt;
 }
 
-// Create `path` with O_EXCL, give it `meta`, write `data` and fsync; return "" or an error text.
 // Give the open file `fd` the modification time `mtime` (after its bytes are written, which
 // set it to now); return "" or an error text.
 std::string set_mtime(int fd, const std::optional<timespec>& mtime) {
@@ -159,11 +158,11 @@ struct Target {
   bool is_link = false;
   std::string link_target;
   std::optional<timespec> mtime; // of the original (through a link): its backup keeps it
-  std::string temp;       // staged new bytes; after an exchange, what was at the target
-  std::string backup;     // "" without one
-  bool written = false;   // the backup file exists
-  bool swapped = false;   // the target holds the new bytes
-  bool exchanged = false; // `temp` holds the old entry (exactly: inode, owner, xattrs)
+  std::string temp;              // staged new bytes; after an exchange, what was at the target
+  std::string backup;            // "" without one
+  bool written = false;          // the backup file exists
+  bool swapped = false;          // the target holds the new bytes
+  bool exchanged = false;        // `temp` holds the old entry (exactly: inode, owner, xattrs)
 };
 
 // Put target back as it was; return "" or an error text.
@@ -176,14 +175,7 @@ std::string undo(FileSystem& fs, const fs::path& dir, const Target& target) {
     return "";
   }
   if (target.is_link) {
-    const fs::path temp = dir / ("." + target.request->file + ".qpatch-link");
-    std::error_code ec;
-    fs::remove(temp, ec);
-    fs::create_symlink(target.link_target, temp, ec);
-    if (ec || fs.rename(temp.c_str(), path.c_str()) != 0) {
-      return "cannot re-create the symlink: " + (ec ? ec.message() : errno_text());
-    }
-    return "";
+    return replace_with_symlink(fs, dir, target.request->file, target.link_target);
   }
   std::string error;
   const std::string temp =
@@ -363,7 +355,7 @@ private:
       if (target.is_link) {
         target.link_target = fs::read_symlink(path, ec).string();
       }
-      if (struct stat info {}; ::stat(path.c_str(), &info) == 0) {
+      if (struct stat info{}; ::stat(path.c_str(), &info) == 0) {
         target.mtime = info.st_mtim;
       }
     }

@@ -18,6 +18,7 @@
 #include <set>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace qpatch::diagnose {
 
@@ -346,14 +347,13 @@ bool unindexed_file_finding(const Inventory& inventory,
                                  [&](const auto& candidate) { return candidate.name == path; });
   const auto f = static_cast<uint32_t>(file - inventory.files.begin());
   const auto conflicts = conflicting_tensors(inventory, modules, f);
+  std::unordered_set<std::string_view> conflicting;
+  for (const auto& [tensor, module] : conflicts) {
+    conflicting.insert(tensor);
+  }
   std::vector<std::string> tensors;
   for (const auto& tensor : inventory.tensors) {
-    const bool conflicting =
-        std::binary_search(conflicts.begin(),
-                           conflicts.end(),
-                           std::pair<std::string_view, const Module*>{tensor.name, nullptr},
-                           [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (tensor.file == f && !tensor.shadowed && !conflicting) {
+    if (tensor.file == f && !tensor.shadowed && conflicting.count(tensor.name) == 0) {
       tensors.emplace_back(tensor.name);
     }
   }

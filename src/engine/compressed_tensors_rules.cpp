@@ -78,7 +78,8 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
   if (m_ct.library_matching) {
     m_text_first.reserve(m_ignore.size());
   }
-  if (m_ct.substring_ignore && m_ignore.size() > k_substring_scan_limit) {
+  const bool index_substrings = m_ct.substring_ignore && m_ignore.size() > k_substring_scan_limit;
+  if (index_substrings) {
     m_substring_first.reserve(m_ignore.size());
   }
   for (size_t i = 0; i < m_ignore.size(); ++i) {
@@ -89,7 +90,7 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
       if (m_ct.library_matching) {
         m_text_first.emplace(m_ignore[i].text, i);
       }
-      if (m_ct.substring_ignore && m_ignore.size() > k_substring_scan_limit) {
+      if (index_substrings) {
         m_substring_first.emplace(m_ignore[i].mapped_lower, i);
         m_longest_substring_entry =
             std::max(m_longest_substring_entry, m_ignore[i].mapped_lower.size());

@@ -298,9 +298,10 @@ TEST_F(HubCliTest, PatchingASnapshotReplacesTheLinkAndNeverTheBlob) {
   const Outcome restored = run_args({"restore", "Org/Name"});
   EXPECT_EQ(restored.code, 0) << restored.err;
   EXPECT_EQ(restored.out,
-            snapshot.string() + ": restored config.json from config.json.bak, the symlink to "
-                                "../../blobs/" + std::string(k_main).substr(0, 8) +
-                "-config.json it was\n");
+            snapshot.string() +
+                ": restored config.json from config.json.bak, the symlink to "
+                "../../blobs/" +
+                std::string(k_main).substr(0, 8) + "-config.json it was\n");
   ASSERT_TRUE(fs::is_symlink(snapshot / "config.json"));
   EXPECT_EQ(fs::read_symlink(snapshot / "config.json"),
             "../../blobs/" + std::string(k_main).substr(0, 8) + "-config.json");

@@ -153,8 +153,8 @@ TEST_F(NothingLostTest, AStrayDenseCopyOfAnIndexedQuantizedModuleIsNeverIndexed)
 // The same stray copy beside a tensor the model does need: indexing the file would bring the
 // second format with it, so qpatch refuses before writing and names both.
 TEST_F(NothingLostTest, AStrayCopyBesideANeededTensorIsRefusedBeforeWriting) {
-  write_gptq_head_beside_unindexed({{"mtp.fc.weight", "BF16", {64, 128}},
-                                    {"mtp.pre_fc_norm_hidden.weight", "BF16", {64}}});
+  write_gptq_head_beside_unindexed(
+      {{"mtp.fc.weight", "BF16", {64, 128}}, {"mtp.pre_fc_norm_hidden.weight", "BF16", {64}}});
   const auto before = stat_tree(dir());
   const auto fixed = run_qpatch({"--engine", "vllm@main", "DIR"});
   EXPECT_EQ(fixed.code, 1);

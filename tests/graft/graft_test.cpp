@@ -250,11 +250,11 @@ TEST_F(GraftTest, SecondGraftIsANoOp) {
 // (issue 25); the report now says a config patch is what it needs, and writes nothing.
 TEST_F(GraftTest, NothingToGraftNamesTheConfigPatchStillNeeded) {
   write_base();
-  test::write_mini(ck(),
-                   {test::Head::dense,
-                    test::HeadFile::indexed_shard,
-                    test::ct_config_json("[\n      \"lm_head\"\n    ]",
-                                         "[\n          \"Linear\"\n        ]")});
+  test::write_mini(
+      ck(),
+      {test::Head::dense,
+       test::HeadFile::indexed_shard,
+       test::ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"Linear\"\n        ]")});
   const auto tree = snapshot_tree(ck());
   const auto [code, text] = graft({});
   EXPECT_EQ(code, 0);

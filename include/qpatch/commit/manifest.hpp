@@ -45,7 +45,7 @@ struct JournalStep {
   std::string backup; // "" with --no-backup
   std::string before_hash;
   std::string after_hash;
-  bool keep = false; // the backup is recorded as kept, not as one restore puts back
+  bool keep = false;     // the backup is recorded as kept, not as one restore puts back
   std::string link = {}; // BackupRecord::link
 };
 

@@ -20,9 +20,9 @@
 #include <qpatch/commit/file_system.hpp>
 #include <qpatch/error.hpp>
 
+#include <ctime>
 #include <filesystem>
 #include <optional>
-#include <ctime>
 #include <string>
 #include <vector>
 
