@@ -60,6 +60,8 @@ std::string_view to_string(StorageFormat format) {
     return "modelopt-nvfp4";
   case StorageFormat::mxfp4:
     return "mxfp4";
+  case StorageFormat::mx_fp4:
+    return "mx-fp4";
   case StorageFormat::bnb_4bit:
     return "bnb-4bit";
   case StorageFormat::bnb_int8:
@@ -141,6 +143,12 @@ bool is_e8m0_scale(const Tensor* t) {
   return t != nullptr && (t->dtype == Dtype::U8 || t->dtype == Dtype::F8_E8M0);
 }
 
+// FP4 values stored two a byte: as U8 (shape counts bytes) or, since safetensors #839, as F4
+// (shape counts elements).
+bool is_fp4_storage(Dtype dtype) {
+  return dtype == Dtype::U8 || dtype == Dtype::F4;
+}
+
 struct Verdict {
   StorageFormat format = StorageFormat::dense;
   std::string detail;
@@ -162,10 +170,10 @@ Verdict classify_packed(const Inventory& inv, const Params& params, const Tensor
   if (packed.dtype == Dtype::I32 || packed.dtype == Dtype::I16 || packed.dtype == Dtype::I8) {
     return {StorageFormat::ct_pack_quantized, "", "weight_packed"};
   }
-  if (packed.dtype == Dtype::U8 && scale->dtype == Dtype::F8_E4M3) {
+  if (is_fp4_storage(packed.dtype) && scale->dtype == Dtype::F8_E4M3) {
     return {StorageFormat::ct_nvfp4, "", "weight_packed"};
   }
-  if (packed.dtype == Dtype::U8 && is_e8m0_scale(scale)) {
+  if (is_fp4_storage(packed.dtype) && is_e8m0_scale(scale)) {
     return {StorageFormat::ct_mxfp4, "", "weight_packed"};
   }
   return inconsistent("weight_packed " + std::string(to_string(packed.dtype)) +
@@ -225,12 +233,16 @@ Verdict classify_weight(const Inventory& inv,
     if (is_e8m0_scale(scale)) {
       return {StorageFormat::ct_mxfp8, "", "weight"};
     }
-  } else if (dtype == Dtype::U8) {
-    if (params.has("weight.absmax")) {
+  } else if (is_fp4_storage(dtype)) {
+    if (dtype == Dtype::U8 && params.has("weight.absmax")) {
       return {StorageFormat::bnb_4bit, "", "weight"};
     }
     if (scale != nullptr && scale->dtype == Dtype::F8_E4M3 && params.has("weight_scale_2")) {
       return {StorageFormat::modelopt_nvfp4, "", "weight"};
+    }
+    // OCP MX FP4: one E8M0 exponent per 32 values (Quark and ModelOpt MXFP4 exports).
+    if (scale != nullptr && (scale->dtype == Dtype::F8_E8M0 || scale->dtype == Dtype::U8)) {
+      return {StorageFormat::mx_fp4, "", "weight"};
     }
   } else if (dtype == Dtype::I8) {
     if (scale != nullptr) {
@@ -578,6 +590,26 @@ ModuleList build_modules(const Inventory& inventory) {
   ModuleBuilder builder;
   builder.add(inventory, 0, static_cast<uint32_t>(inventory.tensors.size()));
   return builder.complete(inventory);
+}
+
+const Tensor* scale_tensor(const Inventory& inventory, const Module& module) {
+  if (!is_quantized(module.format)) {
+    return nullptr;
+  }
+  for (const std::string_view wanted :
+       {"weight_scale", "scales", "weight_scale_inv", "weight.absmax", "SCB"}) {
+    for (const uint32_t t : module.tensors) {
+      if (split_tensor_name(inventory.tensors[t].name).second == wanted) {
+        return &inventory.tensors[t];
+      }
+    }
+  }
+  for (const uint32_t t : module.tensors) {
+    if (ends_with(split_tensor_name(inventory.tensors[t].name).second, "_scales")) {
+      return &inventory.tensors[t];
+    }
+  }
+  return nullptr;
 }
 
 } // namespace qpatch::checkpoint

@@ -227,7 +227,13 @@ Result<Shape> logical_shape(const Checkpoint& checkpoint, uint32_t m) {
   }
   case StorageFormat::modelopt_nvfp4:
   case StorageFormat::ct_nvfp4:
-    // Two FP4 values per byte along the input dimension.
+  case StorageFormat::ct_mxfp4:
+  case StorageFormat::mx_fp4:
+    // Two FP4 values per byte along the input dimension when stored as U8; an F4 tensor's shape
+    // already counts its values (safetensors #839).
+    if (checkpoint.inventory.tensors[module.primary].dtype == safetensors::Dtype::F4) {
+      return stored;
+    }
     return unpacked(checkpoint, module, 1, 2);
   default:
     return refused(file_of(checkpoint, module),

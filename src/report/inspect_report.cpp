@@ -161,6 +161,15 @@ std::string describe_storage(const Inventory& inventory, const Module& module) {
     return out + " (" + module.detail + ")";
   }
   out += " " + std::string(to_string(tensor.dtype)) + " " + safetensors::format_shape(tensor.shape);
+  // The FP4 and MX formats differ by their scales' dtype alone (F8_E4M3 for NVFP4, F8_E8M0 for
+  // MX), so the row names it.
+  const bool scale_tells_apart =
+      module.format == StorageFormat::ct_nvfp4 || module.format == StorageFormat::ct_mxfp4 ||
+      module.format == StorageFormat::ct_mxfp8 || module.format == StorageFormat::modelopt_nvfp4 ||
+      module.format == StorageFormat::mx_fp4;
+  if (const auto* scale = checkpoint::scale_tensor(inventory, module); scale_tells_apart && scale) {
+    out += ", " + std::string(to_string(scale->dtype)) + " scales";
+  }
   return out;
 }
 
@@ -426,6 +435,7 @@ json::Json render_inspect_json(const InspectView& view) {
     for (const size_t m : view.shown) {
       const Module& module = view.modules[m];
       const auto& tensor = inventory.tensors[module.primary];
+      const checkpoint::Tensor* scale = checkpoint::scale_tensor(inventory, module);
       Json files_of_module = Json::array();
       for (const uint32_t file : module.files) {
         files_of_module.push_back(inventory.files[file].name);
@@ -435,6 +445,7 @@ json::Json render_inspect_json(const InspectView& view) {
                   {"format", to_string(module.format)},
                   {"dtype", to_string(tensor.dtype)},
                   {"shape", tensor.shape.to_vector()},
+                  {"scale_dtype", scale != nullptr ? Json(to_string(scale->dtype)) : Json()},
                   {"files", std::move(files_of_module)},
                   {"loaded", module.loaded},
                   {"fused", module.fused_name.empty() ? Json() : Json(module.fused_name)},

@@ -95,6 +95,45 @@ TEST(Module, CompressedTensorsNvfp4AndMxfp4) {
             (Lines{"a: linear ct-nvfp4", "b: linear ct-mxfp4"}));
 }
 
+// safetensors #839's F4 (two values a byte, the shape counting values) and F8_E8M0 (MX scale
+// exponents) beside the U8 forms: NVFP4 is told from MX by the scales' dtype alone.
+TEST(Module, Fp4WeightsAreToldApartByTheirScalesDtype) {
+  EXPECT_EQ(classify({{"a.weight_packed", "F4", {8192, 2048}},
+                      {"a.weight_scale", "F8_E4M3", {8192, 128}},
+                      {"a.weight_global_scale", "F32", {1}},
+                      {"b.weight_packed", "F4", {64, 64}},
+                      {"b.weight_scale", "F8_E8M0", {64, 2}},
+                      {"n.weight", "F4", {64, 64}},
+                      {"n.weight_scale", "F8_E4M3", {64, 4}},
+                      {"n.weight_scale_2", "F32", {}},
+                      {"x.weight", "U8", {64, 32}},
+                      {"x.weight_scale", "F8_E8M0", {64, 2}},
+                      {"y.weight", "F4", {64, 64}},
+                      {"y.weight_scale", "U8", {64, 2}},
+                      {"z.weight", "F4", {64, 64}},
+                      {"z.weight_scale", "BF16", {64, 2}}}),
+            (Lines{"a: linear ct-nvfp4",
+                   "b: linear ct-mxfp4",
+                   "n: linear modelopt-nvfp4",
+                   "x: linear mx-fp4",
+                   "y: linear mx-fp4",
+                   "z: linear inconsistent (weight F4 with these scales matches no known format)"}));
+}
+
+TEST(Module, ScaleTensorIsTheOneThatTellsFormatsApart) {
+  const Inventory inventory = inventory_of({{"a.weight", "F4", {64, 64}},
+                                            {"a.weight_scale", "F8_E8M0", {64, 2}},
+                                            {"g.qweight", "I32", {8, 64}},
+                                            {"g.qzeros", "I32", {1, 8}},
+                                            {"g.scales", "F16", {1, 64}},
+                                            {"d.weight", "BF16", {64, 64}}});
+  const ModuleList modules = build_modules(inventory);
+  ASSERT_EQ(modules.size(), 3U);
+  EXPECT_EQ(scale_tensor(inventory, modules[0])->name, "a.weight_scale");
+  EXPECT_EQ(scale_tensor(inventory, modules[1])->name, "g.scales");
+  EXPECT_EQ(scale_tensor(inventory, modules[2]), nullptr);
+}
+
 TEST(Module, GptqAndAwqAreToldApartByShape) {
   EXPECT_EQ(classify({{"g.qweight", "I32", {512, 4096}}, // [in*4/32, out]
                       {"g.qzeros", "I32", {32, 512}},

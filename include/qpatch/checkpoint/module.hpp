@@ -24,14 +24,15 @@ enum class StorageFormat : uint8_t {
   ct_pack_quantized, // compressed-tensors pack-quantized (WNA16): weight_packed I32
   ct_int8,           // compressed-tensors int/naive-quantized: weight I8 + weight_scale
   fp8,               // weight F8 + float weight_scale (compressed-tensors or ModelOpt FP8)
-  ct_nvfp4,          // compressed-tensors nvfp4-pack-quantized: weight_packed U8
-  ct_mxfp4,          // compressed-tensors mxfp4-pack-quantized
+  ct_nvfp4,          // compressed-tensors nvfp4-pack-quantized: weight_packed U8/F4 + F8_E4M3
+  ct_mxfp4,          // compressed-tensors mxfp4-pack-quantized: weight_packed + E8M0 scale
   ct_mxfp8,          // weight F8 + U8 (E8M0) weight_scale
   gptq,              // qweight [in*bits/32, out] + qzeros + scales (AutoGPTQ, auto-round)
   awq,               // qweight [in, out*bits/32] + qzeros + scales
   fp8_block,         // weight F8 + weight_scale_inv (DeepSeek, transformers FP8Linear)
-  modelopt_nvfp4,    // weight U8 + F8 weight_scale + weight_scale_2
+  modelopt_nvfp4,    // weight U8/F4 + F8_E4M3 weight_scale + weight_scale_2
   mxfp4,             // gpt-oss experts: *_blocks + *_scales
+  mx_fp4,            // weight U8/F4 + E8M0 weight_scale (OCP MX: Quark, ModelOpt MXFP4)
   bnb_4bit,          // bitsandbytes: weight U8 + weight.absmax family
   bnb_int8,          // bitsandbytes LLM.int8: weight I8 + SCB
   inconsistent,
@@ -62,6 +63,11 @@ using ModuleList = util::LargeVector<Module>;
 
 // Return the owner module and parameter of a tensor name ("a.b.weight" -> "a.b", "weight").
 std::pair<std::string_view, std::string_view> split_tensor_name(std::string_view tensor);
+
+// The tensor holding a quantized module's scales (weight_scale, scales, weight_scale_inv, a
+// gpt-oss *_scales, bitsandbytes' absmax or SCB), or nullptr for a dense module. Its dtype tells
+// formats apart that share a weight dtype: F8_E4M3 (NVFP4) or F8_E8M0 (MX) beside F4 weights.
+const Tensor* scale_tensor(const Inventory& inventory, const Module& module);
 
 // Group and classify every tensor of `inventory`, in checkpoint order. Shadowed duplicates are
 // left out: the copy an engine loads decides.
