@@ -23,7 +23,7 @@ std::string_view linear_class(std::string_view last) {
     return "QKVParallelLinear";
   }
   if (last == "gate_up_proj" || last == "in_proj_qkvz" || last == "in_proj_ba" ||
-      last == "fused_qkv_a_proj") {
+      last == "fused_qkv_a_proj" || last == "wk_weights_proj") {
     return "MergedColumnParallelLinear";
   }
   if (last == "o_proj" || last == "down_proj" || last == "out_proj" || last == "proj" ||
@@ -133,8 +133,12 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       const std::string_view fused = model.fused_for(last);
       const std::string layer_name =
           fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
-      const LayerKind kind =
-          model.built_without_quant_config_for(name) ? LayerKind::built_dense : LayerKind::linear;
+      const bool built_dense =
+          model.built_without_quant_config_for(name) ||
+          std::find(model.built_dense_layers.begin(),
+                    model.built_dense_layers.end(),
+                    last_component(layer_name)) != model.built_dense_layers.end();
+      const LayerKind kind = built_dense ? LayerKind::built_dense : LayerKind::linear;
       layer_for(layer_name, kind, linear_class(last_component(layer_name))).modules.push_back(m);
       break;
     }

@@ -52,6 +52,10 @@ struct ModelInfo {
   // The engine name of the draft's own ParallelLMHead when it is stored as a linear of the draft
   // layer (DeepSeek/GLM shared_head.head, which SGLang builds at model.shared_head.head).
   std::string draft_head_prefix;
+  // The exception the engine's draft model raises when a layer the config declares has no
+  // weights on disk, with {} for the layer index ("" when it has no such check and starts with
+  // the draft's parameters uninitialised).
+  std::string draft_missing_error;
   // Which engine's naming this is, and which row (with its version range): versions whose
   // rows are equal build the same layers, so they share them.
   std::string naming = "vllm";
@@ -59,6 +63,9 @@ struct ModelInfo {
   // Checkpoint-name prefixes the model class builds with quant_config=None: every layer under
   // them is dense whatever the config says (SGLang's Qwen3.5 vision tower since a5ea6158).
   std::vector<std::string> built_without_quant_config;
+  // Fused layers, by last name component, that the model class builds with quant_config=None
+  // wherever they sit (vLLM's DeepSeek-V3.2/GLM-5 indexer wk_weights_proj).
+  std::vector<std::string> built_dense_layers;
   bool built_without_quant_config_for(std::string_view name) const;
   // True when qpatch has no naming table for this architecture under this engine: its names
   // are assumed (the report says so).

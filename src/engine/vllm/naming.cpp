@@ -73,18 +73,42 @@ ModelInfo model_info_for(const std::string& architecture,
     info.draft_prefix = "model.mtp_layers.";
     info.plain_linears = {"input_proj"};
   }
+  // DeepseekV32ForCausalLM and GlmMoeDsaForCausalLM (GLM-5) are DeepseekV2ForCausalLM
+  // (models/registry.py; deepseek_v2.py `class GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM)`).
   const bool deepseek =
-      architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM";
+      architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM" ||
+      architecture == "DeepseekV32ForCausalLM" || architecture == "GlmMoeDsaForCausalLM";
   if (deepseek) {
     info.known = true;
     info.packed.push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+    // deepseek_v2.py Indexer.__init__: wk and weights_proj are one MergedColumnParallelLinear
+    // built with quant_config=None (load_weights' indexer_fused_mapping); wq_b keeps the
+    // layer's quant config. Only V3.2-style checkpoints (GLM-5) store an indexer.
+    info.packed.push_back({"wk_weights_proj", {"wk", "weights_proj"}});
+    info.built_dense_layers = {"wk_weights_proj"};
   }
   if (architecture == "Glm4MoeForCausalLM") {
+    info.known = true;
     info.embedding_quant_config = false; // glm4_moe.py Glm4MoeModel.__init__: no quant_config
   }
   if ((deepseek || architecture == "Glm4MoeForCausalLM") && num_hidden_layers > 0) {
+    // The draft (deepseek_mtp.py DeepSeekMultiTokenPredictor, glm4_moe_mtp.py
+    // Glm4MoeMultiTokenPredictor) builds layer model.layers.{num_hidden_layers}: eh_proj a plain
+    // nn.Linear, and SharedHead's `head` a ParallelLMHead(quant_config,
+    // prefix=maybe_prefix(prefix, "head")), named model.layers.{N}.head.
     info.draft_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".";
     info.plain_linears = {"eh_proj"};
+    info.draft_head_prefix = info.draft_prefix + "head";
+  }
+  if (deepseek && architecture != "DeepseekV2ForCausalLM") {
+    // config/speculative.py hf_config_override: model_type deepseek_v3, deepseek_v32 and
+    // glm_moe_dsa draft through DeepSeekMTP, whose load_weights raises for a declared layer with
+    // no weights loaded (deepseek_mtp.py, since #35548 2562e0271, 2026-02-28: every version
+    // judged). Glm4MoeMTP and Qwen3_5MTP have no such check.
+    info.draft_missing_error =
+        "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
+        "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
+        "that includes MTP layer weights, or disable speculative decoding.";
   }
   return info;
 }
