@@ -74,6 +74,7 @@ find_mtp_head(const json::Json& config, const ModuleList& modules, const Invento
   MtpHead head;
   std::tie(head.declared, head.declared_by) = declared_layers(config);
   const uint64_t main_layers = hidden_layers(config);
+  head.main_layers = main_layers;
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const std::string_view name = modules[m].name;
     if (name.substr(0, 4) == "mtp." || name.substr(0, 16) == "model.mtp_layers" ||

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Diagnosis: the inventory's findings, and dispatch to the judge of the config's method.
 #include "diagnose/judge_common.hpp"
+#include "diagnose/missing_head.hpp"
 
 #include <qpatch/checkpoint/mtp_head.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
@@ -56,6 +57,8 @@ std::string_view to_string(FindingKind kind) {
     return "unindexed_tensors";
   case FindingKind::missing_file:
     return "missing_file";
+  case FindingKind::missing_draft_head:
+    return "missing_draft_head";
   case FindingKind::duplicate_tensor:
     return "duplicate_tensor";
   case FindingKind::undecidable:
@@ -565,11 +568,6 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       if (head.declared > 0) {
         diagnosis.mtp += " (" + head.declared_by + ": " + std::to_string(head.declared) + ")";
       }
-    } else if (head.declared > 0) {
-      diagnosis.notes.push_back("config.json declares " + head.declared_by + ": " +
-                                std::to_string(head.declared) +
-                                " but the checkpoint holds no MTP tensors: speculative decoding "
-                                "with method \"mtp\" cannot work (nothing to patch)");
     }
   }
   const quant::ConfigFile* active = read_without_flags(configs);
@@ -579,6 +577,12 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     if (active == nullptr) {
       diagnosis.quantized = !diagnosis.findings.empty() &&
                             diagnosis.findings.back().kind == FindingKind::quantized_without_config;
+      missing_head_finding(head,
+                           modules,
+                           configs.architecture,
+                           diagnosis.quantized,
+                           options.engines,
+                           diagnosis);
       return finish(std::move(diagnosis)); // not quantized, or nothing to judge it by
     }
   }
@@ -676,6 +680,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         "findings marked \"only\" say which); the patch satisfies the others; --engine "
         "ENGINE@REF (main, YYYY-MM-DD, a release) judges the version you run alone");
   }
+  missing_head_finding(
+      head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
   diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
   return finish(std::move(diagnosis));
 }

@@ -61,6 +61,14 @@ std::string consequence(const diagnose::Finding& finding,
                         const std::string& quant_method,
                         const std::vector<std::string>& judged) {
   std::string out;
+  for (const auto& [name, effect] : finding.engine_effects) {
+    const auto which = engine_named(name);
+    out += (out.empty() ? "" : "; ") +
+           (which ? std::string(engine::display_name(*which)) : name) + ": " + effect;
+  }
+  if (!finding.engine_effects.empty()) {
+    return out;
+  }
   for (const std::string& name : finding.engines.empty() ? judged : finding.engines) {
     const auto which = engine_named(name);
     if (!which) {

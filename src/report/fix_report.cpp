@@ -74,6 +74,13 @@ std::string next_step(const CheckpointOutcome& outcome) {
   case Status::patched:
     return "undo: " + shell_command("qpatch restore", outcome.path);
   case Status::unfixable:
+    // A head no file stores comes from the base model the checkpoint was quantized from.
+    for (const auto& finding : outcome.findings) {
+      if (finding.kind == diagnose::FindingKind::missing_draft_head && !outcome.remote) {
+        return "graft: " + shell_command("qpatch graft --from BASE", outcome.path) +
+               "  (BASE: the unquantized model, a directory or Hub id)";
+      }
+    }
     for (const auto& finding : outcome.findings) {
       if (!finding.fixable && !finding.modules.empty()) {
         return "why: " +

@@ -124,19 +124,18 @@ TEST_F(EnginesTest, FusedNameTargetsReachNoTransformersModule) {
   test::write_mini(dir(),
                    {Head::absent,
                     HeadFile::indexed_shard,
-                    test::ct_config_json("[\n      \"lm_head\"\n    ]",
-                                         "[\n          \"re:.*qkv_proj$\",\n"
-                                         "          \"re:.*o_proj$\",\n"
-                                         "          \"re:.*gate_up_proj$\",\n"
-                                         "          \"re:.*down_proj$\"\n        ]")});
+                    test::without_head_declaration(
+                        test::ct_config_json("[\n      \"lm_head\"\n    ]",
+                                             "[\n          \"re:.*qkv_proj$\",\n"
+                                             "          \"re:.*o_proj$\",\n"
+                                             "          \"re:.*gate_up_proj$\",\n"
+                                             "          \"re:.*down_proj$\"\n        ]"))});
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm"}).first, 0);
   const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
       "DIR: compressed-tensors, judged for transformers\n"
-      "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
-      "MTP tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
       "  not fixable model.language_model.layers.0: 5 modules stored ct-pack-quantized but no "
       "target matches them, so transformers builds them dense: not fixable by a config patch "
       "(qpatch does not invent targets)\n"

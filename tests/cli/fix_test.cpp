@@ -132,9 +132,9 @@ TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
 }
 
 TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
-  const std::string config = test::ct_config_json(
+  const std::string config = test::without_head_declaration(test::ct_config_json(
       "[\n      \"lm_head\",\n      \"model.language_model.layers.0.self_attn.k_proj\"\n    ]",
-      k_linear);
+      k_linear));
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   const Outcome checked = run_qpatch({"--check", "DIR"});
   EXPECT_EQ(checked.code, 1);
@@ -142,9 +142,6 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
       checked.out,
       "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
           "\n"
-          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
-          "MTP "
-          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
           "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
           "names "
           "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -176,8 +173,8 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
 }
 
 TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
-  const std::string config =
-      test::ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]");
+  const std::string config = test::without_head_declaration(
+      test::ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]"));
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   const auto before = test::snapshot_tree(dir());
   const Outcome outcome = run_qpatch({"DIR"});
@@ -186,9 +183,6 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
       outcome.out,
       "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
           "\n"
-          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
-          "MTP "
-          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
           "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
           "names "
           "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -211,7 +205,8 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
 }
 
 TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
-  const std::string config = test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear);
+  const std::string config = test::without_head_declaration(
+      test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear));
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   write("quantization_config.json",
         "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "
@@ -224,9 +219,6 @@ TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
       checked.out,
       "DIR: compressed-tensors, judged for " + test::judged_for("Qwen3_5ForCausalLM") +
           "\n"
-          "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint holds no "
-          "MTP "
-          "tensors: speculative decoding with method \"mtp\" cannot work (nothing to patch)\n"
           "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
           "names "
           "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"

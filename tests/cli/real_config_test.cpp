@@ -185,20 +185,33 @@ TEST_F(RealConfigTest, FlagshipEndToEnd) {
   EXPECT_FALSE(fs::exists(dir() / "config.json.bak"));
 }
 
-TEST_F(RealConfigTest, DeclaredButAbsentMtpHeadUnquantizedIsClean) {
+// A REAP-pruned Qwen3.5 that kept mtp_num_hidden_layers but no MTP tensor (issue 23 item 4):
+// vLLM's Qwen3_5MTP checks nothing itself, but an unquantized model's loader tracks every
+// parameter (model_loader/default_loader.py track_weights_loading, 017e9f4), so speculative
+// decoding fails at start-up; SGLang's draft keeps its weights as built. No config patch helps.
+TEST_F(RealConfigTest, DeclaredButAbsentMtpHeadIsAFindingWithGraftAsTheNextStep) {
   synth::CheckpointSpec spec;
   spec.config_json = test::read_bytes(k_real / "qwen3.5-18b-reap-a3b-bf16-no-mtp.config.json");
   spec.shards.push_back({"model.safetensors", {{"lm_head.weight", "BF16", {8, 4}}}, true});
   ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  const auto before = test::snapshot_tree(dir());
   std::string out;
-  EXPECT_EQ(run_in(dir(), {"--check"}, &out), 0);
+  EXPECT_EQ(run_in(dir(), {}, &out), 1);
   EXPECT_EQ(out,
             dir().string() +
                 ": not quantized\n"
-                "  note        config.json declares mtp_num_hidden_layers: 1 but the checkpoint "
-                "holds no MTP tensors: speculative decoding with method \"mtp\" cannot work "
-                "(nothing to patch)\n"
-                "  status      clean\n");
+                "  not fixable config.json declares mtp_num_hidden_layers: 1 but no file stores "
+                "the MTP head (mtp.layers.0): no config patch can help; graft the head from the "
+                "base model [vllm, sglang]\n"
+                "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+                "\"ValueError: Following weights were not initialized from checkpoint: {...}\"; "
+                "SGLang: starts with the draft's weights as built, never loaded: its drafts are "
+                "rejected (\"accept len 1.000\", SGLang #35797), so speculative decoding only "
+                "slows serving down\n"
+                "  status      unfixable\n"
+                "  graft       qpatch graft --from BASE " +
+                dir().string() + "  (BASE: the unquantized model, a directory or Hub id)\n");
+  EXPECT_EQ(test::snapshot_tree(dir()), before);
 }
 
 } // namespace

@@ -147,6 +147,12 @@ void write_mimo(const std::filesystem::path& dir, const std::string& config_json
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
+std::string without_head_declaration(std::string config) {
+  const std::string line = "  \"mtp_num_hidden_layers\": 1,\n";
+  const size_t at = config.find(line);
+  return at == std::string::npos ? config : config.erase(at, line.size());
+}
+
 std::string ct_config_json(const std::string& ignore_array,
                            const std::string& targets_array,
                            const std::string& architecture) {

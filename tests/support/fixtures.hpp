@@ -31,6 +31,11 @@ void write_mimo(const std::filesystem::path& dir, const std::string& config_json
 
 // A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
 // quantization_config whose ignore and group_0 targets are the given JSON arrays.
+// `config` (ct_config_json's) without its "mtp_num_hidden_layers" line: a checkpoint with no MTP
+// head whose config does not declare one, for tests about something else (a declared head
+// that no file stores is a finding of its own, missing_draft_head).
+std::string without_head_declaration(std::string config);
+
 std::string ct_config_json(const std::string& ignore_array,
                            const std::string& targets_array,
                            const std::string& architecture = "Qwen3_5ForCausalLM");

@@ -19,6 +19,7 @@ namespace qpatch::checkpoint {
 struct MtpHead {
   uint64_t declared = 0;         // layers config.json declares (0: none)
   std::string declared_by;       // "mtp_num_hidden_layers", "num_nextn_predict_layers", ...
+  uint64_t main_layers = 0;      // config.json's num_hidden_layers (0: not given)
   std::vector<uint32_t> modules; // indices into the module list, in checkpoint order
   std::string summary;           // "8 linears BF16, 7 norms in model_extra_tensors.safetensors"
   // A layout seen in public checkpoints whose engine naming qpatch does not model yet (Qwen3.8's

@@ -37,6 +37,7 @@ enum class FindingKind {
   config_rejected,           // the engine refuses the quantization config itself
   quantized_without_config,  // quantized on disk, but no config the engines read: built dense
   untargeted_raises,         // no target matches a layer and the engine raises for that
+  missing_draft_head,        // config.json declares MTP layers that no file stores
 };
 std::string_view to_string(FindingKind kind);
 
@@ -54,6 +55,10 @@ struct Finding {
   // "ValueError: Unsupported quantization config: bits=3, sym=True"); "" otherwise. Reports quote
   // it as the consequence, so they need not take the detail line apart.
   std::string engine_error;
+  // What each engine does, where a judge computed it from the model class rather than from the
+  // kind of mismatch (a missing draft head: vLLM's DeepSeekMTP raises, its Qwen3_5MTP does
+  // not): (engine, consequence), reported as given.
+  std::vector<std::pair<std::string, std::string>> engine_effects;
 };
 
 // Edits to one config file's arrays.
