@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/graft/same_bytes.hpp>
 #include <qpatch/graft/selection.hpp>
 
 #include <fcntl.h>
@@ -289,6 +290,26 @@ Result<std::vector<Selected>> select_modules(const Checkpoint& dir,
     out.back().logical_shape = donor.inventory.tensors[module.primary].shape;
     if (auto agree = check_sizes_agree(dir, donor, out.back()); !agree) {
       return agree.take_error();
+    }
+  }
+  // The head comes whole: once any of it is grafted, every other module of DIR's head whose
+  // bytes are not DONOR's is taken too. AWQ and SmoothQuant fold their scales into the norms, so
+  // a dense head beside the quantized checkpoint's own norms would compute with scaled norms
+  // and unscaled linears (issue 23: "graft keeps the wrong norms").
+  if (!only && !out.empty()) {
+    for (const uint32_t m : dir.head.modules) {
+      const Module& module = dir.modules[m];
+      const auto found = donor_by_name.find(module.name);
+      const bool selected = std::any_of(
+          out.begin(), out.end(), [&](const Selected& s) { return s.in_dir == m; });
+      if (selected || found == donor_by_name.end()) {
+        continue;
+      }
+      QP_TRY_ASSIGN(const bool same, same_module_bytes(dir, m, donor, found->second));
+      if (!same) {
+        out.push_back({std::string(module.name), m, found->second, {}});
+        QP_TRY_ASSIGN(out.back().logical_shape, logical_shape(dir, m));
+      }
     }
   }
   for (const Selected& selected : out) {

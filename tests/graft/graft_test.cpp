@@ -173,17 +173,9 @@ protected:
   }
 };
 
-bool is_packed_part(const std::string& name) {
-  for (const char* tail : {".weight_packed", ".weight_scale", ".weight_shape"}) {
-    const std::string t(tail);
-    if (name.size() > t.size() && name.substr(name.size() - t.size()) == t) {
-      return true;
-    }
-  }
-  return false;
-}
-
-TEST_F(GraftTest, ReplacesAQuantizedHeadWithTheDonorsBytes) {
+// The head comes whole: the quantized linears, and the norms whose bytes are not the donor's
+// (each checkpoint's data is filled apart, as AWQ and SmoothQuant leave norms with folded scales).
+TEST_F(GraftTest, ReplacesAQuantizedHeadWithTheDonorsBytesNormsIncluded) {
   write_base();
   write_quantized();
   const auto before = all_tensors(ck());
@@ -191,38 +183,40 @@ TEST_F(GraftTest, ReplacesAQuantizedHeadWithTheDonorsBytes) {
   const auto [code, text] = graft({});
   ASSERT_EQ(code, 0) << text;
   EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
-            "DIR: graft 8 modules from DONOR: mtp.fc, mtp.layers.0.mlp.down_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.self_attn.k_proj, "
+            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
+            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.v_proj\n"
-            "  new shard   model-mtp-grafted.safetensors: 8 tensors, 98304 bytes from "
+            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
+            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
             "DONOR/model-00002-of-00002.safetensors\n"
             "  rewrite     model-00001-of-00002.safetensors -> "
-            "model-00001-of-00002-rewritten.safetensors: 21 tensors out, 29 kept\n"
+            "model-00001-of-00002-rewritten.safetensors: 24 tensors out, 26 kept\n"
             "  drop        model-00002-of-00002.safetensors: 3 tensors out\n"
-            "  index       model.safetensors.index.json: 24 entries out, 8 in; total_size 117232 "
+            "  index       model.safetensors.index.json: 27 entries out, 11 in; total_size 117232 "
             "-> 187760\n"
             "  config      config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
             "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
             "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
             "mtp.layers.0.mlp.down_proj\n"
-            "  disk        196551 bytes to write (187760 of tensor data), N free\n"
+            "  disk        196512 bytes to write (187760 of tensor data), N free\n"
             "  status      grafted\n"
             "  backups     model.safetensors.index.json.bak, config.json.bak, "
             "model-00001-of-00002.safetensors.bak, model-00002-of-00002.safetensors.bak\n"
             "  undo        qpatch restore DIR\n");
   const auto after = all_tensors(ck());
   for (const auto& [name, where] : after) {
-    EXPECT_FALSE(name.rfind("mtp.", 0) == 0 && is_packed_part(name))
-        << name << " in " << where.first;
-    if (name.rfind("mtp.", 0) == 0 && where.first == "model-mtp-grafted.safetensors") {
-      EXPECT_EQ(where.second, donor.at(name).second) << name; // the donor's bytes
+    if (name.rfind("mtp.", 0) == 0) {
+      // Every tensor of the head is the donor's, byte for byte.
+      ASSERT_EQ(donor.count(name), 1U) << name;
+      EXPECT_EQ(where.second, donor.at(name).second) << name;
+      EXPECT_EQ(where.first, "model-mtp-grafted.safetensors") << name;
     } else {
       ASSERT_EQ(before.count(name), 1U) << name;
       EXPECT_EQ(where.second, before.at(name).second) << name; // kept byte for byte
     }
   }
-  EXPECT_EQ(after.size(), before.size() - 24 + 8);
+  EXPECT_EQ(after.size(), before.size() - 27 + 11);
   expect_index_exact();
   EXPECT_FALSE(fs::exists(ck() / "model-00001-of-00002.safetensors"));
   EXPECT_FALSE(fs::exists(ck() / "model-00002-of-00002.safetensors"));
@@ -398,7 +392,7 @@ TEST_F(GraftRefusalTest, LowDiskSaysHowMuchIsNeeded) {
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.error().code, ErrorCode::no_space);
   EXPECT_EQ(plan.error().to_string(),
-            "DIR: not enough free space: the graft writes 196551 bytes, the file system has "
+            "DIR: not enough free space: the graft writes 196512 bytes, the file system has "
             "1000 free; nothing was written");
   EXPECT_EQ(snapshot_tree(ck()), tree);
 }
