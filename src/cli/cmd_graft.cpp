@@ -107,7 +107,9 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
   plan_options.only = only;
   auto plan = graft::plan_graft(*dir, *donor, plan_options);
   if (!plan) {
-    report(io.err, plan.error(), options.dir);
+    // The plan names files of both checkpoints, each already under the directory the user
+    // typed: prefixing DIR again would name "quant/base/model.safetensors" (issue 25).
+    report(io.err, plan.error(), "");
     return exit_code_of(plan.error());
   }
   outcome.plan = &*plan;

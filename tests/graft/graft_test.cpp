@@ -351,6 +351,24 @@ TEST_F(GraftRefusalTest, ShapeMismatchNamesModuleShapesAndFiles) {
                  "[64, 256] here, but DIR/model-00002-of-00002.safetensors declares [64, 128]\n");
 }
 
+// Relative DIR and DONOR, as typed in a shell: each file is named under the directory it is in
+// (issue 25: the donor's file was named "ck/base/model-00002-of-00002.safetensors").
+TEST_F(GraftRefusalTest, RelativePathsNameEachFileWhereItIs) {
+  write_base(DonorHead::wide_fc);
+  write_quantized();
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir());
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code =
+      cli::run({"graft", "--from", "base", "--dry-run", "ck"}, out, err, cli::Terminal{});
+  fs::current_path(cwd);
+  EXPECT_EQ(code, 3);
+  EXPECT_EQ(err.str(),
+            "qpatch: error: base/model-00002-of-00002.safetensors: module 'mtp.fc': stored "
+            "[64, 256] here, but ck/model-00002-of-00002.safetensors declares [64, 128]\n");
+}
+
 TEST_F(GraftRefusalTest, MissingDonorModule) {
   write_base(DonorHead::no_fc);
   write_quantized();
