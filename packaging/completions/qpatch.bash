@@ -24,14 +24,14 @@ _qpatch() {
     mapfile -t COMPREPLY < <(compgen -d -- "$cur")
     return
     ;;
-  --only | --revision)
+  --only | --revision | --error)
     return
     ;;
   esac
   local flags
   case $command in
   inspect) flags="--help --json --summary --only --verbose --color --revision --remote" ;;
-  explain) flags="--help --engine --json --revision --remote" ;;
+  explain) flags="--help --engine --error --json --revision --remote" ;;
   restore) flags="--help --dry-run --json --force --revision" ;;
   graft) flags="--help --from --only --dry-run --check --json --no-backup --revision" ;;
   *) flags="--help --version --dry-run --check --json --only --engine --recursive --no-backup

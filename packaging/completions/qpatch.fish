@@ -20,6 +20,7 @@ complete -c qpatch -l json -d 'One JSON document on stdout'
 complete -c qpatch -n "__fish_seen_subcommand_from inspect" -l summary -d 'Summary only'
 complete -c qpatch -n "__fish_seen_subcommand_from restore" -s n -l dry-run -d 'Print the diff of what would be put back'
 complete -c qpatch -n "__fish_seen_subcommand_from restore" -l force -d 'Restore edited files, keeping their bytes first'
+complete -c qpatch -n "__fish_seen_subcommand_from explain" -l error -r -d "An engine's error message: the finding behind it"
 complete -c qpatch -n "__fish_seen_subcommand_from graft" -l from -r -a '(__fish_complete_directories)' -d 'DONOR checkpoint'
 complete -c qpatch -n "__fish_seen_subcommand_from graft" -s n -l dry-run -d 'Print the plan and the config diff'
 complete -c qpatch -n "__fish_seen_subcommand_from graft" -l check -d 'Write nothing; exit 1 if a graft would change something'

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch explain DIR MODULE`: every rule that decides one module, and the verdict.
+// `qpatch explain DIR --error TEXT`: the finding behind an engine's error message.
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "did_you_mean.hpp"
@@ -7,8 +8,12 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/error_texts.hpp>
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/quant/config_files.hpp>
+#include <qpatch/report/consequence.hpp>
+#include <qpatch/report/fix_report.hpp>
 
 namespace qpatch::cli {
 
@@ -18,8 +23,11 @@ CLI::App* setup_explain(CLI::App& app, ExplainOptions& options) {
   cmd->add_option("DIR", options.dir, "Checkpoint directory")->required();
   cmd->add_option("MODULE",
                   options.module,
-                  "A checkpoint module name (mtp.fc) or an engine layer name (…qkv_proj)")
-      ->required();
+                  "A checkpoint module name (mtp.fc) or an engine layer name (…qkv_proj)");
+  cmd->add_option("--error",
+                  options.error_text,
+                  "TEXT: an engine's error message (a log line, quoted): the finding behind it "
+                  "and the command that fixes it, instead of MODULE");
   cmd->add_option("--engine",
                   options.engine,
                   engine_option_help("whose rules to trace (default: every version of every "
@@ -47,10 +55,120 @@ json::Json explanation_json(const ExplainOptions& options,
   return doc;
 }
 
+// The command that deals with `findings`: the patch, a graft, or the trace of one module.
+std::string next_step(const std::vector<const diagnose::Finding*>& findings,
+                      const std::string& shown) {
+  for (const diagnose::Finding* finding : findings) {
+    if (finding->kind == diagnose::FindingKind::missing_draft_head) {
+      return report::shell_command("qpatch graft --from BASE", shown);
+    }
+  }
+  for (const diagnose::Finding* finding : findings) {
+    if (finding->fixable) {
+      return report::shell_command("qpatch", shown);
+    }
+  }
+  const diagnose::Finding* first = findings.front();
+  return report::shell_command("qpatch explain", shown) +
+         (first->modules.empty() ? "" : " " + report::shell_command("", first->modules.front()).substr(1));
+}
+
+ExitCode explain_error(const ExplainOptions& options,
+                       const checkpoint::Inventory& inventory,
+                       const checkpoint::ModuleList& modules,
+                       const quant::ConfigSet& configs,
+                       const engine::EngineChoice& choice,
+                       Io& io) {
+  const std::string& shown = options.label.empty() ? options.dir : options.label;
+  const auto match = diagnose::match_error_text(options.error_text);
+  diagnose::DiagnoseOptions diagnose_options;
+  diagnose_options.engines = choice.engines;
+  diagnose_options.engines_named = options.engine != "all";
+  diagnose_options.pins = choice.pins;
+  auto diagnosis = diagnose::diagnose(inventory, modules, configs, diagnose_options);
+  if (!diagnosis) {
+    report(io.err, diagnosis.error(), shown);
+    return ExitCode::invalid_input;
+  }
+  std::vector<const diagnose::Finding*> behind;
+  if (match) {
+    behind = diagnose::findings_behind(*diagnosis, *match);
+  }
+  const std::string next = behind.empty() ? "" : next_step(behind, shown);
+  if (options.json) {
+    json::Json doc;
+    doc["schema_version"] = 2;
+    doc["path"] = shown;
+    doc["recognized"] = match.has_value();
+    doc["error"] = match ? json::Json{{"id", match->id},
+                                      {"engine", match->engine},
+                                      {"meaning", match->meaning},
+                                      {"module", match->module_hint.empty()
+                                                     ? json::Json()
+                                                     : json::Json(match->module_hint)}}
+                         : json::Json();
+    json::Json findings = json::Json::array();
+    for (const diagnose::Finding* finding : behind) {
+      findings.push_back({{"kind", diagnose::to_string(finding->kind)},
+                          {"label", finding->label},
+                          {"fixable", finding->fixable},
+                          {"detail", finding->detail},
+                          {"engines", finding->engines},
+                          {"modules", finding->modules}});
+    }
+    doc["findings"] = std::move(findings);
+    doc["next"] = next.empty() ? json::Json() : json::Json(next);
+    io.out << doc.dump(2) << "\n";
+    return behind.empty() ? ExitCode::ok : ExitCode::findings;
+  }
+  const auto line = [&](const std::string& label, const std::string& text) {
+    std::string padded = label;
+    padded.resize(12, ' ');
+    io.out << padded << text << "\n";
+  };
+  if (!match) {
+    std::string known;
+    for (const std::string& id : diagnose::known_error_texts()) {
+      known += (known.empty() ? "" : ", ") + id;
+    }
+    line("error", "not a message qpatch recognises (it knows: " + known + ")");
+    return ExitCode::ok;
+  }
+  line("error", match->id + ": " + match->meaning);
+  if (!match->module_hint.empty()) {
+    line("names", match->module_hint);
+  }
+  if (behind.empty()) {
+    line("cause",
+         "none in " + shown +
+             ": qpatch finds no mismatch of these kinds for the engines judged, so the message "
+             "comes from something qpatch does not model (another engine version, a flag, a "
+             "kernel)");
+    return ExitCode::ok;
+  }
+  for (const diagnose::Finding* finding : behind) {
+    line("cause", std::string(finding->fixable ? "fixable: " : "not fixable: ") + finding->detail);
+    const std::string effect =
+        report::consequence(*finding, diagnosis->quant_method, diagnosis->engines);
+    if (!effect.empty()) {
+      line("breaks", effect);
+    }
+  }
+  line("next", next);
+  return ExitCode::findings;
+}
+
 } // namespace
 
 ExitCode run_explain(const ExplainOptions& options, Io& io) {
   const std::string& shown = options.label.empty() ? options.dir : options.label;
+  if (options.module.empty() == options.error_text.empty()) {
+    report(io.err,
+           Level::error,
+           options.module.empty() ? "explain needs MODULE or --error TEXT"
+                                  : "explain takes MODULE or --error TEXT, not both");
+    return ExitCode::usage;
+  }
   checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
   auto inventory = checkpoint::read_inventory(options.dir, shown, modules_builder);
   if (!inventory) {
@@ -74,6 +192,9 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
       engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
   for (const std::string& note : choice.notes) {
     report(io.err, Level::note, note);
+  }
+  if (!options.error_text.empty()) {
+    return explain_error(options, *inventory, modules, *configs, choice, io);
   }
   auto explanation =
       diagnose::explain(*inventory, modules, *configs, options.module, choice.engines, choice.pins);

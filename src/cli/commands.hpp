@@ -73,6 +73,7 @@ struct ExplainOptions {
   std::string label; // what dir is called in reports (--remote: the repo id)
   bool remote = false;
   std::string module;
+  std::string error_text; // --error TEXT: the finding behind an engine's message
   std::string engine = "all";
   bool json = false;
 };

@@ -87,6 +87,7 @@ int run_command(const std::vector<std::string>& args,
                "                            ORG/NAME[@REV] in the local Hugging Face cache)\n"
                "  qpatch inspect DIR        show how every module is stored\n"
                "  qpatch explain DIR MODULE every rule that decides one module, and the verdict\n"
+               "  qpatch explain DIR --error TEXT  the finding behind an engine's error message\n"
                "  qpatch restore DIR...     put the original files back from the backups\n"
                "  qpatch graft --from DONOR DIR  put dense MTP head weights from a base model in",
                "qpatch"};

@@ -197,5 +197,55 @@ TEST_F(LayerIndexHeadTest, Glm5WithoutItsNextnLayerFailsInVllmAndNeedsAGraft) {
                           "model, a directory or Hub id)\n"));
 }
 
+// The error a user posts leads to the finding and to the command that deals with it.
+TEST_F(LayerIndexHeadTest, ExplainErrorLeadsFromDeepSeekMtpsMessageToTheGraft) {
+  write_glm5(dir(), glm5_config(R"(["lm_head"])"), false);
+  const test::CliOutcome outcome = test::run_cli(
+      {"explain",
+       "DIR",
+       "--engine",
+       "vllm",
+       "--error",
+       "ValueError: MTP speculative decoding layer 2 weights missing from checkpoint. The "
+       "checkpoint may have been quantized without including the MTP layers."},
+      dir());
+  EXPECT_EQ(outcome.code, 1);
+  EXPECT_EQ(outcome.out,
+            "error       mtp-layer-missing: vLLM's DeepSeekMTP loaded no weight for a draft layer "
+            "config.json declares\n"
+            "cause       not fixable: config.json declares num_nextn_predict_layers: 1 but no "
+            "file stores the MTP head (model.layers.2): no config patch can help; graft the head "
+            "from the base model\n"
+            "breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: MTP speculative decoding layer 2 weights missing from checkpoint. The "
+            "checkpoint may have been quantized without including the MTP layers. Use a "
+            "checkpoint that includes MTP layer weights, or disable speculative decoding.\"\n"
+            "next        qpatch graft --from BASE DIR\n");
+  EXPECT_EQ(outcome.err, "");
+}
+
+// A text whose cause qpatch does not find in this checkpoint says so, and exits 0.
+TEST_F(LayerIndexHeadTest, ExplainErrorWithNoCauseInTheCheckpointSaysSo) {
+  write_glm5(dir(), glm5_config(R"(["lm_head", "re:^model\\.layers\\.2\\..*"])"), true);
+  const test::CliOutcome outcome =
+      test::run_cli({"explain",
+                     "DIR",
+                     "--engine",
+                     "vllm",
+                     "--error",
+                     "ValueError: There is no module or parameter named 'eh_proj.weight' in "
+                     "DeepSeekMultiTokenPredictorLayer"},
+                    dir());
+  EXPECT_EQ(outcome.code, 0);
+  EXPECT_EQ(outcome.out,
+            "error       vllm-no-parameter: vLLM found a stored tensor its built layer has no "
+            "parameter for: the layer is built quantized over dense weights, or dense over "
+            "quantized ones\n"
+            "names       eh_proj\n"
+            "cause       none in DIR: qpatch finds no mismatch of these kinds for the engines "
+            "judged, so the message comes from something qpatch does not model (another engine "
+            "version, a flag, a kernel)\n");
+}
+
 } // namespace
 } // namespace qpatch::cli
