@@ -34,7 +34,7 @@ _qpatch() {
   explain) flags="--help --engine --error --json --revision --remote" ;;
   restore) flags="--help --dry-run --json --force --revision" ;;
   graft) flags="--help --from --only --dry-run --check --json --no-backup --revision" ;;
-  *) flags="--help --version --dry-run --check --json --only --engine --recursive --no-backup
+  *) flags="--help --version --dry-run --check --json --only --engine --recursive --no-backup --prune
             --color --quiet --verbose --revision --remote" ;;
   esac
   if [[ $cur == -* ]]; then

@@ -10,6 +10,7 @@ complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -s n -l dry-ru
 complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -l check -d 'Write nothing; exit 1 if a patch is needed'
 complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -s r -l recursive -d 'Judge every checkpoint below each DIR'
 complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -l no-backup -d 'Keep no backup'
+complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -l prune -d 'Also remove dead and duplicate ignore entries'
 complete -c qpatch -n "not __fish_seen_subcommand_from restore graft" -l remote -d 'DIR is a Hub repo id, read header-only'
 complete -c qpatch -n "not __fish_seen_subcommand_from $commands" -s q -l quiet -d 'Errors only'
 complete -c qpatch -n "not __fish_seen_subcommand_from explain restore graft" -s v -l verbose -d 'More detail, whole lines'

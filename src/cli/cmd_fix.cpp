@@ -11,6 +11,7 @@
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/skip_list_lint.hpp>
 #include <qpatch/diff/unified_diff.hpp>
 #include <qpatch/hub/hub_cache.hpp>
 #include <qpatch/plan/patch_plan.hpp>
@@ -53,6 +54,10 @@ void setup_fix(CLI::App& app, FixOptions& options) {
                "Each DIR is a root: judge every checkpoint below it (a folder of models, a whole "
                "Hugging Face cache), one line each");
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
+  app.add_flag("--prune",
+               options.prune,
+               "Also remove the compressed-tensors ignore entries no verdict depends on (dead "
+               "ones and duplicates, as the lint line counts them)");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(one_of("--color value", {"auto", "always", "never"}));
   CLI::Option* quiet = app.add_flag("-q,--quiet", options.quiet, "Print errors only");
@@ -156,6 +161,14 @@ Judged judge(const std::string& dir,
   }
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
+  if (!diagnose_options.prune) {
+    // The skip list's dead weight, counted (--prune removes it as a patch of its own).
+    auto lint = diagnose::lint_skip_list(*inventory, modules, *configs, diagnose_options.engines);
+    if (!lint) {
+      return fail(lint.take_error());
+    }
+    outcome.lint = std::move(*lint);
+  }
   outcome.mtp = diagnosis->mtp;
   for (const auto& problem : inventory->problems) {
     if (problem.code == checkpoint::ProblemCode::wrong_file ||
@@ -232,6 +245,7 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   diagnose_options.engines = choice.engines;
   diagnose_options.engines_named = options.engine != "all";
   diagnose_options.pins = choice.pins;
+  diagnose_options.prune = options.prune;
   if (!options.quiet) {
     for (const std::string& note : choice.notes) {
       report(io.err, Level::note, note);

@@ -56,6 +56,7 @@ struct FixOptions {
   bool json = false;
   bool no_backup = false;
   bool recursive = false; // DIRs are roots to search for checkpoints
+  bool prune = false;     // also remove the skip list's dead and duplicate entries
   bool quiet = false;
   bool verbose = false;
   std::string only;

@@ -10,6 +10,8 @@
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
+#include <qpatch/diagnose/skip_list_lint.hpp>
+
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/layers.hpp>
@@ -93,6 +95,8 @@ public:
     return e < m_first.size() && v < m_first[e].size() && m_first[e][v] ? &*m_first[e][v] : nullptr;
   }
   const std::set<size_t>& removed() const { return m_removed; }
+  // Take out entries no verdict depends on (--prune).
+  void prune(const std::vector<size_t>& entries) { m_removed.insert(entries.begin(), entries.end()); }
   // Replace runs of appended engine names (no checkpoint module has them) by one readable
   // pattern each, where every engine and version then judges every layer as it does with the
   // names: the pattern must reach the same layers and no other.
@@ -355,6 +359,29 @@ void judge_compressed_tensors(const Inventory& inventory,
   Fixer fixer(config, engines, modules);
   fixer.run();
   fixer.make_readable();
+  if (options.prune) {
+    // Dead entries of the list as written: an entry shadowed by one the fix removes covers
+    // layers the fix names exactly (dense) or would make dense (quantized), so it goes too.
+    auto lint = lint_skip_list(inventory, modules, configs, options.engines, true);
+    if (lint && *lint && (!(*lint)->dead.empty() || !(*lint)->duplicates.empty())) {
+      const SkipListLint& found = **lint;
+      std::vector<size_t> gone = found.dead;
+      gone.insert(gone.end(), found.duplicates.begin(), found.duplicates.end());
+      fixer.prune(gone);
+      Finding finding;
+      finding.kind = FindingKind::dead_skip_entries;
+      finding.label = found.pointer.back();
+      for (const size_t i : gone) {
+        finding.modules.push_back(found.entries[i]);
+      }
+      finding.detail = found.pointer.back() + ": " + std::to_string(found.dead.size()) +
+                       " dead and " + std::to_string(found.duplicates.size()) +
+                       " duplicate entries (--prune): no verdict changes without them, in " +
+                       std::to_string(found.versions) + " engine versions judged";
+      finding.fixable = true;
+      diagnosis.findings.push_back(std::move(finding));
+    }
+  }
   const quant::CtConfig patched = fixer.patched_config();
 
   std::vector<LayerProblem> problems;

@@ -59,6 +59,8 @@ std::string_view to_string(FindingKind kind) {
     return "missing_file";
   case FindingKind::missing_draft_head:
     return "missing_draft_head";
+  case FindingKind::dead_skip_entries:
+    return "dead_skip_entries";
   case FindingKind::duplicate_tensor:
     return "duplicate_tensor";
   case FindingKind::undecidable:

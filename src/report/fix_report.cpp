@@ -154,6 +154,27 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     for (const std::string& note : outcome.notes) {
       out += line("note", Role::dim, note);
     }
+    if (outcome.lint) {
+      if (const std::string summary = diagnose::lint_summary(*outcome.lint); !summary.empty()) {
+        const bool prunable = !outcome.lint->dead.empty() || !outcome.lint->duplicates.empty();
+        out += line("lint",
+                    Role::dim,
+                    summary + (prunable ? "; " + shell_command("qpatch --prune", outcome.path) +
+                                              " removes the dead and duplicate ones"
+                                        : ""));
+        if (verbose) {
+          for (const size_t i : outcome.lint->dead) {
+            out += std::string(k_indent, ' ') + "dead: " + outcome.lint->entries[i] + "\n";
+          }
+          for (const size_t i : outcome.lint->duplicates) {
+            out += std::string(k_indent, ' ') + "duplicate: " + outcome.lint->entries[i] + "\n";
+          }
+          for (const size_t i : outcome.lint->over_broad) {
+            out += std::string(k_indent, ' ') + "over-broad: " + outcome.lint->entries[i] + "\n";
+          }
+        }
+      }
+    }
     // A run that wrote its patch fixed what it called fixable: the report says so, not
     // "fixable" (issue 25: after a patch the findings still read as work to do).
     const bool fixed = options.mode == Mode::fix && !outcome.held_back && !outcome.changes.empty();
@@ -281,6 +302,28 @@ json::Json or_null(const std::string& text) {
   return text.empty() ? json::Json() : json::Json(text);
 }
 
+// The skip list's lint, entries by value: {"file", "pointer", "entries", "versions", "dead",
+// "duplicates", "over_broad"}; null when the method's list is not linted.
+json::Json lint_json(const std::optional<diagnose::SkipListLint>& lint) {
+  if (!lint) {
+    return json::Json();
+  }
+  const auto values = [&](const std::vector<size_t>& indices) {
+    json::Json out = json::Json::array();
+    for (const size_t i : indices) {
+      out.push_back(lint->entries[i]);
+    }
+    return out;
+  };
+  return {{"file", lint->file},
+          {"pointer", lint->pointer},
+          {"entries", lint->entries.size()},
+          {"versions", lint->versions},
+          {"dead", values(lint->dead)},
+          {"duplicates", values(lint->duplicates)},
+          {"over_broad", values(lint->over_broad)}};
+}
+
 } // namespace
 
 json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
@@ -336,6 +379,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
                            {"warnings", outcome.warnings},
                            {"notes", outcome.notes},
                            {"mtp", or_null(outcome.mtp)},
+                           {"lint", lint_json(outcome.lint)},
                            {"written", outcome.status == Status::patched},
                            {"error", error}});
   }

@@ -38,6 +38,7 @@ enum class FindingKind {
   quantized_without_config,  // quantized on disk, but no config the engines read: built dense
   untargeted_raises,         // no target matches a layer and the engine raises for that
   missing_draft_head,        // config.json declares MTP layers that no file stores
+  dead_skip_entries,         // --prune: ignore entries no verdict depends on, removed
 };
 std::string_view to_string(FindingKind kind);
 
@@ -120,6 +121,7 @@ struct DiagnoseOptions {
   // method at all is judged too, and refuses the config.
   bool engines_named = false;
   engine::VersionPins pins; // --engine ENGINE@REF: one version of that engine, not every one
+  bool prune = false;       // --prune: remove the skip list's dead and duplicate entries
 };
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/skip_list_lint.hpp>
 #include <qpatch/error.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/report/text_style.hpp>
@@ -60,6 +61,8 @@ struct CheckpointOutcome {
   std::vector<std::string> warnings; // inventory warnings that are not findings (on stderr)
   std::vector<std::string> notes;    // traps that change no verdict
   std::string mtp;                   // the MTP head as a unit, or ""
+  // The skip list's dead, duplicate and over-broad entries (compressed-tensors `ignore`).
+  std::optional<diagnose::SkipListLint> lint;
   std::optional<Error> error;        // printed on stderr by the CLI; the report only counts it
   bool held_back = false; // a patch was due, but another checkpoint failed: nothing written
 };
