@@ -85,10 +85,8 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
     }
   }
   // DeepSeek/GLM build the draft's shared head as model.layers.{N}.head (engines.md §10.2).
-  constexpr std::string_view k_shared_head = "shared_head.head";
-  if (!draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix &&
-      name.substr(draft_prefix.size()) == k_shared_head) {
-    return draft_prefix + "head";
+  if (is_draft_shared_head(name)) {
+    return draft_layer_of(name) + "head";
   }
   // vLLM names a layer by where the model class builds it, which is where the mapper sends its
   // weights: "lm_head.weight" goes to "language_model.lm_head.weight", so the Qwen3.5 VLM's head
@@ -108,10 +106,43 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
   return renamed;
 }
 
+std::string ModelInfo::draft_layer_of(std::string_view name) const {
+  if (draft_prefix.empty()) {
+    return "";
+  }
+  if (name.substr(0, draft_prefix.size()) == draft_prefix) {
+    return draft_prefix;
+  }
+  constexpr std::string_view k_layers = "model.layers.";
+  if (num_hidden_layers == 0 || draft_prefix.substr(0, k_layers.size()) != k_layers ||
+      name.substr(0, k_layers.size()) != k_layers) {
+    return "";
+  }
+  const std::string_view rest = name.substr(k_layers.size());
+  const size_t dot = rest.find('.');
+  uint64_t index = 0;
+  bool digits = dot != std::string_view::npos && dot > 0 && dot <= 6;
+  for (size_t i = 0; digits && i < dot; ++i) {
+    digits = rest[i] >= '0' && rest[i] <= '9';
+    index = index * 10 + static_cast<uint64_t>(rest[i] - '0');
+  }
+  // At most 64 draft layers after the main ones: no published head has more than 3.
+  if (!digits || index < num_hidden_layers || index >= num_hidden_layers + 64) {
+    return "";
+  }
+  return std::string(name.substr(0, k_layers.size() + dot + 1));
+}
+
+bool ModelInfo::is_draft_shared_head(std::string_view name) const {
+  constexpr std::string_view k_shared_head = "shared_head.head";
+  const std::string layer = draft_layer_of(name);
+  return !layer.empty() && name.substr(layer.size()) == k_shared_head;
+}
+
 bool ModelInfo::is_plain_linear(std::string_view name) const {
   const size_t dot = name.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? name : name.substr(dot + 1);
-  const bool in_mtp = !draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix;
+  const bool in_mtp = !draft_layer_of(name).empty();
   return in_mtp &&
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }

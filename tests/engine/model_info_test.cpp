@@ -34,5 +34,18 @@ TEST(ModelInfo, DeepSeekAndGlmDraftHeadAndEhProj) {
   EXPECT_EQ(air.layer_prefix("model.layers.46.shared_head.head"), "model.layers.46.head");
 }
 
+// num_nextn_predict_layers > 1 (Step-3.7 stores three, layers 45-47): DeepSeekMTP builds every
+// one of them with a plain eh_proj and a ParallelLMHead of its own.
+TEST(ModelInfo, EveryDraftLayerAfterTheMainOnesIsADraftLayer) {
+  const ModelInfo glm5 = model_info_for("GlmMoeDsaForCausalLM", 45);
+  EXPECT_EQ(glm5.draft_layer_of("model.layers.47.mlp.down_proj"), "model.layers.47.");
+  EXPECT_EQ(glm5.draft_layer_of("model.layers.44.mlp.down_proj"), "");
+  EXPECT_EQ(glm5.draft_layer_of("model.layers.4"), "");
+  EXPECT_TRUE(glm5.is_plain_linear("model.layers.46.eh_proj"));
+  EXPECT_TRUE(glm5.is_draft_shared_head("model.layers.47.shared_head.head"));
+  EXPECT_EQ(glm5.layer_prefix("model.layers.47.shared_head.head"), "model.layers.47.head");
+  EXPECT_FALSE(glm5.is_draft_shared_head("model.layers.44.shared_head.head"));
+}
+
 } // namespace
 } // namespace qpatch::engine

@@ -112,6 +112,12 @@ struct ModelInfo {
   std::string layer_prefix(std::string_view name) const;
   // True when vLLM builds layer `name` (checkpoint naming) as a plain nn.Linear.
   bool is_plain_linear(std::string_view name) const;
+  // The draft layer `name` sits in, in checkpoint naming ("model.layers.62."), or "": the first
+  // at `draft_prefix`, and for heads stored after the main layers every later index too
+  // (vLLM's DeepSeekMTP and Glm4MoeMTP build num_nextn_predict_layers of them).
+  std::string draft_layer_of(std::string_view name) const;
+  // True for a draft layer's shared_head.head, which the draft builds as a ParallelLMHead.
+  bool is_draft_shared_head(std::string_view name) const;
 };
 
 // vLLM's naming row for `architecture` in `version` (vllm/naming.cpp). `num_hidden_layers`
