@@ -19,7 +19,8 @@ elided_list(const std::string& sign, const std::vector<std::string>& names, size
     const std::string item = (i == 0 ? "" : ", ") + names[i];
     if (width != 0 && i > 0) {
       const size_t rest = names.size() - i;
-      const std::string tail = ", … (" + std::to_string(rest) + " more)";
+      // Where to see them all: this list is cut only on a terminal (issue 25).
+      const std::string tail = ", … (" + std::to_string(rest) + " more; -v lists all)";
       // The last name may take the room the tail would have needed.
       const size_t need =
           display_width(out) + display_width(item) + (rest > 1 ? display_width(tail) - 0 : 0);
