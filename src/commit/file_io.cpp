@@ -123,4 +123,16 @@ std::string replace_with_symlink(FileSystem& fs,
   return "";
 }
 
+std::string make_directory(const std::filesystem::path& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) {
+    return "";
+  }
+  const int error = errno;
+  const bool read_only = error == EACCES || error == EROFS || error == EPERM;
+  return "cannot create " + dir.filename().string() + ": " + errno_text() +
+         (read_only ? " (the checkpoint directory is not writable here: --dry-run prints the "
+                      "patch and --check judges, writing nothing)"
+                    : "");
+}
+
 } // namespace qpatch::commit

@@ -35,6 +35,10 @@ std::string replace_with_symlink(FileSystem& fs,
                                  const std::string& name,
                                  const std::string& target);
 
+// Make directory `dir` if it is not there; return "" or an error text, which says what to run
+// instead when the checkpoint directory is not writable (a shared store, a read-only mount).
+std::string make_directory(const std::filesystem::path& dir);
+
 // Replace `dir/name` with `data` through a temp file beside it; return "" or an error text.
 std::string replace_file(FileSystem& fs,
                          const std::filesystem::path& dir,

@@ -390,6 +390,11 @@ private:
     }
     Manifest preparing = m_manifest;
     preparing.journal = journal_of(m_targets, JournalState::prepare, m_options);
+    // The first write of a patch: a directory this user cannot write fails here, with the
+    // commands that write nothing named.
+    if (std::string error = make_directory(m_dir / k_state_dir); !error.empty()) {
+      return failure(ErrorCode::write_failed, k_state_dir, error + "; nothing was changed");
+    }
     if (Status written = write_manifest(m_dir, preparing); !written) {
       return failure(ErrorCode::write_failed,
                      written.error().path,
