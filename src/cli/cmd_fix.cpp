@@ -162,12 +162,8 @@ Judged judge(const std::string& dir,
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
   if (!diagnose_options.prune) {
-    // The skip list's dead weight, counted (--prune removes it as a patch of its own).
-    auto lint = diagnose::lint_skip_list(*inventory, modules, *configs, diagnose_options.engines);
-    if (!lint) {
-      return fail(lint.take_error());
-    }
-    outcome.lint = std::move(*lint);
+    // The skip list's dead weight, counted (--prune removes it with the patch).
+    outcome.lint = diagnosis->lint;
   }
   outcome.mtp = diagnosis->mtp;
   for (const auto& problem : inventory->problems) {

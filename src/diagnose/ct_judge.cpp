@@ -97,6 +97,54 @@ public:
   const std::set<size_t>& removed() const { return m_removed; }
   // Take out entries no verdict depends on (--prune).
   void prune(const std::vector<size_t>& entries) { m_removed.insert(entries.begin(), entries.end()); }
+  // The lint of the list as written, from the first round's verdicts (skip_list_lint.hpp): an
+  // entry that decided a layer there is live; the others are judged again only when there are
+  // any, without them.
+  void lint(SkipListLint& out) const {
+    std::set<size_t> live;
+    std::set<size_t> over_broad;
+    for (size_t e = 0; e < m_first.size(); ++e) {
+      for (size_t v = 0; v < m_first[e].size(); ++v) {
+        const auto& decision = m_first[e][v];
+        if (!decision || !decision->ignore_index) {
+          continue;
+        }
+        live.insert(*decision->ignore_index);
+        if (decision->by == DecidedBy::ignore_entry &&
+            (*m_engines[e]->views)[v].disk == Disk::quantized) {
+          over_broad.insert(*decision->ignore_index);
+        }
+      }
+    }
+    out.over_broad.assign(over_broad.begin(), over_broad.end());
+    find_dead_entries(out, live, [&](const std::vector<size_t>& removed) {
+      quant::CtConfig without = m_config;
+      without.ignore.clear();
+      for (size_t i = 0; i < m_config.ignore.size(); ++i) {
+        if (!std::binary_search(removed.begin(), removed.end(), i)) {
+          without.ignore.push_back(m_config.ignore[i]);
+        }
+      }
+      // What removing an entry could change: the verdict, the rule that gave it (an ignore
+      // entry, or no target), its group and which shards are ignored.
+      const auto same = [](const Decision& a, const Decision& b) {
+        return a.verdict == b.verdict && a.by == b.by && a.group == b.group &&
+               a.shard_ignored == b.shard_ignored;
+      };
+      for (size_t e = 0; e < m_engines.size(); ++e) {
+        const auto& engine_view = m_engines[e];
+        const engine::CompressedTensorsRules rules(
+            without, engine_view->model, engine_view->version);
+        for (size_t v = 0; v < engine_view->views->size(); ++v) {
+          const auto& first = m_first[e][v];
+          if (first && !same(*first, rules.decide(*(*engine_view->views)[v].layer))) {
+            return false;
+          }
+        }
+      }
+      return true;
+    });
+  }
   // Replace runs of appended engine names (no checkpoint module has them) by one readable
   // pattern each, where every engine and version then judges every layer as it does with the
   // names: the pattern must reach the same layers and no other.
@@ -359,12 +407,24 @@ void judge_compressed_tensors(const Inventory& inventory,
   Fixer fixer(config, engines, modules);
   fixer.run();
   fixer.make_readable();
-  if (options.prune) {
+  // The lint of the list as written (the report's line, JSON "lint"): lists longer than
+  // k_lint_by_default_up_to entries only with --prune, since their candidates are judged again.
+  if (config.has_ignore && !config.ignore.empty() &&
+      (config.ignore.size() <= k_lint_by_default_up_to || options.prune)) {
+    SkipListLint lint;
+    lint.file = active.name;
+    lint.pointer = active.pointer;
+    lint.pointer.push_back("ignore");
+    lint.entries = config.ignore;
+    fixer.lint(lint);
+    diagnosis.lint = std::move(lint);
+  }
+  if (options.prune && diagnosis.lint &&
+      (!diagnosis.lint->dead.empty() || !diagnosis.lint->duplicates.empty())) {
     // Dead entries of the list as written: an entry shadowed by one the fix removes covers
     // layers the fix names exactly (dense) or would make dense (quantized), so it goes too.
-    auto lint = lint_skip_list(inventory, modules, configs, options.engines, true);
-    if (lint && *lint && (!(*lint)->dead.empty() || !(*lint)->duplicates.empty())) {
-      const SkipListLint& found = **lint;
+    {
+      const SkipListLint& found = *diagnosis.lint;
       std::vector<size_t> gone = found.dead;
       gone.insert(gone.end(), found.duplicates.begin(), found.duplicates.end());
       fixer.prune(gone);
@@ -376,8 +436,8 @@ void judge_compressed_tensors(const Inventory& inventory,
       }
       finding.detail = found.pointer.back() + ": " + std::to_string(found.dead.size()) +
                        " dead and " + std::to_string(found.duplicates.size()) +
-                       " duplicate entries (--prune): no verdict changes without them, in " +
-                       std::to_string(found.versions) + " engine versions judged";
+                       " duplicate entries (--prune): no verdict changes without them, in any "
+                       "version judged";
       finding.fixable = true;
       diagnosis.findings.push_back(std::move(finding));
     }

@@ -302,7 +302,7 @@ json::Json or_null(const std::string& text) {
   return text.empty() ? json::Json() : json::Json(text);
 }
 
-// The skip list's lint, entries by value: {"file", "pointer", "entries", "versions", "dead",
+// The skip list's lint, entries by value: {"file", "pointer", "entries", "dead",
 // "duplicates", "over_broad"}; null when the method's list is not linted.
 json::Json lint_json(const std::optional<diagnose::SkipListLint>& lint) {
   if (!lint) {
@@ -318,7 +318,6 @@ json::Json lint_json(const std::optional<diagnose::SkipListLint>& lint) {
   return {{"file", lint->file},
           {"pointer", lint->pointer},
           {"entries", lint->entries.size()},
-          {"versions", lint->versions},
           {"dead", values(lint->dead)},
           {"duplicates", values(lint->duplicates)},
           {"over_broad", values(lint->over_broad)}};

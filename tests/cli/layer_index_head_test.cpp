@@ -119,6 +119,15 @@ void write_glm5(const std::filesystem::path& dir, const std::string& config, boo
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
+// Under vLLM "lm_head" decides nothing here: the head is a ParallelLMHead, which a "Linear" class
+// target does not name, so it is dense with or without the entry (the lint's dead entry).
+std::string lm_head_dead(size_t entries) {
+  return "  lint        ignore: " + std::to_string(entries) + (entries == 1 ? " entry" : " entries") +
+         "; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
+         "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR "
+         "removes the dead and duplicate ones\n";
+}
+
 class LayerIndexHeadTest : public test::CheckpointCliTest {
 protected:
   LayerIndexHeadTest() { m_engine = "vllm"; }
@@ -137,7 +146,8 @@ TEST_F(LayerIndexHeadTest, Glm5NextnLayerNeedsOnlyItsDecoderLinearsIgnoredInVllm
             "DIR: compressed-tensors, judged for " + judged +
                 "\n"
                 "  mtp head    8 norms, 19 linears BF16, 1 router, 1 embedding in "
-                "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n"
+                "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n" +
+                lm_head_dead(1) +
                 "  fixable     model.layers.2: 9 modules stored BF16 but quantized by targets "
                 "[\"Linear\"] (group_0, class name); not in ignore\n"
                 "  breaks      vLLM: start-up fails: \"ValueError: There is no module or "
@@ -172,8 +182,8 @@ TEST_F(LayerIndexHeadTest, Glm5IndexerBuiltWithoutQuantConfigNeedsNoEntry) {
                           test::judged_for(engine::Engine::vllm, "GlmMoeDsaForCausalLM") +
                           "\n"
                           "  mtp head    8 norms, 19 linears BF16, 1 router, 1 embedding in "
-                          "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n"
-                          "  status      clean\n"));
+                          "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n" +
+                          lm_head_dead(2) + "  status      clean\n"));
 }
 
 // DeepSeekMTP raises for a declared layer with no weights (deepseek_mtp.py load_weights, #35548).
@@ -183,7 +193,7 @@ TEST_F(LayerIndexHeadTest, Glm5WithoutItsNextnLayerFailsInVllmAndNeedsAGraft) {
             std::pair(1,
                       "DIR: compressed-tensors, judged for " +
                           test::judged_for(engine::Engine::vllm, "GlmMoeDsaForCausalLM") +
-                          "\n"
+                          "\n" + lm_head_dead(1) +
                           "  not fixable config.json declares num_nextn_predict_layers: 1 but no "
                           "file stores the MTP head (model.layers.2): no config patch can help; "
                           "graft the head from the base model\n"

@@ -94,8 +94,8 @@ TEST_F(MimoTest, CheckpointNamesAloneDoNotReachTheDraft) {
           "  mtp head    6 norms, 8 linears BF16 in model-00002-of-00002.safetensors "
           "(num_nextn_predict_layers: 1)\n"
           // The seven checkpoint names reach no layer in any engine: dead weight.
-          "  lint        ignore: 8 entries; 7 dead (no verdict changes without them, in 6 "
-          "versions judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
+          "  lint        ignore: 8 entries; 7 dead (no verdict changes without them, in any "
+          "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
           "by them); qpatch --prune DIR removes the dead and duplicate ones\n"
           "  fixable     model.mtp_layers.0: 7 modules stored BF16 but quantized by targets "
           "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but vLLM "

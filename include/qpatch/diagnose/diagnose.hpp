@@ -5,6 +5,8 @@
 // plan/ turns into file contents.
 #pragma once
 
+#include <qpatch/diagnose/skip_list_lint.hpp>
+
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/engine/engines.hpp>
@@ -105,6 +107,9 @@ struct Diagnosis {
   std::vector<Finding> findings;
   std::vector<std::string> notes; // traps worth knowing that change no verdict
   std::string mtp;                // the MTP head as a unit, or "" when there is none
+  // The compressed-tensors `ignore` list's dead, duplicate and over-broad entries (the judge's);
+  // nothing for other methods and for lists too long to lint by default.
+  std::optional<SkipListLint> lint;
   std::vector<ArrayChange> array_changes;
   std::vector<ObjectChange> object_changes;
   std::optional<ConfigInsert> config_insert;
