@@ -56,6 +56,38 @@ Environment:
   http_proxy, https_proxy, no_proxy  as libcurl reads them
   NO_COLOR  no colour, even on a terminal)";
 
+// Each subcommand's own exit statuses (issue 25: explain and graft repeated the table above,
+// whose words are about patching).
+constexpr const char* k_inspect_exit_codes = R"(Exit status:
+  0  read and shown (modules marked ! are built otherwise than stored: qpatch
+     --check DIR exits 1 for them)
+  2  usage error (--only matching no module)
+  3  a checkpoint could not be read or is invalid
+
+Environment: as qpatch --help lists it.)";
+constexpr const char* k_explain_exit_codes = R"(Exit status:
+  0  MODULE is built as it is stored, in every engine traced; with --error,
+     no cause of the message found in DIR
+  1  it is not; with --error, the findings behind the message
+  2  usage error (a MODULE DIR does not hold: the nearest names are named)
+  3  the checkpoint could not be read or is invalid
+
+Environment: as qpatch --help lists it.)";
+constexpr const char* k_restore_exit_codes = R"(Exit status:
+  0  restored, or nothing to restore
+  2  usage error
+  4  refused or a write failed, every file intact: a file edited since qpatch
+     wrote it (--force restores it, keeping its bytes first), a busy lock
+  5  a write failed and undoing it failed too (the report names every file))";
+constexpr const char* k_graft_exit_codes = R"(Exit status:
+  0  grafted, or nothing to graft
+  1  with --check/--dry-run: a graft would change something
+  2  usage error
+  3  refused: a module DONOR lacks, stores quantized or with another shape,
+     or DONOR is DIR; nothing written
+  4  not enough free space, or a write failed: the originals are intact
+  130, 143  interrupted: the next graft (or restore) finishes or undoes it)";
+
 // The exit code of a run a signal stopped during a commit, or `code`.
 int with_interrupt(int code, std::ostream& err) {
   const int sig = commit::interrupt_seen();
@@ -106,6 +138,10 @@ int run_command(const std::vector<std::string>& args,
   CLI::App* explain = setup_explain(app, explain_options);
   GraftOptions graft_options;
   CLI::App* graft = setup_graft(app, graft_options);
+  inspect->footer(k_inspect_exit_codes);
+  explain->footer(k_explain_exit_codes);
+  restore->footer(k_restore_exit_codes);
+  graft->footer(k_graft_exit_codes);
   // One --revision for every subcommand, read by the one place repo ids are resolved.
   std::string revision;
   add_revision_option(app, revision);

@@ -158,5 +158,26 @@ TEST_F(UniformOutputTest, RestoreJsonAfterWriting) {
   expect_file(outcome.out, "restore_json_same_dir_twice.json");
 }
 
+// Each subcommand's --help ends with its own exit statuses, not the patching table (issue 25).
+TEST(SubcommandHelp, EachSubcommandListsItsOwnExitStatuses) {
+  const auto help_of = [](const std::string& command) {
+    std::ostringstream out;
+    std::ostringstream err;
+    EXPECT_EQ(cli::run({command, "--help"}, out, err, cli::Terminal{}), 0);
+    return out.str();
+  };
+  const std::string explain = help_of("explain");
+  EXPECT_NE(explain.find("Exit status:\n  0  MODULE is built as it is stored"), std::string::npos);
+  EXPECT_EQ(explain.find("a patch is\n     needed"), std::string::npos);
+  const std::string graft = help_of("graft");
+  EXPECT_NE(graft.find("Exit status:\n  0  grafted, or nothing to graft\n"), std::string::npos);
+  EXPECT_EQ(graft.find("HF_HUB_CACHE"), std::string::npos);
+  const std::string restore = help_of("restore");
+  EXPECT_NE(restore.find("Exit status:\n  0  restored, or nothing to restore\n"),
+            std::string::npos);
+  const std::string inspect = help_of("inspect");
+  EXPECT_NE(inspect.find("Exit status:\n  0  read and shown"), std::string::npos);
+}
+
 } // namespace
 } // namespace qpatch::cli
