@@ -70,7 +70,9 @@ std::string next_step(const std::vector<const diagnose::Finding*>& findings,
   }
   const diagnose::Finding* first = findings.front();
   return report::shell_command("qpatch explain", shown) +
-         (first->modules.empty() ? "" : " " + report::shell_command("", first->modules.front()).substr(1));
+         (first->modules.empty()
+              ? ""
+              : " " + report::shell_command("", first->modules.front()).substr(1));
 }
 
 ExitCode explain_error(const ExplainOptions& options,
@@ -103,9 +105,9 @@ ExitCode explain_error(const ExplainOptions& options,
     doc["error"] = match ? json::Json{{"id", match->id},
                                       {"engine", match->engine},
                                       {"meaning", match->meaning},
-                                      {"module", match->module_hint.empty()
-                                                     ? json::Json()
-                                                     : json::Json(match->module_hint)}}
+                                      {"module",
+                                       match->module_hint.empty() ? json::Json()
+                                                                  : json::Json(match->module_hint)}}
                          : json::Json();
     json::Json findings = json::Json::array();
     for (const diagnose::Finding* finding : behind) {

@@ -10,9 +10,8 @@
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
-#include <qpatch/diagnose/skip_list_lint.hpp>
-
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/diagnose/skip_list_lint.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
@@ -96,7 +95,9 @@ public:
   }
   const std::set<size_t>& removed() const { return m_removed; }
   // Take out entries no verdict depends on (--prune).
-  void prune(const std::vector<size_t>& entries) { m_removed.insert(entries.begin(), entries.end()); }
+  void prune(const std::vector<size_t>& entries) {
+    m_removed.insert(entries.begin(), entries.end());
+  }
   // The lint of the list as written, from the first round's verdicts (skip_list_lint.hpp): an
   // entry that decided a layer there is live; the others are judged again only when there are
   // any, without them.

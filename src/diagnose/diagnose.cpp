@@ -579,12 +579,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
     if (active == nullptr) {
       diagnosis.quantized = !diagnosis.findings.empty() &&
                             diagnosis.findings.back().kind == FindingKind::quantized_without_config;
-      missing_head_finding(head,
-                           modules,
-                           configs.architecture,
-                           diagnosis.quantized,
-                           options.engines,
-                           diagnosis);
+      missing_head_finding(
+          head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
       return finish(std::move(diagnosis)); // not quantized, or nothing to judge it by
     }
   }

@@ -75,13 +75,12 @@ void missing_head_finding(const checkpoint::MtpHead& head,
   finding.label = "mtp";
   finding.modules = missing;
   const std::string declared = head.declared_by + ": " + std::to_string(head.declared);
-  finding.detail =
-      (missing.size() == head.declared
-           ? "config.json declares " + declared + " but no file stores the MTP head"
-           : "config.json declares " + declared + " but no file stores " +
-                 std::to_string(missing.size()) + " of its layers") +
-      " (" + missing.front() + (missing.size() > 1 ? ", ..." : "") +
-      "): no config patch can help; graft the head from the base model";
+  finding.detail = (missing.size() == head.declared
+                        ? "config.json declares " + declared + " but no file stores the MTP head"
+                        : "config.json declares " + declared + " but no file stores " +
+                              std::to_string(missing.size()) + " of its layers") +
+                   " (" + missing.front() + (missing.size() > 1 ? ", ..." : "") +
+                   "): no config patch can help; graft the head from the base model";
   if (engines.has(engine::Engine::vllm)) {
     finding.engines.emplace_back("vllm");
     std::string effect;

@@ -54,8 +54,8 @@ std::string lint_summary(const SkipListLint& lint) {
          std::to_string(lint.dead.size()) +
          " dead (no verdict changes without them, in any version judged), " +
          count(lint.duplicates.size(), "duplicate", "duplicates") + ", " +
-         std::to_string(lint.over_broad.size()) + " over-broad (a layer stored quantized is built " +
-         "dense by them)";
+         std::to_string(lint.over_broad.size()) +
+         " over-broad (a layer stored quantized is built " + "dense by them)";
 }
 
 } // namespace qpatch::diagnose

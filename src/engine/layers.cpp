@@ -122,9 +122,9 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
         layer_for(name, LayerKind::built_dense, "Linear").modules.push_back(m);
         break;
       }
-      if (last == "lm_head" ||
-          (!model.draft_head_prefix.empty() && (model.layer_prefix(name) == model.draft_head_prefix ||
-                                                model.is_draft_shared_head(name)))) {
+      if (last == "lm_head" || (!model.draft_head_prefix.empty() &&
+                                (model.layer_prefix(name) == model.draft_head_prefix ||
+                                 model.is_draft_shared_head(name)))) {
         layer_for(name,
                   model.lm_head_quant_config ? LayerKind::lm_head : LayerKind::built_dense,
                   "ParallelLMHead")

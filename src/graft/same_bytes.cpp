@@ -31,17 +31,15 @@ Result<std::map<std::string, Located>> locate(const Checkpoint& checkpoint, uint
   std::map<std::string, Located> out;
   for (const auto& [file, tensors] : by_file) {
     const std::string& name = checkpoint.inventory.files[file].name;
-    const std::string display =
-        checkpoint.display.empty() ? name : checkpoint.display + "/" + name;
+    const std::string display = checkpoint.display.empty() ? name : checkpoint.display + "/" + name;
     safetensors::HeaderParser parser;
     QP_TRY_ASSIGN(const safetensors::Header header,
                   parser.read(checkpoint.inventory.dir / name, display));
     for (const uint32_t t : tensors) {
       const std::string_view tensor = checkpoint.inventory.tensors[t].name;
-      const auto entry =
-          std::find_if(header.tensors.begin(), header.tensors.end(), [&](const auto& e) {
-            return e.name == tensor;
-          });
+      const auto entry = std::find_if(header.tensors.begin(),
+                                      header.tensors.end(),
+                                      [&](const auto& e) { return e.name == tensor; });
       if (entry == header.tensors.end()) {
         return make_error(ErrorCode::io_error,
                           display,
@@ -122,10 +120,8 @@ Result<bool> same_data(const Located& x, const Located& y) {
 
 } // namespace
 
-Result<bool> same_module_bytes(const Checkpoint& first,
-                               uint32_t a,
-                               const Checkpoint& second,
-                               uint32_t b) {
+Result<bool>
+same_module_bytes(const Checkpoint& first, uint32_t a, const Checkpoint& second, uint32_t b) {
   const checkpoint::Module& ma = first.modules[a];
   const checkpoint::Module& mb = second.modules[b];
   if (ma.tensors.size() != mb.tensors.size()) {

@@ -300,8 +300,8 @@ Result<std::vector<Selected>> select_modules(const Checkpoint& dir,
     for (const uint32_t m : dir.head.modules) {
       const Module& module = dir.modules[m];
       const auto found = donor_by_name.find(module.name);
-      const bool selected = std::any_of(
-          out.begin(), out.end(), [&](const Selected& s) { return s.in_dir == m; });
+      const bool selected =
+          std::any_of(out.begin(), out.end(), [&](const Selected& s) { return s.in_dir == m; });
       if (selected || found == donor_by_name.end()) {
         continue;
       }

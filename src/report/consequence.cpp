@@ -63,8 +63,8 @@ std::string consequence(const diagnose::Finding& finding,
   std::string out;
   for (const auto& [name, effect] : finding.engine_effects) {
     const auto which = engine_named(name);
-    out += (out.empty() ? "" : "; ") +
-           (which ? std::string(engine::display_name(*which)) : name) + ": " + effect;
+    out += (out.empty() ? "" : "; ") + (which ? std::string(engine::display_name(*which)) : name) +
+           ": " + effect;
   }
   if (!finding.engine_effects.empty()) {
     return out;

@@ -98,26 +98,27 @@ TEST(Module, CompressedTensorsNvfp4AndMxfp4) {
 // safetensors #839's F4 (two values a byte, the shape counting values) and F8_E8M0 (MX scale
 // exponents) beside the U8 forms: NVFP4 is told from MX by the scales' dtype alone.
 TEST(Module, Fp4WeightsAreToldApartByTheirScalesDtype) {
-  EXPECT_EQ(classify({{"a.weight_packed", "F4", {8192, 2048}},
-                      {"a.weight_scale", "F8_E4M3", {8192, 128}},
-                      {"a.weight_global_scale", "F32", {1}},
-                      {"b.weight_packed", "F4", {64, 64}},
-                      {"b.weight_scale", "F8_E8M0", {64, 2}},
-                      {"n.weight", "F4", {64, 64}},
-                      {"n.weight_scale", "F8_E4M3", {64, 4}},
-                      {"n.weight_scale_2", "F32", {}},
-                      {"x.weight", "U8", {64, 32}},
-                      {"x.weight_scale", "F8_E8M0", {64, 2}},
-                      {"y.weight", "F4", {64, 64}},
-                      {"y.weight_scale", "U8", {64, 2}},
-                      {"z.weight", "F4", {64, 64}},
-                      {"z.weight_scale", "BF16", {64, 2}}}),
-            (Lines{"a: linear ct-nvfp4",
-                   "b: linear ct-mxfp4",
-                   "n: linear modelopt-nvfp4",
-                   "x: linear mx-fp4",
-                   "y: linear mx-fp4",
-                   "z: linear inconsistent (weight F4 with these scales matches no known format)"}));
+  EXPECT_EQ(
+      classify({{"a.weight_packed", "F4", {8192, 2048}},
+                {"a.weight_scale", "F8_E4M3", {8192, 128}},
+                {"a.weight_global_scale", "F32", {1}},
+                {"b.weight_packed", "F4", {64, 64}},
+                {"b.weight_scale", "F8_E8M0", {64, 2}},
+                {"n.weight", "F4", {64, 64}},
+                {"n.weight_scale", "F8_E4M3", {64, 4}},
+                {"n.weight_scale_2", "F32", {}},
+                {"x.weight", "U8", {64, 32}},
+                {"x.weight_scale", "F8_E8M0", {64, 2}},
+                {"y.weight", "F4", {64, 64}},
+                {"y.weight_scale", "U8", {64, 2}},
+                {"z.weight", "F4", {64, 64}},
+                {"z.weight_scale", "BF16", {64, 2}}}),
+      (Lines{"a: linear ct-nvfp4",
+             "b: linear ct-mxfp4",
+             "n: linear modelopt-nvfp4",
+             "x: linear mx-fp4",
+             "y: linear mx-fp4",
+             "z: linear inconsistent (weight F4 with these scales matches no known format)"}));
 }
 
 TEST(Module, ScaleTensorIsTheOneThatTellsFormatsApart) {

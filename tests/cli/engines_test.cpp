@@ -76,7 +76,8 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
           "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
           // SGLang's compressed-tensors gives a ParallelLMHead no quant method: "lm_head" decides
           // nothing there (--engine narrows what "dead" means to the engines named).
-          "  lint        ignore: 2 entries; 1 dead (no verdict changes without them, in any version "
+          "  lint        ignore: 2 entries; 1 dead (no verdict changes without them, in any "
+          "version "
           "judged), 0 duplicates, 1 over-broad (a layer stored quantized is built dense by them); "
           "qpatch --prune DIR removes the dead and duplicate ones\n"
           "  not fixable mtp.fc: 1 module stored ct-pack-quantized but SGLang builds this layer "

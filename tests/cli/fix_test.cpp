@@ -173,8 +173,8 @@ TEST_F(FixTest, FusedShardsListedApartAreJudgedTogether) {
 }
 
 TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
-  const std::string config = test::without_head_declaration(
-      test::ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]"));
+  const std::string config = test::without_head_declaration(test::ct_config_json(
+      "[\n      \"lm_head\"\n    ]", "[\n          \"re:.*mlp.*\"\n        ]"));
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   const auto before = test::snapshot_tree(dir());
   const Outcome outcome = run_qpatch({"DIR"});
@@ -205,8 +205,8 @@ TEST_F(FixTest, QuantizedButUntargetedIsNotFixable) {
 }
 
 TEST_F(FixTest, SidecarIsKeptInStepWithConfigJson) {
-  const std::string config = test::without_head_declaration(
-      test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear));
+  const std::string config =
+      test::without_head_declaration(test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear));
   test::write_mini(dir(), {Head::absent, HeadFile::indexed_shard, config});
   write("quantization_config.json",
         "{\n  \"config_groups\": {\n    \"group_0\": {\n      \"targets\": [\n        "

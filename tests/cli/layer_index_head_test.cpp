@@ -85,7 +85,8 @@ std::string glm5_config(const std::string& ignore) {
       }
     },
     "format": "pack-quantized",
-    "ignore": )" + ignore +
+    "ignore": )" +
+         ignore +
          R"(,
     "quant_method": "compressed-tensors"
   }
@@ -122,7 +123,8 @@ void write_glm5(const std::filesystem::path& dir, const std::string& config, boo
 // Under vLLM "lm_head" decides nothing here: the head is a ParallelLMHead, which a "Linear" class
 // target does not name, so it is dense with or without the entry (the lint's dead entry).
 std::string lm_head_dead(size_t entries) {
-  return "  lint        ignore: " + std::to_string(entries) + (entries == 1 ? " entry" : " entries") +
+  return "  lint        ignore: " + std::to_string(entries) +
+         (entries == 1 ? " entry" : " entries") +
          "; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
          "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR "
          "removes the dead and duplicate ones\n";
@@ -192,8 +194,8 @@ TEST_F(LayerIndexHeadTest, Glm5WithoutItsNextnLayerFailsInVllmAndNeedsAGraft) {
   EXPECT_EQ(run_qpatch({"--check"}),
             std::pair(1,
                       "DIR: compressed-tensors, judged for " +
-                          test::judged_for(engine::Engine::vllm, "GlmMoeDsaForCausalLM") +
-                          "\n" + lm_head_dead(1) +
+                          test::judged_for(engine::Engine::vllm, "GlmMoeDsaForCausalLM") + "\n" +
+                          lm_head_dead(1) +
                           "  not fixable config.json declares num_nextn_predict_layers: 1 but no "
                           "file stores the MTP head (model.layers.2): no config patch can help; "
                           "graft the head from the base model\n"

@@ -54,19 +54,21 @@ TEST_F(RealConfigTest, CorrectPartialHeadConfigIsCleanForVllm) {
   write_packed_head();
   std::string out;
   EXPECT_EQ(run_in(dir(), {"--check", "--engine", "vllm"}, &out), 0); // every version
-  EXPECT_EQ(out,
-            dir().string() + ": compressed-tensors, judged for " +
-                test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration") +
-                "\n"
-                "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
-                "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
-                // The 48 parents (…layers.N.linear_attn) and their 48 norms name no Linear vLLM
-                // builds, in any version (issue 23 item 6: the README's figures).
-                "  lint        ignore: 304 entries; 96 dead (no verdict changes without them, in any "
-                "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built "
-                "dense by them); qpatch --prune " +
-                dir().string() + " removes the dead and duplicate ones\n"
-                "  status      clean\n");
+  EXPECT_EQ(
+      out,
+      dir().string() + ": compressed-tensors, judged for " +
+          test::judged_for(engine::Engine::vllm, "Qwen3_5ForConditionalGeneration") +
+          "\n"
+          "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
+          "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
+          // The 48 parents (…layers.N.linear_attn) and their 48 norms name no Linear vLLM
+          // builds, in any version (issue 23 item 6: the README's figures).
+          "  lint        ignore: 304 entries; 96 dead (no verdict changes without them, in any "
+          "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built "
+          "dense by them); qpatch --prune " +
+          dir().string() +
+          " removes the dead and duplicate ones\n"
+          "  status      clean\n");
 }
 
 // --prune removes what the lint line counts, as an ordinary patch: every other entry stays in its
@@ -78,7 +80,8 @@ TEST_F(RealConfigTest, PruneRemovesTheDeadEntriesOfTheRealConfig) {
   nlohmann::ordered_json expected = nlohmann::ordered_json::array();
   for (const auto& item : before) {
     const std::string entry = item.get<std::string>();
-    const bool parent = entry.size() > 12 && entry.compare(entry.size() - 12, 12, ".linear_attn") == 0;
+    const bool parent =
+        entry.size() > 12 && entry.compare(entry.size() - 12, 12, ".linear_attn") == 0;
     const bool norm = entry.find(".linear_attn.norm") != std::string::npos;
     if (!parent && !norm) {
       expected.push_back(entry);
@@ -121,34 +124,36 @@ TEST_F(RealConfigTest, SglangIsJudgedUnderItsOwnLayerNames) {
       expected.push_back(entry);
     }
   }
-  EXPECT_EQ(out,
-            dir().string() + ": compressed-tensors, judged for " +
-                test::judged_for(engine::Engine::sglang, "Qwen3_5ForConditionalGeneration") +
-                "\n"
-                "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
-                "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
-                // Under SGLang's own names the vision and in_proj_a/_b entries reach nothing.
-                "  lint        ignore: 304 entries; 256 dead (no verdict changes without them, in any "
-                "version judged), 0 duplicates, 48 over-broad (a layer stored quantized is built "
-                "dense by them); qpatch --prune " +
-                dir().string() + " removes the dead and duplicate ones\n"
-                "  fixable     model: 206 modules stored BF16 but quantized by targets "
-                "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but "
-                "SGLang matches its own layer names, which differ (explain shows them) (SGLang "
-                "before 2026-02-17 only)\n"
-                "  breaks      SGLang: loads, and drops the stored weights silently\n"
-                "  fixable     model.language_model.layers: 144 modules stored ct-pack-quantized "
-                "but made dense by plain ignore entries that name a parent module or part of a "
-                "name (SGLang reads plain entries as case-insensitive substrings) (SGLang from "
-                "2026-02-17 only)\n"
-                "  breaks      SGLang: loads, and drops the stored weights silently\n"
-                "  would patch config.json +2: re:^visual\\., "
-                "re:.*linear_attn\\.in_proj_(a|b)$; -48: " +
-                parents +
-                "\n"
-                "  status      needs-patch\n"
-                "  apply       qpatch " +
-                dir().string() + "\n");
+  EXPECT_EQ(
+      out,
+      dir().string() + ": compressed-tensors, judged for " +
+          test::judged_for(engine::Engine::sglang, "Qwen3_5ForConditionalGeneration") +
+          "\n"
+          "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
+          "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
+          // Under SGLang's own names the vision and in_proj_a/_b entries reach nothing.
+          "  lint        ignore: 304 entries; 256 dead (no verdict changes without them, in any "
+          "version judged), 0 duplicates, 48 over-broad (a layer stored quantized is built "
+          "dense by them); qpatch --prune " +
+          dir().string() +
+          " removes the dead and duplicate ones\n"
+          "  fixable     model: 206 modules stored BF16 but quantized by targets "
+          "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but "
+          "SGLang matches its own layer names, which differ (explain shows them) (SGLang "
+          "before 2026-02-17 only)\n"
+          "  breaks      SGLang: loads, and drops the stored weights silently\n"
+          "  fixable     model.language_model.layers: 144 modules stored ct-pack-quantized "
+          "but made dense by plain ignore entries that name a parent module or part of a "
+          "name (SGLang reads plain entries as case-insensitive substrings) (SGLang from "
+          "2026-02-17 only)\n"
+          "  breaks      SGLang: loads, and drops the stored weights silently\n"
+          "  would patch config.json +2: re:^visual\\., "
+          "re:.*linear_attn\\.in_proj_(a|b)$; -48: " +
+          parents +
+          "\n"
+          "  status      needs-patch\n"
+          "  apply       qpatch " +
+          dir().string() + "\n");
   EXPECT_EQ(std::count(parents.begin(), parents.end(), ',') + 1, 48);
   EXPECT_EQ(run_in(dir(), {}), 0);
   expected.push_back("re:^visual\\.");

@@ -8,8 +8,10 @@ namespace qpatch::report {
 namespace {
 
 TEST(FitWidth, ACutListCountsTheRestAndPointsToVerbose) {
-  const std::vector<std::string> names{"mtp.fc", "mtp.layers.0.self_attn.q_proj",
-                                       "mtp.layers.0.self_attn.k_proj", "mtp.layers.0.mlp.up_proj"};
+  const std::vector<std::string> names{"mtp.fc",
+                                       "mtp.layers.0.self_attn.q_proj",
+                                       "mtp.layers.0.self_attn.k_proj",
+                                       "mtp.layers.0.mlp.up_proj"};
   EXPECT_EQ(elided_list("+", names, 60), "+4: mtp.fc, … (3 more; -v lists all)");
   EXPECT_EQ(elided_list("+", names, 0),
             "+4: mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "

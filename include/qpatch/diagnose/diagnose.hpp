@@ -5,10 +5,9 @@
 // plan/ turns into file contents.
 #pragma once
 
-#include <qpatch/diagnose/skip_list_lint.hpp>
-
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/diagnose/skip_list_lint.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>

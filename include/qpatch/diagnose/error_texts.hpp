@@ -13,9 +13,9 @@
 namespace qpatch::diagnose {
 
 struct ErrorTextMatch {
-  std::string id;                // the row ("vllm-no-parameter")
-  std::string engine;            // "vllm", "sglang", "transformers"
-  std::string meaning;           // one line for people: what the engine was doing
+  std::string id;                 // the row ("vllm-no-parameter")
+  std::string engine;             // "vllm", "sglang", "transformers"
+  std::string meaning;            // one line for people: what the engine was doing
   std::vector<FindingKind> kinds; // the findings that make an engine print it
   // The module the text names, as far as it names one: a checkpoint or engine layer name, or a
   // name relative to the class being loaded ("fc" in Qwen3_5MultiTokenPredictor). "" when the

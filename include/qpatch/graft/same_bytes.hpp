@@ -13,9 +13,7 @@ namespace qpatch::graft {
 
 // True when module `a` of `first` and module `b` of `second` have the same tensors (parameter
 // names, dtypes, shapes) and the same data bytes. Reads the two modules' data in 1 MiB pieces.
-Result<bool> same_module_bytes(const Checkpoint& first,
-                               uint32_t a,
-                               const Checkpoint& second,
-                               uint32_t b);
+Result<bool>
+same_module_bytes(const Checkpoint& first, uint32_t a, const Checkpoint& second, uint32_t b);
 
 } // namespace qpatch::graft

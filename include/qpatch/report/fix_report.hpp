@@ -63,8 +63,8 @@ struct CheckpointOutcome {
   std::string mtp;                   // the MTP head as a unit, or ""
   // The skip list's dead, duplicate and over-broad entries (compressed-tensors `ignore`).
   std::optional<diagnose::SkipListLint> lint;
-  std::optional<Error> error;        // printed on stderr by the CLI; the report only counts it
-  bool held_back = false; // a patch was due, but another checkpoint failed: nothing written
+  std::optional<Error> error; // printed on stderr by the CLI; the report only counts it
+  bool held_back = false;     // a patch was due, but another checkpoint failed: nothing written
 };
 
 struct TextOptions {
