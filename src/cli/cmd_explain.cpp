@@ -55,12 +55,12 @@ json::Json explanation_json(const ExplainOptions& options,
   return doc;
 }
 
-// The command that deals with `findings`: the patch, a graft, or the trace of one module.
+// The command that deals with `findings`: a graft, the patch, or the trace of one module.
 std::string next_step(const std::vector<const diagnose::Finding*>& findings,
                       const std::string& shown) {
   for (const diagnose::Finding* finding : findings) {
     if (finding->kind == diagnose::FindingKind::missing_draft_head) {
-      return report::shell_command("qpatch graft --from BASE", shown);
+      return report::graft_command(shown);
     }
   }
   for (const diagnose::Finding* finding : findings) {
@@ -69,10 +69,8 @@ std::string next_step(const std::vector<const diagnose::Finding*>& findings,
     }
   }
   const diagnose::Finding* first = findings.front();
-  return report::shell_command("qpatch explain", shown) +
-         (first->modules.empty()
-              ? ""
-              : " " + report::shell_command("", first->modules.front()).substr(1));
+  return first->modules.empty() ? report::shell_command("qpatch explain", shown)
+                                : report::explain_command(shown, first->modules.front(), false);
 }
 
 ExitCode explain_error(const ExplainOptions& options,

@@ -42,6 +42,21 @@ std::string apply_renames(const std::vector<std::pair<std::string, std::string>>
   return out;
 }
 
+// The layer index a name component spells ("61"), at most six digits; nothing otherwise.
+std::optional<uint64_t> layer_index(std::string_view digits) {
+  if (digits.empty() || digits.size() > 6) {
+    return std::nullopt;
+  }
+  uint64_t index = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') {
+      return std::nullopt;
+    }
+    index = index * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return index;
+}
+
 } // namespace
 
 const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) const {
@@ -66,14 +81,8 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
   if (!renumbered_from.empty() && name.substr(0, renumbered_from.size()) == renumbered_from) {
     const std::string_view rest = name.substr(renumbered_from.size());
     const size_t dot = std::min(rest.find('.'), rest.size());
-    uint64_t index = 0;
-    bool digits = dot > 0 && dot <= 6;
-    for (size_t i = 0; digits && i < dot; ++i) {
-      digits = rest[i] >= '0' && rest[i] <= '9';
-      index = index * 10 + static_cast<uint64_t>(rest[i] - '0');
-    }
-    if (digits) {
-      return "model.layers." + std::to_string(renumber_base + index) +
+    if (const auto index = layer_index(rest.substr(0, dot))) {
+      return "model.layers." + std::to_string(renumber_base + *index) +
              std::string(rest.substr(dot));
     }
   }
@@ -120,14 +129,10 @@ std::string ModelInfo::draft_layer_of(std::string_view name) const {
   }
   const std::string_view rest = name.substr(k_layers.size());
   const size_t dot = rest.find('.');
-  uint64_t index = 0;
-  bool digits = dot != std::string_view::npos && dot > 0 && dot <= 6;
-  for (size_t i = 0; digits && i < dot; ++i) {
-    digits = rest[i] >= '0' && rest[i] <= '9';
-    index = index * 10 + static_cast<uint64_t>(rest[i] - '0');
-  }
+  const auto index =
+      dot == std::string_view::npos ? std::nullopt : layer_index(rest.substr(0, dot));
   // At most 64 draft layers after the main ones: no published head has more than 3.
-  if (!digits || index < num_hidden_layers || index >= num_hidden_layers + 64) {
+  if (!index || *index < num_hidden_layers || *index >= num_hidden_layers + 64) {
     return "";
   }
   return std::string(name.substr(0, k_layers.size() + dot + 1));

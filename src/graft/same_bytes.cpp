@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/graft/same_bytes.hpp>
+#include <qpatch/graft/shard_writer.hpp>
 #include <qpatch/safetensors/reader.hpp>
+#include <qpatch/util/file_descriptor.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <map>
-#include <memory>
 
 namespace qpatch::graft {
 namespace {
@@ -56,42 +56,11 @@ Result<std::map<std::string, Located>> locate(const Checkpoint& checkpoint, uint
   return out;
 }
 
-class Fd {
-public:
-  explicit Fd(const std::string& path) : m_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
-  ~Fd() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
-Status read_exact(int fd, char* into, uint64_t size, uint64_t offset, const std::string& path) {
-  while (size > 0) {
-    const ssize_t got = ::pread(fd, into, size, static_cast<off_t>(offset));
-    if (got <= 0) {
-      return make_error(ErrorCode::io_error,
-                        path,
-                        offset,
-                        "",
-                        got < 0 ? std::string(std::strerror(errno)) : "the file ended early");
-    }
-    into += got;
-    size -= static_cast<uint64_t>(got);
-    offset += static_cast<uint64_t>(got);
-  }
-  return ok_status();
-}
-
+// Whether two tensors' data hash alike: XXH3-64 in bounded chunks (shard_writer's hash_range,
+// the hash graft verifies its copies with).
 Result<bool> same_data(const Located& x, const Located& y) {
-  const Fd fx(x.path);
-  const Fd fy(y.path);
+  const util::FileDescriptor fx(::open(x.path.c_str(), O_RDONLY | O_CLOEXEC));
+  const util::FileDescriptor fy(::open(y.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fx.get() < 0 || fy.get() < 0) {
     return make_error(ErrorCode::io_error,
                       fx.get() < 0 ? x.path : y.path,
@@ -99,23 +68,9 @@ Result<bool> same_data(const Located& x, const Located& y) {
                       "",
                       "cannot open: " + std::string(std::strerror(errno)));
   }
-  constexpr uint64_t k_piece = 1 << 20;
-  const auto bx = std::make_unique<char[]>(k_piece);
-  const auto by = std::make_unique<char[]>(k_piece);
-  for (uint64_t done = 0; done < x.size;) {
-    const uint64_t n = std::min(k_piece, x.size - done);
-    if (auto read = read_exact(fx.get(), bx.get(), n, x.offset + done, x.path); !read) {
-      return read.take_error();
-    }
-    if (auto read = read_exact(fy.get(), by.get(), n, y.offset + done, y.path); !read) {
-      return read.take_error();
-    }
-    if (std::memcmp(bx.get(), by.get(), n) != 0) {
-      return false;
-    }
-    done += n;
-  }
-  return true;
+  QP_TRY_ASSIGN(const uint64_t first, hash_range(fx.get(), x.offset, x.size, x.path));
+  QP_TRY_ASSIGN(const uint64_t second, hash_range(fy.get(), y.offset, y.size, y.path));
+  return first == second;
 }
 
 } // namespace

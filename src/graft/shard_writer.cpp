@@ -2,6 +2,7 @@
 #include <qpatch/commit/interrupt.hpp>
 #include <qpatch/graft/shard_writer.hpp>
 #include <qpatch/json/strict_json.hpp>
+#include <qpatch/util/file_descriptor.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -256,14 +257,11 @@ Status verify_shard(const std::filesystem::path& file,
                   "the written header lists " + std::to_string(header.tensors.size()) +
                       " tensors, not " + std::to_string(layout.tensors.size()));
   }
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const util::FileDescriptor opened(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (opened.get() < 0) {
     return make_error(ErrorCode::io_error, display, std::nullopt, "", std::strerror(errno));
   }
-  const std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
-    ::close(*p);
-    delete p;
-  });
+  const int fd = opened.get();
   uint64_t offset = 0;
   for (size_t i = 0; i < layout.tensors.size(); ++i) {
     const TensorCopy& want = layout.tensors[i];

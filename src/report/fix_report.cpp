@@ -77,16 +77,13 @@ std::string next_step(const CheckpointOutcome& outcome) {
     // A head no file stores comes from the base model the checkpoint was quantized from.
     for (const auto& finding : outcome.findings) {
       if (finding.kind == diagnose::FindingKind::missing_draft_head && !outcome.remote) {
-        return "graft: " + shell_command("qpatch graft --from BASE", outcome.path) +
+        return "graft: " + graft_command(outcome.path) +
                "  (BASE: the unquantized model, a directory or Hub id)";
       }
     }
     for (const auto& finding : outcome.findings) {
       if (!finding.fixable && !finding.modules.empty()) {
-        return "why: " +
-               shell_command(outcome.remote ? "qpatch explain --remote" : "qpatch explain",
-                             outcome.path) +
-               " " + shell_command("", finding.modules.front()).substr(1);
+        return "why: " + explain_command(outcome.path, finding.modules.front(), outcome.remote);
       }
     }
     return "";
@@ -106,6 +103,15 @@ std::string shell_command(const std::string& words, const std::string& path) {
     quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   }
   return words + " " + quoted + "'";
+}
+
+std::string graft_command(const std::string& path) {
+  return shell_command("qpatch graft --from BASE", path);
+}
+
+std::string explain_command(const std::string& path, const std::string& module, bool remote) {
+  return shell_command(remote ? "qpatch explain --remote" : "qpatch explain", path) + " " +
+         shell_command("", module).substr(1);
 }
 
 std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,

@@ -9,6 +9,7 @@
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/safetensors/reader.hpp>
 #include <qpatch/util/checked.hpp>
+#include <qpatch/util/file_descriptor.hpp>
 #include <qpatch/util/hash_sort.hpp>
 #include <qpatch/util/huge_pages.hpp>
 #include <qpatch/util/name_index.hpp>
@@ -726,22 +727,6 @@ bool read_exact(int fd, char* out, size_t size, uint64_t offset) {
   return true;
 }
 
-class FileDescriptor {
-public:
-  explicit FileDescriptor(int fd) : m_fd(fd) {}
-  ~FileDescriptor() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return m_fd; }
-
-private:
-  int m_fd;
-};
-
 } // namespace
 
 Result<Header> HeaderParser::read(const std::filesystem::path& file,
@@ -755,7 +740,7 @@ Result<Header> HeaderParser::read(const std::filesystem::path& file,
                         0,
                         what + ": " + (error != 0 ? std::strerror(error) : "the file ended early"));
   };
-  FileDescriptor fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  const util::FileDescriptor fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     return io_fail("cannot open");
   }

@@ -7,6 +7,7 @@
 // enorm, hnorm, shared_head.{norm,head}, embed_tokens), two main layers instead of 78.
 #include "support/cli_run.hpp"
 #include "support/engine_labels.hpp"
+#include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -19,42 +20,28 @@ namespace {
 constexpr uint64_t k_hidden = 64;
 constexpr uint64_t k_vocab = 128;
 
-void linear(std::vector<synth::TensorSpec>& out,
-            const std::string& name,
-            uint64_t rows,
-            uint64_t cols,
-            bool quantized) {
-  if (quantized) {
-    out.push_back({name + ".weight_packed", "I32", {rows, cols / 8}});
-    out.push_back({name + ".weight_scale", "BF16", {rows, cols / 32}});
-    out.push_back({name + ".weight_shape", "I64", {2}});
-  } else {
-    out.push_back({name + ".weight", "BF16", {rows, cols}});
-  }
-}
-
 void decoder_layer(std::vector<synth::TensorSpec>& out, const std::string& p, bool quantized) {
   out.push_back({p + ".input_layernorm.weight", "BF16", {k_hidden}});
   out.push_back({p + ".post_attention_layernorm.weight", "BF16", {k_hidden}});
-  linear(out, p + ".self_attn.q_a_proj", 32, k_hidden, quantized);
-  linear(out, p + ".self_attn.q_b_proj", 64, 32, quantized);
-  linear(out, p + ".self_attn.kv_a_proj_with_mqa", 32, k_hidden, quantized);
-  linear(out, p + ".self_attn.kv_b_proj", 64, 32, quantized);
-  linear(out, p + ".self_attn.o_proj", k_hidden, 64, quantized);
+  test::ct_linear(out, p + ".self_attn.q_a_proj", 32, k_hidden, quantized);
+  test::ct_linear(out, p + ".self_attn.q_b_proj", 64, 32, quantized);
+  test::ct_linear(out, p + ".self_attn.kv_a_proj_with_mqa", 32, k_hidden, quantized);
+  test::ct_linear(out, p + ".self_attn.kv_b_proj", 64, 32, quantized);
+  test::ct_linear(out, p + ".self_attn.o_proj", k_hidden, 64, quantized);
   out.push_back({p + ".self_attn.q_a_layernorm.weight", "BF16", {32}});
   out.push_back({p + ".self_attn.kv_a_layernorm.weight", "BF16", {32}});
-  linear(out, p + ".self_attn.indexer.wq_b", 64, 32, quantized);
+  test::ct_linear(out, p + ".self_attn.indexer.wq_b", 64, 32, quantized);
   // Stored dense whatever the recipe: vLLM builds the fused wk_weights_proj unquantized.
-  linear(out, p + ".self_attn.indexer.wk", 32, k_hidden, false);
-  linear(out, p + ".self_attn.indexer.weights_proj", 32, k_hidden, false);
+  test::ct_linear(out, p + ".self_attn.indexer.wk", 32, k_hidden, false);
+  test::ct_linear(out, p + ".self_attn.indexer.weights_proj", 32, k_hidden, false);
   out.push_back({p + ".self_attn.indexer.k_norm.weight", "BF16", {32}});
   out.push_back({p + ".self_attn.indexer.k_norm.bias", "BF16", {32}});
   out.push_back({p + ".mlp.gate.weight", "BF16", {2, k_hidden}});
   out.push_back({p + ".mlp.gate.e_score_correction_bias", "F32", {2}});
   for (const std::string expert : {"experts.0", "experts.1", "shared_experts"}) {
-    linear(out, p + ".mlp." + expert + ".gate_proj", 32, k_hidden, quantized);
-    linear(out, p + ".mlp." + expert + ".up_proj", 32, k_hidden, quantized);
-    linear(out, p + ".mlp." + expert + ".down_proj", k_hidden, 32, quantized);
+    test::ct_linear(out, p + ".mlp." + expert + ".gate_proj", 32, k_hidden, quantized);
+    test::ct_linear(out, p + ".mlp." + expert + ".up_proj", 32, k_hidden, quantized);
+    test::ct_linear(out, p + ".mlp." + expert + ".down_proj", k_hidden, 32, quantized);
   }
 }
 

@@ -4,6 +4,7 @@
 // block), with real tensor bytes. A quantized head is replaced whole from the BF16 base, and a
 // dropped one is put back with its config key; restore gives every byte back.
 #include "run.hpp"
+#include "support/fixtures.hpp"
 #include "support/real_data.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
@@ -23,31 +24,17 @@ using synth::TensorSpec;
 
 constexpr uint64_t k_hidden = 64;
 
-void linear(std::vector<TensorSpec>& out,
-            const std::string& name,
-            uint64_t rows,
-            uint64_t cols,
-            bool quantized) {
-  if (quantized) {
-    out.push_back({name + ".weight_packed", "I32", {rows, cols / 8}});
-    out.push_back({name + ".weight_scale", "BF16", {rows, cols / 32}});
-    out.push_back({name + ".weight_shape", "I64", {2}});
-  } else {
-    out.push_back({name + ".weight", "BF16", {rows, cols}});
-  }
-}
-
 void decoder(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
   out.push_back({p + ".input_layernorm.weight", "BF16", {k_hidden}});
-  linear(out, p + ".self_attn.q_a_proj", 32, k_hidden, quantized);
-  linear(out, p + ".self_attn.q_b_proj", 64, 32, quantized);
-  linear(out, p + ".self_attn.kv_a_proj_with_mqa", 32, k_hidden, quantized);
-  linear(out, p + ".self_attn.kv_b_proj", 64, 32, quantized);
-  linear(out, p + ".self_attn.o_proj", k_hidden, 64, quantized);
+  ct_linear(out, p + ".self_attn.q_a_proj", 32, k_hidden, quantized);
+  ct_linear(out, p + ".self_attn.q_b_proj", 64, 32, quantized);
+  ct_linear(out, p + ".self_attn.kv_a_proj_with_mqa", 32, k_hidden, quantized);
+  ct_linear(out, p + ".self_attn.kv_b_proj", 64, 32, quantized);
+  ct_linear(out, p + ".self_attn.o_proj", k_hidden, 64, quantized);
   out.push_back({p + ".post_attention_layernorm.weight", "BF16", {k_hidden}});
-  linear(out, p + ".mlp.gate_proj", 128, k_hidden, quantized);
-  linear(out, p + ".mlp.up_proj", 128, k_hidden, quantized);
-  linear(out, p + ".mlp.down_proj", k_hidden, 128, quantized);
+  ct_linear(out, p + ".mlp.gate_proj", 128, k_hidden, quantized);
+  ct_linear(out, p + ".mlp.up_proj", 128, k_hidden, quantized);
+  ct_linear(out, p + ".mlp.down_proj", k_hidden, 128, quantized);
 }
 
 // The nextn layer's own tensors besides its decoder block.

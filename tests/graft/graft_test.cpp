@@ -36,33 +36,15 @@ void dense(std::vector<TensorSpec>& out, const std::string& name, std::vector<ui
   out.push_back({name, "BF16", std::move(shape)});
 }
 
-void packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t rows, uint64_t cols) {
-  out.push_back({module + ".weight_packed", "I32", {rows, cols / 8}});
-  out.push_back({module + ".weight_scale", "BF16", {rows, cols / 32}});
-  out.push_back({module + ".weight_shape", "I64", {2}});
-}
-
-void linear(std::vector<TensorSpec>& out,
-            const std::string& module,
-            uint64_t rows,
-            uint64_t cols,
-            bool quantized) {
-  if (quantized) {
-    packed(out, module, rows, cols);
-  } else {
-    dense(out, module + ".weight", {rows, cols});
-  }
-}
-
 void layer(std::vector<TensorSpec>& out, const std::string& p, bool quantized) {
   dense(out, p + ".input_layernorm.weight", {64});
-  linear(out, p + ".self_attn.q_proj", 128, 64, quantized);
-  linear(out, p + ".self_attn.k_proj", 32, 64, quantized);
-  linear(out, p + ".self_attn.v_proj", 32, 64, quantized);
-  linear(out, p + ".self_attn.o_proj", 64, 64, quantized);
-  linear(out, p + ".mlp.gate_proj", 128, 64, quantized);
-  linear(out, p + ".mlp.up_proj", 128, 64, quantized);
-  linear(out, p + ".mlp.down_proj", 64, 128, quantized);
+  ct_linear(out, p + ".self_attn.q_proj", 128, 64, quantized);
+  ct_linear(out, p + ".self_attn.k_proj", 32, 64, quantized);
+  ct_linear(out, p + ".self_attn.v_proj", 32, 64, quantized);
+  ct_linear(out, p + ".self_attn.o_proj", 64, 64, quantized);
+  ct_linear(out, p + ".mlp.gate_proj", 128, 64, quantized);
+  ct_linear(out, p + ".mlp.up_proj", 128, 64, quantized);
+  ct_linear(out, p + ".mlp.down_proj", 64, 128, quantized);
   dense(out, p + ".post_attention_layernorm.weight", {64});
 }
 
@@ -75,10 +57,6 @@ void main_model(std::vector<TensorSpec>& out, bool quantized) {
 
 std::string quantized_config() {
   return ct_config_json("[\n      \"lm_head\"\n    ]", "[\n          \"Linear\"\n        ]");
-}
-
-std::string without_head_declaration(std::string config) {
-  return util::replace_all(config, "  \"mtp_num_hidden_layers\": 1,\n", "");
 }
 
 std::string base_config(uint64_t hidden_size = 64) {
@@ -121,7 +99,7 @@ protected:
     dense(main.tensors, "mtp.norm.weight", {64});
     layer(main.tensors, "mtp.layers.0", true);
     ShardSpec fc{"model-00002-of-00002.safetensors", {}, true};
-    packed(fc.tensors, "mtp.fc", 64, 128);
+    ct_linear(fc.tensors, "mtp.fc", 64, 128, true);
     spec.shards = {main, fc};
     ASSERT_TRUE(synth::write_checkpoint(ck(), spec).ok());
     fill_real_data(ck(), "quantized");

@@ -147,6 +147,18 @@ void write_mimo(const std::filesystem::path& dir, const std::string& config_json
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
+void ct_linear(std::vector<synth::TensorSpec>& out,
+               const std::string& module,
+               uint64_t rows,
+               uint64_t cols,
+               bool quantized) {
+  if (quantized) {
+    packed(out, module, rows, cols);
+  } else {
+    dense(out, module + ".weight", {rows, cols});
+  }
+}
+
 std::string without_head_declaration(std::string config) {
   const std::string line = "  \"mtp_num_hidden_layers\": 1,\n";
   const size_t at = config.find(line);

@@ -4,6 +4,8 @@
 // dense mtp.fc (the real Qwen3.6-27B W4A16 layout). Shapes are small; data are sparse holes.
 #pragma once
 
+#include "synth/synthetic_checkpoint.hpp"
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -29,13 +31,21 @@ void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoi
 // MiMo-7B index): one compressed-tensors packed decoder layer, the MTP layer stored dense.
 void write_mimo(const std::filesystem::path& dir, const std::string& config_json);
 
-// A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
-// quantization_config whose ignore and group_0 targets are the given JSON arrays.
 // `config` (ct_config_json's) without its "mtp_num_hidden_layers" line: a checkpoint with no MTP
 // head whose config does not declare one, for tests about something else (a declared head
 // that no file stores is a finding of its own, missing_draft_head).
 std::string without_head_declaration(std::string config);
 
+// Append linear `module` [rows, cols]: compressed-tensors pack-quantized int4 (weight_packed,
+// weight_scale group 32, weight_shape) when `quantized`, else a BF16 weight.
+void ct_linear(std::vector<synth::TensorSpec>& out,
+               const std::string& module,
+               uint64_t rows,
+               uint64_t cols,
+               bool quantized);
+
+// A config.json in transformers' layout (indent 2, sorted keys) with a compressed-tensors
+// quantization_config whose ignore and group_0 targets are the given JSON arrays.
 std::string ct_config_json(const std::string& ignore_array,
                            const std::string& targets_array,
                            const std::string& architecture = "Qwen3_5ForCausalLM");

@@ -12,7 +12,7 @@
 namespace qpatch::graft {
 
 // True when module `a` of `first` and module `b` of `second` have the same tensors (parameter
-// names, dtypes, shapes) and the same data bytes. Reads the two modules' data in 1 MiB pieces.
+// names, dtypes, shapes) and data whose XXH3-64 hashes agree (hash_range, in bounded chunks).
 Result<bool>
 same_module_bytes(const Checkpoint& first, uint32_t a, const Checkpoint& second, uint32_t b);
 

@@ -80,6 +80,10 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
 std::string render_total(const std::vector<CheckpointOutcome>& outcomes, Mode mode);
 // A command as a user types it in a POSIX shell: "qpatch restore './my ck'".
 std::string shell_command(const std::string& words, const std::string& path);
+// The next step for a head no file stores: "qpatch graft --from BASE DIR".
+std::string graft_command(const std::string& path);
+// The trace of one module: "qpatch explain [--remote] DIR MODULE".
+std::string explain_command(const std::string& path, const std::string& module, bool remote);
 json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes);
 
 } // namespace qpatch::report
