@@ -27,16 +27,18 @@ def write_shard(path, tensors):
                 left -= n
     return {t[0]: os.path.basename(path) for t in tensors}, offset
 
-def head(hidden, inter, quantized):
-    # A Qwen3.5-27B-like MTP layer: fc [h, 2h], attention and MLP projections.
-    linears = {"mtp.fc": (hidden, 2 * hidden),
-               "mtp.layers.0.self_attn.q_proj": (2 * hidden, hidden),
-               "mtp.layers.0.self_attn.k_proj": (hidden // 4, hidden),
-               "mtp.layers.0.self_attn.v_proj": (hidden // 4, hidden),
-               "mtp.layers.0.self_attn.o_proj": (hidden, hidden),
-               "mtp.layers.0.mlp.gate_proj": (inter, hidden),
-               "mtp.layers.0.mlp.up_proj": (inter, hidden),
-               "mtp.layers.0.mlp.down_proj": (hidden, inter)}
+def layer_linears(prefix, hidden, inter):
+    # A Qwen3.5-27B-like decoder layer's attention and MLP projections: (rows, cols) each.
+    return {f"{prefix}.self_attn.q_proj": (2 * hidden, hidden),
+            f"{prefix}.self_attn.k_proj": (hidden // 4, hidden),
+            f"{prefix}.self_attn.v_proj": (hidden // 4, hidden),
+            f"{prefix}.self_attn.o_proj": (hidden, hidden),
+            f"{prefix}.mlp.gate_proj": (inter, hidden),
+            f"{prefix}.mlp.up_proj": (inter, hidden),
+            f"{prefix}.mlp.down_proj": (hidden, inter)}
+
+def packed(linears, quantized):
+    # Each linear as compressed-tensors pack-quantized int4 (group 32) or as a BF16 weight.
     out = []
     for module, (rows, cols) in linears.items():
         if quantized:
@@ -46,7 +48,23 @@ def head(hidden, inter, quantized):
                         rows.to_bytes(8, "little") + cols.to_bytes(8, "little")))
         else:
             out.append((module + ".weight", "BF16", [rows, cols], rows * cols * 2))
-    out.append(("mtp.norm.weight", "BF16", [hidden], hidden * 2))
+    return out
+
+def head(hidden, inter, quantized):
+    # A Qwen3.5-27B-like MTP layer: fc [h, 2h] and one decoder layer.
+    linears = {"mtp.fc": (hidden, 2 * hidden), **layer_linears("mtp.layers.0", hidden, inter)}
+    return packed(linears, quantized) + [("mtp.norm.weight", "BF16", [hidden], hidden * 2)]
+
+def main_layers(kept_mb, hidden, inter):
+    # Whole W4A16 decoder layers (what a real shard holds: ~24 tensors a layer, consistent with
+    # the config) until KEPT_MB is reached.
+    out, size, i = [], 0, 0
+    while size < kept_mb << 20:
+        layer = packed(layer_linears(f"model.layers.{i}", hidden, inter), True)
+        layer.append((f"model.layers.{i}.input_layernorm.weight", "BF16", [hidden], hidden * 2))
+        out += layer
+        size += sum(t[3] for t in layer)
+        i += 1
     return out
 
 def config(quantized):
@@ -77,8 +95,7 @@ def write(dir_, tensors_by_shard, quantized):
 def main():
     work, kept_mb = sys.argv[1], int(sys.argv[2])
     hidden, inter = 5120, 17408  # the 27B's sizes: the BF16 head is ~850 MB
-    main_tensors = [(f"model.layers.{i}.mlp.weight", "BF16", [1024, 512], 1 << 20)
-                    for i in range(kept_mb)]
+    main_tensors = main_layers(kept_mb, hidden, inter)
     write(os.path.join(work, "dir"),
           {"model-00001-of-00001.safetensors": main_tensors + head(hidden, inter, True)}, True)
     write(os.path.join(work, "donor"),

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writing a safetensors shard whose tensors are byte ranges of other files, without ever holding
 // a shard in memory: the header is built here (the reference writer's layout, padded with spaces
-// so the data start is a multiple of 8), then each tensor's bytes are copied range by range with
-// copy_file_range (which reflinks where the file system can), falling back to a bounded
-// pread/pwrite loop. Verification re-reads the written header through the reader's validation
-// and compares every tensor's XXH3 hash with its source's, streaming. Which tensors go where is
+// so the data start is a multiple of 8), then the tensors' bytes are copied with copy_file_range
+// (which reflinks where the file system can), one range per run of tensors that are back to back
+// in their source, falling back to a bounded pread/pwrite loop. Verification re-reads the written
+// header through the reader's validation and compares every tensor's XXH3 hash with its
+// source's, streaming, the two sides hashed at once. Which tensors go where is
 // decided by graft/graft_plan; committing the files is graft/graft_commit's.
 #pragma once
 
@@ -40,7 +41,7 @@ std::string encode_header(const ShardLayout& layout);
 // Return the size the whole shard will have.
 uint64_t shard_size(const ShardLayout& layout);
 
-// Called with the bytes copied so far and the total, after each range.
+// Called with the bytes copied so far and the total, after each range (a run of tensors).
 using Progress = std::function<void(uint64_t done, uint64_t total)>;
 
 struct CopyStats {
