@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/graft/config_repair.hpp>
 #include <qpatch/graft/graft_plan.hpp>
 #include <qpatch/jsonedit/array_edit.hpp>
 #include <qpatch/limits.hpp>
@@ -165,25 +166,6 @@ Inventory after_graft(const Checkpoint& dir,
   return after;
 }
 
-// Add DONOR's head declaration (mtp_num_hidden_layers, ...) to DIR's config.json where it sits in
-// DONOR's (the top level or text_config).
-Status add_declaration(quant::ConfigSet& configs, const Checkpoint& donor, GraftPlan& plan) {
-  const json::Json& donor_config = donor.configs.files.front().doc;
-  const std::string& key = donor.head.declared_by;
-  std::vector<std::string> pointer;
-  if (!donor_config.contains(key) && configs.files.front().doc.contains("text_config")) {
-    pointer = {"text_config"};
-  }
-  quant::ConfigFile& config = configs.files.front();
-  QP_TRY_ASSIGN(config.text,
-                jsonedit::append_member_raw(
-                    config.text, pointer, key, std::to_string(donor.head.declared), config.name));
-  QP_TRY_ASSIGN(config.doc, json::parse_strict(config.text, config.name));
-  plan.declared_key = key;
-  plan.declared_value = donor.head.declared;
-  return ok_status();
-}
-
 // Return the new index text: every entry but the removed ones, kept in order and renamed with
 // their shard, then the grafted tensors; total_size the sum of every indexed tensor's bytes.
 Result<std::string> new_index(const Checkpoint& dir,
@@ -303,9 +285,9 @@ Status plan_configs(const Checkpoint& dir,
         edit.removed = change.removed;
       }
     }
-    if (file.name == "config.json" && !plan.declared_key.empty()) {
-      edit.added.insert(edit.added.begin(),
-                        plan.declared_key + ": " + std::to_string(plan.declared_value));
+    if (file.name == "config.json") {
+      const std::vector<std::string> repaired = plan.config_repair.describe();
+      edit.added.insert(edit.added.begin(), repaired.begin(), repaired.end());
     }
     plan.configs.push_back(std::move(edit));
   }
@@ -445,11 +427,7 @@ plan_graft(const Checkpoint& dir, const Checkpoint& donor, const PlanOptions& op
     return shards.take_error();
   }
   quant::ConfigSet configs = dir.configs;
-  if (dir.head.declared == 0 && donor.head.declared > 0) {
-    if (auto added = add_declaration(configs, donor, plan); !added) {
-      return added.take_error();
-    }
-  }
+  QP_TRY_ASSIGN(plan.config_repair, repair_config(configs, dir, donor));
   const Inventory after = after_graft(dir, donor, plan, removed);
   if (auto planned = plan_configs(dir, after, configs, options, plan); !planned) {
     return planned.take_error();

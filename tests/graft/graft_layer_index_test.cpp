@@ -49,7 +49,10 @@ void nextn(std::vector<TensorSpec>& out, const std::string& p) {
 std::string config(bool quantized, bool declares_head) {
   std::string text = "{\n  \"architectures\": [\n    \"DeepseekV3ForCausalLM\"\n  ],\n"
                      "  \"hidden_size\": 64,\n  \"model_type\": \"deepseek_v3\",\n"
-                     "  \"num_hidden_layers\": 1,\n";
+                     "  \"layer_types\": [\n    \"full_attention\"";
+  // One entry per layer, the nextn layer's too: an exporter that drops the layer cuts the list.
+  text += declares_head ? ",\n    \"full_attention\"\n  ],\n" : "\n  ],\n";
+  text += "  \"num_hidden_layers\": 1,\n";
   if (declares_head) {
     text += "  \"num_nextn_predict_layers\": 1,\n";
   }
@@ -130,9 +133,10 @@ TEST_F(GraftLayerIndexTest, AQuantizedNextnLayerIsReplacedWholeAndRestoreUndoesI
   EXPECT_EQ(snapshot_tree(ck()), tree);
 }
 
-// An export that lost the nextn layer and num_nextn_predict_layers: the missing head is a
-// finding that names the graft; the graft puts back the layer's tensors, its index entries and
-// the config key; restore takes all of it out again.
+// An export that lost the nextn layer, num_nextn_predict_layers and the layer's entry in
+// layer_types: the graft puts back the layer's tensors, its index entries, the config key and
+// the list as DONOR writes it, every other byte of config.json as it was; restore takes all of
+// it out again.
 TEST_F(GraftLayerIndexTest, ADroppedNextnLayerComesBackWithItsConfigKey) {
   write(base(), false, true, "base");
   write(ck(), true, false, "dropped");
@@ -152,8 +156,34 @@ TEST_F(GraftLayerIndexTest, ADroppedNextnLayerComesBackWithItsConfigKey) {
   EXPECT_EQ(head_tensors, 15U);
   const std::string index = read_bytes(ck() / "model.safetensors.index.json");
   EXPECT_NE(index.find("\"model.layers.1.shared_head.head.weight\""), std::string::npos);
-  EXPECT_NE(read_bytes(ck() / "config.json").find("\"num_nextn_predict_layers\": 1"),
-            std::string::npos);
+  std::string repaired = config(true, true);
+  repaired.erase(repaired.find("  \"num_nextn_predict_layers\": 1,\n"), 33);
+  // The grafted dense layer listed in `ignore` as vLLM and transformers name it and as SGLang
+  // builds DeepSeek's nextn layer (model.decoder, fused gate_up_proj).
+  const std::string ignore = "\"ignore\": [\n      \"lm_head\"";
+  std::string listed;
+  for (const char* name : {"model.layers.1.self_attn.q_a_proj",
+                           "model.layers.1.self_attn.kv_a_proj_with_mqa",
+                           "model.decoder.self_attn.q_a_proj",
+                           "model.decoder.self_attn.kv_a_proj_with_mqa",
+                           "model.layers.1.self_attn.q_b_proj",
+                           "model.decoder.self_attn.q_b_proj",
+                           "model.layers.1.self_attn.kv_b_proj",
+                           "model.decoder.self_attn.kv_b_proj",
+                           "model.layers.1.self_attn.o_proj",
+                           "model.decoder.self_attn.o_proj",
+                           "model.layers.1.mlp.gate_proj",
+                           "model.layers.1.mlp.up_proj",
+                           "model.decoder.mlp.gate_up_proj",
+                           "model.layers.1.mlp.down_proj",
+                           "model.decoder.mlp.down_proj"}) {
+    listed += ",\n      \"" + std::string(name) + "\"";
+  }
+  repaired.insert(repaired.find(ignore) + ignore.size(), listed);
+  repaired.insert(repaired.rfind('\n', repaired.size() - 3),
+                  ",\n  \"num_nextn_predict_layers\": 1");
+  EXPECT_EQ(read_bytes(ck() / "config.json"), repaired);
+  EXPECT_NE(text.find("layer_types: 1 -> 2 items"), std::string::npos) << text;
   ASSERT_EQ(run_args({"--check", "-q", ck().string()}, &text), 0) << text;
   ASSERT_EQ(run_args({"restore", ck().string()}, &text), 0) << text;
   EXPECT_EQ(snapshot_tree(ck()), tree);

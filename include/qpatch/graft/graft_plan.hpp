@@ -4,13 +4,15 @@
 // when it held nothing else, else rewritten under a new name, since vLLM reads every tensor of
 // every file the index names and the old name must keep its bytes until the index switches),
 // the new index (weight_map and metadata.total_size, the sum of tensor bytes as the HF writers
-// compute it), and the config edits: DONOR's head declaration when DIR's config lost it, and the
-// quantization config patch that makes the grafted modules dense for every judged engine, from
-// the same diagnose/plan path as `qpatch DIR`, judged on the checkpoint as it will be.
+// compute it), and the config edits: what DIR's config.json lost with the head
+// (graft/config_repair), and the quantization config patch that makes the grafted modules dense for
+// every judged engine, from the same diagnose/plan path as `qpatch DIR`, judged on the checkpoint
+// as it will be.
 #pragma once
 
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/graft/config_repair.hpp>
 #include <qpatch/graft/selection.hpp>
 #include <qpatch/graft/shard_writer.hpp>
 
@@ -52,9 +54,8 @@ struct GraftPlan {
   std::vector<ShardChange> shard_changes;
   std::string head_file;           // the grafted shard's name
   std::vector<ConfigEdit> configs; // config.json and sidecars that change
-  std::string declared_key;        // head declaration added to config.json, or ""
-  uint64_t declared_value = 0;
-  commit::WriteRequest index; // model.safetensors.index.json
+  ConfigRepair config_repair;      // keys put back from DONOR's config.json
+  commit::WriteRequest index;      // model.safetensors.index.json
   size_t index_removed = 0;
   size_t index_added = 0;
   uint64_t total_size_before = 0; // the index's claim
