@@ -590,6 +590,17 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
   // and reported below, as vLLM would load it.
   engine::EngineSet modelled = modelled_engines(method, options.engines);
+  if (method != nullptr) {
+    // An engine asked for whose rules for this method qpatch has not read (Quark in SGLang and
+    // transformers) is not judged, and the report says so rather than judge it by analogy.
+    for (const engine::Engine engine : options.engines.list()) {
+      if (!method->engines.has(engine)) {
+        diagnosis.notes.push_back(std::string(engine::display_name(engine)) +
+                                  ": not judged: qpatch has not read its " +
+                                  std::string(method->name) + " loader");
+      }
+    }
+  }
   if (method != nullptr && !options.engines_named) {
     // By default an engine that cannot load the method at all is left out, and said so.
     engine::EngineSet loading = engine::EngineSet::none();

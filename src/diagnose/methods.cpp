@@ -156,6 +156,10 @@ const std::vector<Method>& table() {
           detail::judge_skip_list,
           detail::explain_skip_list,
           rules_skip_list>("bitsandbytes", {}, "weight_scale", SkipListMethod::bitsandbytes),
+      row<detail::skip_list_setting,
+          detail::judge_skip_list,
+          detail::explain_skip_list,
+          rules_skip_list>("quark", {}, "weight_scale", SkipListMethod::quark),
   };
   return rows;
 }

@@ -117,6 +117,16 @@ Result<SkipList> read_skip_list(const quant::ConfigFile& file,
     }
     return list;
   }
+  if (method == SkipListMethod::quark) {
+    // QuarkConfig.get_quant_method: quant_config.get("exclude").
+    if (auto status = read("exclude"); !status) {
+      return status.take_error();
+    }
+    if (!list.exists) {
+      list.key = "exclude";
+    }
+    return list;
+  }
   if (method == SkipListMethod::bitsandbytes) {
     if (auto status = read("llm_int8_skip_modules"); !status) {
       return status.take_error();
@@ -324,6 +334,8 @@ std::string_view skip_list_method_name(engine::SkipListMethod method) {
     return "fp8";
   case engine::SkipListMethod::modelopt:
     return "modelopt";
+  case engine::SkipListMethod::quark:
+    return "quark";
   case engine::SkipListMethod::bitsandbytes:
     break;
   }

@@ -137,6 +137,19 @@ SkipListRules::SkipListRules(SkipListMethod method,
       add(entry, i);
     }
   }
+  if (m_method == SkipListMethod::quark) {
+    // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
+    // not compile raises in vLLM; here it matches nothing.
+    for (const std::string& entry : m_mapped) {
+      std::optional<Pattern> pattern;
+      if (entry.rfind("re:", 0) == 0) {
+        if (auto compiled = Pattern::compile(std::string_view(entry).substr(3), "exclude")) {
+          pattern = std::move(*compiled);
+        }
+      }
+      m_quark_patterns.push_back(std::move(pattern));
+    }
+  }
 }
 
 void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
@@ -260,6 +273,7 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
   case SkipListMethod::awq:
     return name.find(entry) != std::string::npos;
   case SkipListMethod::fp8:
+  case SkipListMethod::quark: // a plain entry ("re:" ones: skipping_entry)
     return name == entry;
   case SkipListMethod::bitsandbytes: {
     // One dot-component equal to the entry, or the first k components joined equal to it.
@@ -288,6 +302,13 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
 
 std::optional<size_t> SkipListRules::skipping_entry(const std::string& name) const {
   for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (m_method == SkipListMethod::quark && m_mapped[i].rfind("re:", 0) == 0) {
+      if (m_quark_patterns[i] &&
+          m_quark_patterns[i]->matches(name, MatchMode::match).value_or(false)) {
+        return m_origin[i];
+      }
+      continue;
+    }
     if (matches(m_mapped[i], name)) {
       return m_origin[i];
     }
@@ -575,6 +596,8 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
       return "is a dot-component or dotted prefix of";
     case SkipListMethod::modelopt:
       return "equals, is contained in or glob-matches";
+    case SkipListMethod::quark:
+      return "equals (or as re: matches the start of)";
     }
     return "matches";
   }();
@@ -634,6 +657,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
   decision.target = m_method == SkipListMethod::awq            ? "AWQ"
                     : m_method == SkipListMethod::fp8          ? "FP8"
                     : m_method == SkipListMethod::bitsandbytes ? "bitsandbytes"
+                    : m_method == SkipListMethod::quark        ? "Quark"
                                                                : "ModelOpt";
   if (m_method == SkipListMethod::modelopt && m_skip.modelopt_unsupported) {
     decision.by = DecidedBy::built_dense;
@@ -645,6 +669,9 @@ Decision SkipListRules::decide(const Layer& layer) const {
   if (built_dense_reason(layer)) {
     decision.by = DecidedBy::built_dense;
     return decision;
+  }
+  if (m_method == SkipListMethod::quark) {
+    return quark_decide(layer, decision);
   }
   const auto skipped_by = [&](size_t i) {
     decision.verdict = Verdict::dense;
@@ -802,6 +829,64 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
   }
   return not_skipped();
+}
+
+Decision SkipListRules::quark_decide(const Layer& layer, Decision decision) const {
+  const auto skipped_by = [&](size_t i) {
+    decision.verdict = Verdict::dense;
+    decision.by = DecidedBy::ignore_entry;
+    decision.ignore_index = i;
+    return decision;
+  };
+  // check_children (#46757): `target == layer_name or target.startswith(layer_name + ".")` over
+  // the plain targets, before any other test.
+  if (layer.kind == LayerKind::experts && m_skip.quark_experts_by_children) {
+    for (size_t i = 0; i < m_mapped.size(); ++i) {
+      const std::string& entry = m_mapped[i];
+      if (entry.rfind("re:", 0) != 0 &&
+          (entry == layer.prefix || entry.rfind(layer.prefix + ".", 0) == 0)) {
+        return skipped_by(m_origin[i]);
+      }
+    }
+  }
+  const std::string last(last_component(layer.prefix));
+  const auto* shards = m_model.shards_of_layer(layer.prefix);
+  if (shards == nullptr) {
+    if (const auto hit = skipping_entry(layer.prefix)) {
+      return skipped_by(*hit);
+    }
+    decision.verdict = Verdict::quantized;
+    decision.by = DecidedBy::target_class;
+    return decision;
+  }
+  // `layer_name.replace(proj_name, shard_proj_name)` for each shard; the first shard sets the
+  // verdict and every other must agree.
+  std::optional<size_t> first;
+  size_t hits = 0;
+  std::string listed;
+  for (const std::string& shard : *shards) {
+    const std::string name = replace_all(layer.prefix, last, shard);
+    const auto hit = skipping_entry(name);
+    decision.shards.push_back(name);
+    decision.shard_ignored.push_back(hit.has_value());
+    hits += hit ? 1U : 0U;
+    first = first ? first : hit;
+    listed += (listed.empty() ? "'" : ", '") + shard + "'";
+  }
+  if (hits != 0 && hits != shards->size()) {
+    decision.verdict = Verdict::load_error;
+    decision.by = DecidedBy::fused_disagree;
+    decision.ignore_index = first;
+    decision.error = "ValueError: Found a different quantization schemes for [" + listed + "] in " +
+                     layer.prefix + ". vLLM requires all to use the same scheme.";
+    return decision;
+  }
+  if (first) {
+    return skipped_by(*first);
+  }
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_class;
+  return decision;
 }
 
 } // namespace qpatch::engine

@@ -27,12 +27,17 @@ TEST(MethodsTest, RowsInTheOrderReportsListThem) {
   for (const Method& method : methods()) {
     names.emplace_back(method.name);
   }
-  EXPECT_EQ(
-      names,
-      (std::vector<std::string>{
-          "compressed-tensors", "gptq", "auto-round", "awq", "fp8", "modelopt", "bitsandbytes"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"compressed-tensors",
+                                      "gptq",
+                                      "auto-round",
+                                      "awq",
+                                      "fp8",
+                                      "modelopt",
+                                      "bitsandbytes",
+                                      "quark"}));
   EXPECT_EQ(judged_methods_text(),
-            "compressed-tensors, gptq, auto-round, awq, fp8, modelopt and bitsandbytes");
+            "compressed-tensors, gptq, auto-round, awq, fp8, modelopt, bitsandbytes and quark");
 }
 
 TEST(MethodsTest, EveryRowHasAJudgeAndAnExplain) {
@@ -153,9 +158,10 @@ TEST_F(UnknownMethodTest, DiagnoseReportsItAndPlansNoEdit) {
   EXPECT_EQ(finding.kind, FindingKind::unsupported_method);
   EXPECT_FALSE(finding.fixable);
   EXPECT_EQ(finding.label, "config.json");
-  EXPECT_EQ(finding.detail,
-            "config.json: quant_method \"awq_marlin\" is not judged by this version of qpatch "
-            "(compressed-tensors, gptq, auto-round, awq, fp8, modelopt and bitsandbytes are)");
+  EXPECT_EQ(
+      finding.detail,
+      "config.json: quant_method \"awq_marlin\" is not judged by this version of qpatch "
+      "(compressed-tensors, gptq, auto-round, awq, fp8, modelopt, bitsandbytes and quark are)");
   EXPECT_EQ(finding.engines, std::vector<std::string>{"vllm"});
   EXPECT_TRUE(diagnosis->array_changes.empty());
   EXPECT_TRUE(diagnosis->object_changes.empty());

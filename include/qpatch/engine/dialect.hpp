@@ -44,6 +44,9 @@ struct SkipListDialect {
   bool awq_derives_absent_list = true;
   // A fused layer listed by its own name is skipped (else only its shards are tested).
   bool fused_name_skips = true;
+  // Quark: an experts layer is excluded when a plain entry equals it or names one of its
+  // children ("model.layers.78.mlp.experts.*.down_proj"); else only its own name is tested.
+  bool quark_experts_by_children = false;
   // ModelOpt NVFP4 builds the Qwen3.5 / Qwen3-Next MTP fc without a quant config.
   bool fc_dense_nvfp4 = false;
   // ModelOpt gives a ParallelLMHead a quant method (it is quantized like any Linear).

@@ -26,7 +26,17 @@
 //        is a key (also across model.language_model./language_model.model.), a shard of a
 //        fused layer is (shards with different algorithms raise), or a key starts with its name
 //        plus "." (experts: with its parent's); anything else is built dense.
-// lm_head is a ParallelLMHead, which FP8 and bitsandbytes never quantize, AWQ only with
+//   quark  `exclude` (quark/quark.py QuarkConfig.get_quant_method, quark/utils.py
+//        should_ignore_layer, 017e9f4; unchanged in the window but for #46757): entries renamed
+//        by the model's mapper (QuarkConfig.apply_vllm_mapper); a plain entry equal to the name,
+//        or "re:" followed by a regex that re.match-es it (anchored at the start only); a fused
+//        layer through its shards only (prefix.replace(proj, shard); shards that disagree raise
+//        "Found a different quantization schemes"), so an entry naming qkv_proj excludes
+//        nothing; an experts layer (since #46757) also when a plain entry names one of its
+//        children. A layer not excluded is quantized (layer_quant_config and
+//        global_quant_config only choose its scheme); a ParallelLMHead is never quantized
+//        (get_quant_method returns None for what is not LinearBase, Attention or experts).
+// lm_head is a ParallelLMHead, which FP8, bitsandbytes and Quark never quantize, AWQ only with
 // `lm_head: true`, and ModelOpt like any Linear.
 //
 // SGLang's AWQ (layers/quantization/awq/awq.py, AWQMarlinConfig, the kernel it picks on CUDA for
@@ -60,7 +70,7 @@
 
 namespace qpatch::engine {
 
-enum class SkipListMethod { awq, fp8, modelopt, bitsandbytes };
+enum class SkipListMethod { awq, fp8, modelopt, bitsandbytes, quark };
 
 // Python fnmatch.fnmatchcase: `*` any run (dots included), `?` one character, `[seq]`/`[!seq]`.
 bool fnmatch(std::string_view name, std::string_view pattern);
@@ -118,6 +128,8 @@ private:
   std::string sglang_resolve_algo(const Layer& layer) const;
   // Why the engine builds `layer` with no quant config, or nothing.
   std::optional<std::string> built_dense_reason(const Layer& layer) const;
+  // vLLM's Quark (should_ignore_layer): the verdict on the built name.
+  Decision quark_decide(const Layer& layer, Decision decision) const;
   // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.
   Decision transformers_decide(const Layer& layer, Decision decision) const;
 
@@ -130,6 +142,9 @@ private:
   // transformers' AWQ: each entry compiled as a Python regex (nothing: it does not compile),
   // then the default "lm_head".
   std::vector<std::optional<Pattern>> m_convert_patterns;
+  // Quark: each renamed entry's "re:" pattern, compiled once (nothing: a plain entry, or one
+  // that does not compile).
+  std::vector<std::optional<Pattern>> m_quark_patterns;
   // SGLang's ModelOpt: each entry as is_layer_excluded reads it.
   struct Exclusion {
     enum class Kind { literal, glob, regex } kind = Kind::literal;

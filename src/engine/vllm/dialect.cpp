@@ -24,6 +24,9 @@ Dialect vllm_dialect(const EngineVersion& version, const ModelInfo& model) {
   // quant_utils.py is_layer_skipped before #43981 (a3195fab7^): a fused prefix is always judged
   // by prefix.replace(proj, shard) for each shard, never by its own name.
   skip.fused_name_skips = version.has("#43981");
+  // quark/utils.py should_ignore_layer's check_children, asked for a RoutedExperts by
+  // QuarkConfig.get_quant_method since #46757 (02bf9c790).
+  skip.quark_experts_by_children = version.has("#46757");
   // qwen3_5_mtp.py / qwen3_next_mtp.py: fc_quant = None for modelopt_fp4 since #38832
   // (771913e4a) / #46316 (e45b27992).
   skip.fc_dense_nvfp4 =

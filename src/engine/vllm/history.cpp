@@ -14,7 +14,7 @@ History make_vllm_history() {
   h.name = "vllm";
   h.display_name = "vLLM";
   h.column = "vllm";
-  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes";
+  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes quark";
   h.rules = "vllm main 017e9f4 (2026-08-17)";
   // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
   // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
@@ -124,6 +124,14 @@ History make_vllm_history() {
        "modelopt.py ModelOptMixedPrecisionConfig.get_quant_method: an MXFP8 quantized_layers "
        "entry builds the layer quantized (before: dense)",
        "modelopt",
+       ""},
+      {"#46757",
+       "02bf9c790",
+       "2026-07-16",
+       "0.26",
+       "quark/utils.py should_ignore_layer: an experts layer is excluded when an entry equals it "
+       "or names one of its children (before: only an entry matching its own name)",
+       "quark",
        ""},
       {"#48816",
        "c8db00b16",

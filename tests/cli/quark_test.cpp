@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// A Quark FP8 checkpoint (quant_method "quark", `exclude`) whose BF16 MTP head the list does
+// not name, as amd/Qwen3.5-397B-A17B-MXFP4-AttnFP8-V2 ships it (none of its 172 entries
+// mentions mtp): judged by vLLM's rules, patched in Quark's own language (exact names, a fused
+// layer through its shards), clean after; SGLang and transformers are said not to be judged.
+#include "run.hpp"
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+
+// Quark's export: global_quant_config FP8 per tensor, lm_head excluded (the exporter's default).
+std::string quark_config(const std::string& exclude) {
+  return "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"
+         "  \"quantization_config\": {\n"
+         "    \"exclude\": [\n" +
+         exclude +
+         "\n    ],\n"
+         "    \"export\": {\n      \"kv_cache_group\": [],\n      \"pack_method\": \"reorder\",\n"
+         "      \"weight_format\": \"real_quantized\"\n    },\n"
+         "    \"global_quant_config\": {\n"
+         "      \"input_tensors\": {\n        \"dtype\": \"fp8_e4m3\",\n"
+         "        \"is_dynamic\": false,\n        \"qscheme\": \"per_tensor\"\n      },\n"
+         "      \"weight\": {\n        \"dtype\": \"fp8_e4m3\",\n"
+         "        \"is_dynamic\": false,\n        \"qscheme\": \"per_tensor\"\n      }\n"
+         "    },\n"
+         "    \"layer_quant_config\": {},\n"
+         "    \"quant_method\": \"quark\"\n  }\n}\n";
+}
+
+class QuarkTest : public test::CheckpointCliTest {
+public:
+  QuarkTest() { m_engine = "vllm@main"; }
+};
+
+TEST_F(QuarkTest, DenseMtpHeadIsAddedToExcludeAndIsCleanAfter) {
+  test::write_mini(
+      dir(),
+      {Head::dense, HeadFile::indexed_shard, quark_config("      \"lm_head\""), Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: quark, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp: 8 modules stored BF16 but quantized by quark (not in exclude)\n"
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
+            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.mlp.down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  // The shards of the fused qkv_proj and gate_up_proj by name (vLLM tests those, never the
+  // fused name), appended after the exporter's entry.
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["exclude"].dump(),
+      "[\"lm_head\",\"mtp.fc\",\"mtp.layers.0.self_attn.q_proj\","
+      "\"mtp.layers.0.self_attn.k_proj\",\"mtp.layers.0.self_attn.v_proj\","
+      "\"mtp.layers.0.self_attn.o_proj\",\"mtp.layers.0.mlp.gate_proj\","
+      "\"mtp.layers.0.mlp.up_proj\",\"mtp.layers.0.mlp.down_proj\"]");
+  const auto [after, text] = run_qpatch({"--check"});
+  EXPECT_EQ(after, 0) << text;
+}
+
+// Listing the fused name, as a person reading vLLM's module tree would, excludes nothing there
+// (vLLM #54547): the head stays a finding, and the patch adds the shard names.
+TEST_F(QuarkTest, AFusedNameInExcludeIsNotEnough) {
+  test::write_mini(
+      dir(),
+      {Head::dense,
+       HeadFile::indexed_shard,
+       quark_config(
+           "      \"lm_head\",\n      \"re:mtp\\\\.fc\",\n"
+           "      \"mtp.layers.0.self_attn.qkv_proj\",\n"
+           "      \"re:mtp\\\\.layers\\\\.0\\\\.(self_attn\\\\.o|mlp\\\\.[a-z_]+)_proj$\""),
+       Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: quark, judged for vLLM (main, 2026-08-17)\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  fixable     mtp.layers.0.self_attn: 3 modules stored BF16 but quantized by quark "
+            "(not in exclude)\n"
+            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+            "\"ValueError: There is no module or parameter named "
+            "'layers.0.self_attn.q_proj.weight' in ...\"\n"
+            "  would patch config.json +3: mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  const auto [after, text] = run_qpatch({"--check"});
+  EXPECT_EQ(after, 0) << text;
+}
+
+// By default every engine is asked for: the ones with no Quark rules are named as not judged.
+TEST_F(QuarkTest, EnginesWithoutQuarkRulesAreSaidNotToBeJudged) {
+  m_engine = "all";
+  test::write_mini(
+      dir(),
+      {Head::dense, HeadFile::indexed_shard, quark_config("      \"lm_head\""), Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out.substr(0, out.find("  fixable")),
+            "DIR: quark, judged for vLLM (main 2026-07-29..2026-08-17)\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  note        SGLang: not judged: qpatch has not read its quark loader\n"
+            "  note        transformers: not judged: qpatch has not read its quark loader\n");
+}
+
+} // namespace
+} // namespace qpatch::cli
