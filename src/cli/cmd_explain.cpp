@@ -148,8 +148,8 @@ ExitCode explain_error(const ExplainOptions& options,
   }
   for (const diagnose::Finding* finding : behind) {
     line("cause", std::string(finding->fixable ? "fixable: " : "not fixable: ") + finding->detail);
-    const std::string effect =
-        report::consequence(*finding, diagnosis->quant_method, diagnosis->engines);
+    const std::string effect = report::consequence(
+        *finding, diagnosis->quant_method, diagnosis->engines, diagnosis->built_weight);
     if (!effect.empty()) {
       line("breaks", effect);
     }

@@ -140,6 +140,7 @@ Judged judge(const std::string& dir,
     return fail(diagnosis.take_error());
   }
   outcome.quant_method = diagnosis->quant_method;
+  outcome.built_weight = diagnosis->built_weight;
   outcome.engine_rules = diagnosis->engine_rules;
   outcome.engines = diagnosis->engines;
   for (const std::string& name : diagnosis->engines) {

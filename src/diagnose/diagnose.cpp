@@ -4,6 +4,7 @@
 #include "diagnose/missing_head.hpp"
 
 #include <qpatch/checkpoint/mtp_head.hpp>
+#include <qpatch/diagnose/built_weight.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/methods.hpp>
 #include <qpatch/engine/compressed_tensors_rules.hpp>
@@ -586,6 +587,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   }
   diagnosis.quantized = true;
   diagnosis.quant_method = quant::declared_method(*active);
+  diagnosis.built_weight = built_weight(diagnosis.quant_method, active->config());
   const Method* method = find_method(diagnosis.quant_method);
   // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
   // and reported below, as vLLM would load it.

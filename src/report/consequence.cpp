@@ -59,7 +59,8 @@ std::optional<engine::Mismatch> mismatch_of(FindingKind kind) {
 
 std::string consequence(const diagnose::Finding& finding,
                         const std::string& quant_method,
-                        const std::vector<std::string>& judged) {
+                        const std::vector<std::string>& judged,
+                        const engine::BuiltWeight& built) {
   std::string out;
   for (const auto& [name, effect] : finding.engine_effects) {
     const auto which = engine_named(name);
@@ -83,7 +84,8 @@ std::string consequence(const diagnose::Finding& finding,
                           *mismatch,
                           {finding.modules.empty() ? finding.label : finding.modules.front(),
                            packed_tensor(quant_method),
-                           finding.engine_error});
+                           finding.engine_error,
+                           built});
     if (!effect.empty()) {
       out += (out.empty() ? "" : "; ") + std::string(engine::display_name(*which)) + ": " + effect;
     }

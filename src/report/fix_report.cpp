@@ -196,7 +196,8 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
       out += !finding.fixable ? line("not fixable", Role::error, finding.detail + engines)
              : fixed          ? line("fixed", Role::emphasis, finding.detail + engines)
                               : line("fixable", Role::warning, finding.detail + engines);
-      const std::string effect = consequence(finding, outcome.quant_method, outcome.engines);
+      const std::string effect =
+          consequence(finding, outcome.quant_method, outcome.engines, outcome.built_weight);
       if (!effect.empty()) {
         out += line("breaks", Role::dim, effect);
       }
@@ -343,7 +344,9 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
           {{"kind", to_string(finding.kind)},
            {"modules", finding.modules},
            {"detail", finding.detail},
-           {"consequence", or_null(consequence(finding, outcome.quant_method, outcome.engines))},
+           {"consequence",
+            or_null(
+                consequence(finding, outcome.quant_method, outcome.engines, outcome.built_weight))},
            {"fixable", finding.fixable},
            {"engines", finding.engines},
            {"versions", finding.versions}});

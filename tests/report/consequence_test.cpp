@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What each finding does to each engine at load time, word for word, and how reports name the
 // engines judged.
+#include <qpatch/diagnose/built_weight.hpp>
 #include <qpatch/report/consequence.hpp>
 
 #include <gtest/gtest.h>
@@ -98,6 +99,43 @@ TEST(ConsequenceTest, PlainEnginesNameBranchAndDate) {
             "vLLM (main, 2026-08-17) with vllm-bnb-plugin");
   EXPECT_EQ(plain_engines({"sglang"}), "SGLang");
   EXPECT_EQ(plain_engines({}), "");
+}
+
+// Where a dense checkpoint's `weight` goes when the config quantizes its layer depends on the
+// scheme's weight parameter, read from the config (diagnose/built_weight.cpp): a packed scheme
+// has no `weight`, an 8-bit one takes the BF16 values cast, an FP4 one fails the shape check.
+TEST(ConsequenceTest, TheSchemesWeightParameterDecidesWhatADenseWeightDoes) {
+  const Finding dense = finding(FindingKind::dense_quantized_by_config, {"mtp.fc"}, {"vllm"});
+  const auto effect = [&](const std::string& method, const std::string& config) {
+    const auto parsed = json::parse_strict(config, "config.json");
+    EXPECT_TRUE(parsed.ok());
+    return consequence(dense, method, k_all, diagnose::built_weight(method, *parsed));
+  };
+  const std::string missing = "vLLM: start-up fails once speculative decoding loads the MTP "
+                              "head: \"ValueError: There is no module or parameter named "
+                              "'fc.weight' in ...\"";
+  const std::string cast = "vLLM: loads without an error: the stored BF16 weight of mtp.fc is "
+                           "cast into its FP8 `weight` parameter and the weight scale is never "
+                           "loaded, so the layer computes garbage and the draft's acceptance "
+                           "collapses";
+  const std::string fp4 = "vLLM: start-up fails once speculative decoding loads the MTP head: "
+                          "AssertionError in the weight loader (the `weight` parameter holds "
+                          "packed FP4, half the stored width)";
+  EXPECT_EQ(effect("compressed-tensors", R"({"format": "pack-quantized"})"), missing);
+  EXPECT_EQ(effect("compressed-tensors",
+                   R"({"config_groups": {"group_0": {"format": "float-quantized"}}})"),
+            cast);
+  EXPECT_EQ(effect("compressed-tensors",
+                   R"({"format": "float-quantized",
+                       "config_groups": {"a": {}, "b": {"format": "pack-quantized"}}})"),
+            missing); // groups that disagree: no one parameter to name
+  EXPECT_EQ(effect("fp8", "{}"), cast);
+  EXPECT_EQ(effect("modelopt", R"({"quant_algo": "FP8"})"), cast);
+  EXPECT_EQ(effect("modelopt", R"({"quant_algo": "NVFP4"})"), fp4);
+  EXPECT_EQ(effect("quark", R"({"global_quant_config": {"weight": {"dtype": "fp8_e4m3"}}})"), cast);
+  EXPECT_EQ(effect("quark", R"({"global_quant_config": {"weight": {"dtype": "fp4"}}})"), fp4);
+  EXPECT_EQ(effect("gptq", "{}"),
+            missing); // qweight
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
 #include <qpatch/diagnose/skip_list_lint.hpp>
+#include <qpatch/engine/effects.hpp>
 #include <qpatch/engine/engines.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
@@ -96,7 +97,8 @@ struct ConfigInsert {
 };
 
 struct Diagnosis {
-  std::string quant_method; // "" when not quantized
+  std::string quant_method;         // "" when not quantized
+  engine::BuiltWeight built_weight; // what a quantized layer's weight parameter is (effects)
   bool quantized = false;
   std::string engine_rules;         // which engine behaviour the verdict models
   std::vector<std::string> engines; // the engines judged (a method may model only vLLM)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <qpatch/diagnose/diagnose.hpp>
+#include <qpatch/engine/effects.hpp>
 
 #include <string>
 #include <utility>
@@ -14,10 +15,12 @@ namespace qpatch::report {
 
 // One line: "vLLM: start-up fails: \"ValueError: There is no module or parameter named ...\";
 // SGLang: loads, and drops the stored weights silently", or "" when the kind has no load-time
-// effect worth stating. `judged` are the engines judged, for findings that name none.
+// effect worth stating. `judged` are the engines judged, for findings that name none; `built`
+// is the weight parameter the method's scheme registers (Diagnosis::built_weight).
 std::string consequence(const diagnose::Finding& finding,
                         const std::string& quant_method,
-                        const std::vector<std::string>& judged);
+                        const std::vector<std::string>& judged,
+                        const engine::BuiltWeight& built = {});
 
 // "vLLM (main, 2026-08-17), SGLang and transformers": the engines judged, as people name them;
 // the commits stay in `engine_rules` (--verbose and JSON). `quant_method` picks the rules judged

@@ -45,7 +45,8 @@ struct CheckpointOutcome {
   std::string path;
   bool remote = false; // path is a Hub repo id read header-only (--remote)
   std::optional<HubSource> hub;
-  std::string quant_method; // "" when not quantized
+  std::string quant_method;         // "" when not quantized
+  engine::BuiltWeight built_weight; // Diagnosis::built_weight
   std::string engine_rules;
   std::vector<std::string> engines; // the engines judged
   // Per engine judged, the labels of the versions judged (oldest first); one label: one version.

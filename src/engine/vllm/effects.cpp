@@ -24,6 +24,23 @@ std::string vllm_effect(Mismatch mismatch, const MismatchContext& context) {
   const std::string when = mtp ? " once speculative decoding loads the MTP head" : "";
   switch (mismatch) {
   case Mismatch::dense_built_quantized:
+    // The scheme's create_weights decides where the stored `weight` goes; the loader for a
+    // ModelWeightParameter (parameter.py load_column_parallel_weight and its merged/qkv forms,
+    // 017e9f4) asserts the shape and then `self.data.copy_(loaded_weight)`, which casts.
+    switch (context.built.layout) {
+    case BuiltWeight::Layout::same_shape:
+      return "loads without an error: the stored BF16 weight of " + context.first_module +
+             " is cast into its " + context.built.dtype +
+             " `weight` parameter and the weight scale is never loaded, so the layer computes "
+             "garbage" +
+             (mtp ? std::string(" and the draft's acceptance collapses") : std::string());
+    case BuiltWeight::Layout::packed_fp4:
+      return "start-up fails" + when +
+             ": AssertionError in the weight loader (the `weight` parameter holds packed FP4, "
+             "half the stored width)";
+    case BuiltWeight::Layout::own_name:
+      break;
+    }
     return missing_parameter(context.first_module + ".weight", when);
   case Mismatch::quantized_built_dense:
     return missing_parameter(context.first_module + "." + context.packed_tensor, when);
