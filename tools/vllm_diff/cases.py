@@ -14,11 +14,11 @@ from layout import LAYER_TYPES, main_linears, mtp_linears, vision_linears
 ARCHS = ["Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"]
 FORMATS = {"compressed-tensors": "ct-pack", "gptq": "gptq", "auto-round": "gptq", "awq": "awq",
            "fp8": "fp8-block", "modelopt": "modelopt-nvfp4", "modelopt-mixed": "modelopt-nvfp4",
-           "bitsandbytes": "bnb-4bit"}
+           "bitsandbytes": "bnb-4bit", "quark": "modelopt-fp8"}
 SIDE_CARS = {"compressed-tensors": "quantization_config.json", "gptq": "quantize_config.json",
              "auto-round": "quantization_config.json", "awq": "quantization_config.json",
              "fp8": "quantization_config.json", "modelopt": "hf_quant_config.json",
-             "modelopt-mixed": "hf_quant_config.json", "bitsandbytes": None}
+             "modelopt-mixed": "hf_quant_config.json", "bitsandbytes": None, "quark": None}
 
 
 @dataclasses.dataclass
@@ -306,9 +306,26 @@ def bitsandbytes(rng, case: Case, names):
             "bnb_4bit_use_double_quant": False, "llm_int8_skip_modules": skip}
 
 
+def quark(rng, case: Case, names):
+    """AMD Quark's export (FP8 per tensor, stored as weight F8_E4M3 + weight_scale +
+    input_scale): `exclude` with lm_head (the exporter's default), exact checkpoint names,
+    fused and parent names, and regexes written with Quark's "re:" prefix."""
+    entries = _vision(rng, case, "exact") + _entries(rng, names, 6, plain_share=0.6)
+    if rng.random() < 0.8:
+        entries = ["lm_head"] + entries
+    fp8 = {"dtype": "fp8_e4m3", "is_dynamic": False, "qscheme": "per_tensor",
+           "symmetric": True}
+    return {"quant_method": "quark", "exclude": entries,
+            "export": {"kv_cache_group": [], "pack_method": "reorder",
+                       "weight_format": "real_quantized"},
+            "global_quant_config": {"input_tensors": dict(fp8), "weight": dict(fp8),
+                                    "output_tensors": None, "bias": None},
+            "layer_quant_config": {}, "layer_type_quant_config": {}}
+
+
 GENERATORS = {"compressed-tensors": compressed_tensors, "gptq": gptq, "auto-round": auto_round,
               "awq": awq, "fp8": fp8, "modelopt": modelopt, "modelopt-mixed": modelopt_mixed,
-              "bitsandbytes": bitsandbytes}
+              "bitsandbytes": bitsandbytes, "quark": quark}
 
 
 # Whole-config mistakes vLLM refuses before building a layer (each method's from_config).

@@ -228,7 +228,7 @@ class Runner:
 # else in a file that changes is a violation.
 EDITABLE = {"ignore", "dynamic", "modules_in_block_to_quantize", "extra_config",
             "modules_to_not_convert", "ignored_layers", "exclude_modules",
-            "llm_int8_skip_modules", "quantized_layers"}
+            "llm_int8_skip_modules", "quantized_layers", "exclude"}
 
 
 def _confined(old: bytes, new: bytes, name: str, out: dict) -> bool:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import fnmatch
+import importlib
 import inspect
 import json
 
@@ -470,6 +471,24 @@ class VllmEngine:
             ns.update(self.stand)
             self.bnb.load(plugin + "config.py", "BitsAndBytesConfig", ns=ns)
             self.classes["bitsandbytes"] = [ns["BitsAndBytesConfig"]]
+        if self.src.has(Q + "quark/quark.py", "QuarkConfig"):
+            # quark/utils.py defines should_ignore_layer and the regex helpers under the same
+            # names as compressed_tensors/utils.py: Quark's own copies go in Quark's namespace
+            # only. Which scheme a layer gets (and whether the GPU has it) is not a matching
+            # question, as for compressed-tensors.
+            ns = self.src.namespace(Q + "quark/quark.py")
+            ns.update(self.stand)
+            # utils.py's own imports (`import regex as re`) and quark.py's `import fnmatch`
+            # (the module: _find_matched_config calls fnmatch.fnmatch).
+            ns.update(re=importlib.import_module("regex"), fnmatch=fnmatch)
+            self.src.load(Q + "quark/utils.py", "deep_compare", "should_ignore_layer",
+                          "check_equal_or_regex_match", "_is_equal_or_regex_match", ns=ns)
+            self.src.load(Q + "quark/quark.py", "QuarkLinearMethod", "QuarkConfig", ns=ns)
+            quark = ns["QuarkConfig"]
+            quark._get_scheme_from_config = lambda self, config, **kwargs: Marker("QuarkScheme")
+            quark._check_scheme_supported = lambda self, *args, **kwargs: True
+            self.classes["quark"] = [quark]
+            self.class_names["quark"] = ["quark/quark.py:QuarkConfig"]
         self._model_attrs = _ModelClasses(self.src, self.WeightsMapper)
         self.rules = ConstructionRules(self.src)
 
