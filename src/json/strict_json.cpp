@@ -5,10 +5,15 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
+#include <tuple>
 #include <vector>
 
 namespace qpatch::json {
@@ -150,7 +155,79 @@ std::optional<NegativeZero> find_negative_zero_in_tensor_fields(std::string_view
   return handler.found;
 }
 
-Result<Json> parse_strict(std::string_view text, std::string_view path) {
+namespace {
+
+// Python's json (and so transformers, vLLM and SGLang reading config.json) accepts the bare
+// constants NaN, Infinity and -Infinity as numbers; nlohmann does not. They are replaced by
+// numbers of the same length before nlohmann reads the text (so every error offset stays
+// right), and the values they stand for are put back as each is parsed. `ordinal` counts the
+// primitive values in document order, as nlohmann's parser callback reports them.
+struct PythonConstant {
+  size_t ordinal = 0;
+  double value = 0;
+};
+
+bool is_delimiter(char c) {
+  return c == ',' || c == ']' || c == '}' || c == ':' || c == ' ' || c == '\n' || c == '\r' ||
+         c == '\t' || c == '[' || c == '{' || c == '"';
+}
+
+std::vector<PythonConstant> replace_python_constants(std::string& text) {
+  // Same-length stand-ins nlohmann reads as numbers.
+  static const std::array<std::tuple<std::string_view, std::string_view, double>, 3> k_constants{
+      {{"NaN", "0e0", std::numeric_limits<double>::quiet_NaN()},
+       {"Infinity", "1.000000", std::numeric_limits<double>::infinity()},
+       {"-Infinity", "-1.000000", -std::numeric_limits<double>::infinity()}}};
+  std::vector<PythonConstant> found;
+  size_t ordinal = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    const char c = text[pos];
+    if (c == '"') {
+      size_t end = pos + 1;
+      while (end < text.size() && text[end] != '"') {
+        end += text[end] == '\\' ? size_t{2} : size_t{1};
+      }
+      end = std::min(end + 1, text.size());
+      size_t next = end;
+      while (next < text.size() && (text[next] == ' ' || text[next] == '\n' || text[next] == '\r' ||
+                                    text[next] == '\t')) {
+        ++next;
+      }
+      if (next >= text.size() || text[next] != ':') {
+        ++ordinal; // a string value, not a key
+      }
+      pos = end;
+      continue;
+    }
+    if (is_delimiter(c)) {
+      ++pos;
+      continue;
+    }
+    size_t end = pos;
+    while (end < text.size() && !is_delimiter(text[end])) {
+      ++end;
+    }
+    const std::string token = text.substr(pos, end - pos);
+    for (const auto& [name, stand_in, value] : k_constants) {
+      if (token == name) {
+        text.replace(pos, name.size(), stand_in);
+        found.push_back({ordinal, value});
+      }
+    }
+    ++ordinal;
+    pos = end;
+  }
+  return found;
+}
+
+} // namespace
+
+Result<Json> parse_strict(std::string_view original, std::string_view path) {
+  std::string replaced(original);
+  const std::vector<PythonConstant> constants = replace_python_constants(replaced);
+  const std::string_view text = constants.empty() ? original : std::string_view(replaced);
+  size_t primitive = 0;
+  size_t next_constant = 0;
   const auto fail = [&](std::optional<uint64_t> offset, std::string subject, std::string message) {
     Error error = make_error(
         ErrorCode::invalid_json, std::string(path), offset, std::move(subject), std::move(message));
@@ -199,6 +276,10 @@ Result<Json> parse_strict(std::string_view text, std::string_view path) {
       if (!frames.empty() && !frames.back().is_object) {
         ++frames.back().index;
       }
+      if (next_constant < constants.size() && constants[next_constant].ordinal == primitive) {
+        parsed = constants[next_constant++].value;
+      }
+      ++primitive;
       break;
     }
     return true;
@@ -271,6 +352,35 @@ read_file(const std::filesystem::path& file, std::string_view display_path, uint
                           (error > 0 ? std::strerror(error) : "it ended early"));
   }
   return text;
+}
+
+bool same_document(const Json& a, const Json& b) {
+  if (a.is_number_float() && b.is_number_float() && std::isnan(a.get<double>()) &&
+      std::isnan(b.get<double>())) {
+    return true;
+  }
+  if (a.type() != b.type() || a.size() != b.size()) {
+    return false;
+  }
+  if (a.is_object()) {
+    auto x = a.begin();
+    auto y = b.begin();
+    for (; x != a.end(); ++x, ++y) {
+      if (x.key() != y.key() || !same_document(x.value(), y.value())) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (a.is_array()) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!same_document(a[i], b[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  return a == b;
 }
 
 std::string pointer_to_string(const Json::json_pointer& pointer) {

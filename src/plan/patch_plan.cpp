@@ -111,7 +111,7 @@ Status verify(const std::string& file, const std::string& after, const Json& int
   if (!parsed) {
     return internal(file, "does not parse (" + parsed.error().message + ")");
   }
-  if (*parsed != intended) {
+  if (!json::same_document(*parsed, intended)) {
     return internal(file, "changed more than intended");
   }
   return ok_status();

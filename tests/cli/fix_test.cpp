@@ -102,6 +102,29 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   expect_idempotent();
 }
 
+// Python's json reads NaN and Infinity as numbers, so a config.json holding them loads in every
+// engine (issue 25): qpatch judges it and patches it, and those bytes stay as they were.
+TEST_F(FixTest, PythonsNanAndInfinityAreReadAndKeptAsWritten) {
+  std::string config = test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear);
+  config.insert(config.find("  \"quantization_config\""),
+                "  \"attn_logit_softcapping\": NaN,\n  \"max_window_layers\": Infinity,\n"
+                "  \"min_value\": -Infinity,\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config});
+  expect_read_only({"--check", "DIR"}, 1);
+  EXPECT_EQ(run_qpatch({"-q", "DIR"}).code, 0);
+  std::string expected = config;
+  expected.replace(expected.find("\"lm_head\"\n"),
+                   10,
+                   "\"lm_head\",\n      \"mtp.fc\",\n      \"mtp.layers.0.self_attn.q_proj\",\n"
+                   "      \"mtp.layers.0.self_attn.k_proj\",\n"
+                   "      \"mtp.layers.0.self_attn.v_proj\",\n"
+                   "      \"mtp.layers.0.self_attn.o_proj\",\n"
+                   "      \"mtp.layers.0.mlp.gate_proj\",\n      \"mtp.layers.0.mlp.up_proj\",\n"
+                   "      \"mtp.layers.0.mlp.down_proj\"\n");
+  EXPECT_EQ(read("config.json"), expected);
+  expect_idempotent();
+}
+
 TEST_F(FixTest, ReverseTrapBlanketRegexOverAQuantizedHead) {
   // The head was re-quantized but mtp.fc stayed dense; re:^mtp.* still covers everything.
   const std::string config =

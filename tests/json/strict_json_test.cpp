@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 namespace qpatch::json {
 namespace {
 
@@ -45,6 +48,33 @@ TEST(StrictJson, ANumberNoDoubleHoldsIsAnErrorNotACrash) {
   }
   EXPECT_EQ(parse_strict("{\"a\": 1e400}", "config.json").error().to_string(),
             "config.json: byte 10: number overflow parsing '1e400'");
+}
+
+// Python's json.loads, which transformers, vLLM and SGLang read config.json with, takes NaN,
+// Infinity and -Infinity as numbers: so does qpatch, as values only (a string or a key that
+// spells one stays a string), and a later error keeps its true byte offset.
+TEST(StrictJson, AcceptsPythonsNanAndInfinities) {
+  const auto parsed = parse_strict(
+      R"({"a": NaN, "b": [1, Infinity, -Infinity, "NaN"], "NaN": {"Infinity": NaN}, "c": 0e0})",
+      "config.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().to_string();
+  const Json& doc = *parsed;
+  EXPECT_TRUE(std::isnan(doc["a"].get<double>()));
+  EXPECT_EQ(doc["b"][1].get<double>(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(doc["b"][2].get<double>(), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(doc["b"][3], "NaN");
+  EXPECT_TRUE(std::isnan(doc["NaN"]["Infinity"].get<double>()));
+  EXPECT_EQ(doc["c"].get<double>(), 0.0); // a real 0e0 stays 0
+  // The same error at the same byte as in a text of the same length with no constant.
+  EXPECT_EQ(error_of("{\"a\": -Infinity, \"b\": [1,]}"),
+            error_of("{\"a\": -1.000000, \"b\": [1,]}"));
+  EXPECT_EQ(error_of("{\"a\": -Infinity, \"b\": [1,]}"),
+            "config.json: byte 25: syntax error while parsing value - unexpected ']'; expected "
+            "'[', '{', or a literal");
+  // Python spells them exactly so: "nan" is an error there too.
+  EXPECT_EQ(error_of("{\"a\": nan}"),
+            "config.json: byte 7: syntax error while parsing value - invalid literal; last read: "
+            "'\"a\": na'");
 }
 
 TEST(StrictJson, RejectsByteOrderMark) {

@@ -37,6 +37,10 @@ struct NegativeZero {
 // Find a `-0` inside a tensor entry's shape or data_offsets of a safetensors header.
 std::optional<NegativeZero> find_negative_zero_in_tensor_fields(std::string_view text);
 
+// Whether two documents hold the same values in the same order, a NaN equal to a NaN (Python's
+// NaN, which parse_strict reads, is never == itself).
+bool same_document(const Json& a, const Json& b);
+
 // Parse `text` strictly; `path` names the file in errors.
 Result<Json> parse_strict(std::string_view text, std::string_view path);
 
