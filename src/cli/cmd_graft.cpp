@@ -137,12 +137,14 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
     outcome.result = result.take_value();
     outcome.status = report::GraftStatus::grafted;
   }
+  // The stream rule every subcommand keeps (README "Streams"): the result on stdout (the report,
+  // or the diff with --dry-run, or the document with --json), the human report on stderr
+  // whenever it is not the result, so `qpatch graft --dry-run ... > graft.patch` is a patch.
+  const bool report_to_stdout = !options.json && !options.dry_run;
+  (report_to_stdout ? io.out : io.err) << report::render_graft_text(outcome);
   if (options.json) {
     io.out << report::render_graft_json(outcome).dump(2) << "\n";
-    return code;
-  }
-  io.out << report::render_graft_text(outcome);
-  if (options.dry_run) {
+  } else if (options.dry_run) {
     io.out << outcome.diff;
   }
   return code;

@@ -123,6 +123,26 @@ protected:
     return run_args(full);
   }
 
+  struct Streams {
+    int code = 0;
+    std::string out; // stdout, DIR and DONOR named so
+    std::string err;
+  };
+  // The graft with stdout and stderr apart.
+  Streams graft_streams(std::vector<std::string> args) const {
+    std::vector<std::string> full{"graft", "--from", base().string()};
+    full.insert(full.end(), args.begin(), args.end());
+    full.push_back(ck().string());
+    std::ostringstream out;
+    std::ostringstream err;
+    const int code = cli::run(full, out, err, cli::Terminal{});
+    const auto named = [&](const std::string& text) {
+      return util::replace_all(
+          util::replace_all(text, ck().string(), "DIR"), base().string(), "DONOR");
+    };
+    return {code, named(out.str()), named(err.str())};
+  }
+
   std::pair<int, std::string> run_args(std::vector<std::string> args) const {
     std::ostringstream out;
     std::ostringstream err;
@@ -283,22 +303,30 @@ TEST_F(GraftTest, DryRunAndCheckWriteNothingAndExitOne) {
   const auto tree = snapshot_tree(ck());
   const auto [check_code, check_text] = graft({"--check"});
   EXPECT_EQ(check_code, 1) << check_text;
-  const auto [code, text] = graft({"--dry-run"});
-  EXPECT_EQ(code, 1) << text;
-  EXPECT_NE(text.find("  status      would-graft\n  apply       qpatch graft --from DONOR DIR\n"
-                      "--- a/config.json\n+++ b/config.json\n"),
-            std::string::npos)
-      << text;
+  // The stream rule: the diff is the result (stdout, a patch as it is), the plan is for the
+  // human (stderr).
+  const Streams dry = graft_streams({"--dry-run"});
+  EXPECT_EQ(dry.code, 1) << dry.err;
+  EXPECT_EQ(dry.out.rfind("--- a/config.json\n+++ b/config.json\n", 0), 0U) << dry.out;
+  EXPECT_EQ(dry.out.find("status"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.err.rfind("DIR: graft ", 0), 0U) << dry.err;
+  EXPECT_NE(
+      dry.err.find("  status      would-graft\n  apply       qpatch graft --from DONOR DIR\n"),
+      std::string::npos)
+      << dry.err;
+  EXPECT_EQ(dry.err.find("--- a/"), std::string::npos) << dry.err;
   EXPECT_EQ(snapshot_tree(ck()), tree);
 }
 
 TEST_F(GraftTest, OnlyNarrowsTheSelection) {
   write_base();
   write_quantized();
-  const auto [code, text] = graft({"--only", "^mtp\\.fc$", "--json"});
-  ASSERT_EQ(code, 0) << text;
-  auto doc = json::parse_strict(text, "stdout");
-  ASSERT_TRUE(doc.ok()) << text;
+  const Streams run = graft_streams({"--only", "^mtp\\.fc$", "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  auto doc = json::parse_strict(run.out, "stdout");
+  ASSERT_TRUE(doc.ok()) << run.out;
+  // The document alone on stdout; the human report on stderr, as `qpatch --json DIR` does.
+  EXPECT_NE(run.err.find("  status      grafted\n"), std::string::npos) << run.err;
   const auto& checkpoint = (*doc)["checkpoints"][0];
   EXPECT_EQ(checkpoint["status"], "grafted");
   EXPECT_EQ(checkpoint["modules"].size(), 1U);
