@@ -13,6 +13,7 @@
 #include <qpatch/diagnose/explain.hpp>
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/consequence.hpp>
+#include <qpatch/report/fit_width.hpp>
 #include <qpatch/report/fix_report.hpp>
 
 namespace qpatch::cli {
@@ -223,10 +224,14 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
     io.out << explanation_json(options, *explanation).dump(2) << "\n";
   } else {
     io.out << options.module << "\n";
+    // On a terminal each line fits its width, continued under the text column (issue 25: a
+    // config line ran to 222 columns); a pipe gets whole lines (scripts grep them).
+    constexpr size_t k_text_column = 15; // "  " and a label padded to 13
     for (const auto& [label, text] : explanation->lines) {
       std::string padded = label;
       padded.resize(std::max<size_t>(padded.size() + 1, 13), ' ');
-      io.out << "  " << padded << text << "\n";
+      io.out << report::wrap("  " + padded + text, io.terminal.stdout_columns, k_text_column)
+             << "\n";
     }
   }
   return explanation->consistent ? ExitCode::ok : ExitCode::findings;

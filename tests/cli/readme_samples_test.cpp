@@ -6,6 +6,8 @@
 #include "run.hpp"
 #include "support/temp_dir.hpp"
 
+#include <qpatch/report/fit_width.hpp>
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -105,6 +107,33 @@ TEST_F(ReadmeSamplesTest, ExplainExampleIsWhatExplainPrints) {
   EXPECT_EQ(ran.code, 1);
   EXPECT_EQ(ran.out, block("explain-mtp-fc", args));
   EXPECT_EQ(ran.err, "");
+}
+
+// On an 80-column terminal every line of the same explanation fits, continued under the text
+// column, and the words are the README's, in order (issue 25: one line ran to 222 columns).
+TEST_F(ReadmeSamplesTest, ExplainFitsAnEightyColumnTerminal) {
+  const std::vector<std::string> args = {"explain", "build/sample/qwen3.5-27b-w4a16-mtp", "mtp.fc"};
+  Terminal terminal;
+  terminal.stdout_is_tty = true;
+  terminal.stdout_columns = 80;
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run(args, out, err, terminal), 1);
+  std::istringstream lines(out.str());
+  std::string words;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(report::display_width(line), 80U) << line;
+    std::istringstream split(line);
+    for (std::string word; split >> word;) {
+      words += word + " ";
+    }
+  }
+  std::istringstream readme(block("explain-mtp-fc", args));
+  std::string expected;
+  for (std::string word; readme >> word;) {
+    expected += word + " ";
+  }
+  EXPECT_EQ(words, expected);
 }
 
 TEST_F(ReadmeSamplesTest, MissingDirExampleIsAUsageErrorThatWritesNothing) {
