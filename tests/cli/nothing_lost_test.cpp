@@ -363,6 +363,22 @@ TEST_F(NothingLostTest, ColourCodesInNamesAreEscapedLikeAnyEscape) {
   }
 }
 
+// A 200 KB name (issue 25) keeps its first 160 and last 32 bytes, cut on UTF-8 boundaries, and
+// says how much it left out; the words around it and names of ordinary length are untouched.
+TEST(TerminalSafe, AHugeNameIsShortenedAndSaysBy) {
+  const std::string name = "model." + std::string(200000, 'x') + "é.weight";
+  const std::string shown = terminal_safe("warning: '" + name + "' skipped\n  next line");
+  const std::string word = "'" + name + "'";
+  EXPECT_EQ(shown,
+            "warning: " + word.substr(0, 160) + "…[" + std::to_string(word.size() - 192) +
+                " bytes left out]…" + word.substr(word.size() - 32) + " skipped\n  next line");
+  // A cut that would split "é" moves to the character's edge.
+  const std::string accents = std::string(159, 'a') + "é" + std::string(2000, 'b');
+  EXPECT_EQ(terminal_safe(accents).substr(0, 159 + std::string("…[").size()),
+            std::string(159, 'a') + "…[");
+  EXPECT_EQ(terminal_safe(std::string(1024, 'a')), std::string(1024, 'a'));
+}
+
 TEST(TerminalSafe, ControlsAreEscapedAndOnlyOurColoursPass) {
   EXPECT_EQ(terminal_safe("a\x1b]0;t\x07"
                           "b\x1b[2Jc\x7f\n\td"),
