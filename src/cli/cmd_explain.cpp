@@ -8,6 +8,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/checkpoint/open.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
 #include <qpatch/diagnose/error_texts.hpp>
 #include <qpatch/diagnose/explain.hpp>
@@ -170,12 +171,12 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
                                   : "explain takes MODULE or --error TEXT, not both");
     return ExitCode::usage;
   }
-  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  auto inventory = checkpoint::read_inventory(options.dir, shown, modules_builder);
-  if (!inventory) {
-    report(io.err, inventory.error(), shown);
+  auto opened = checkpoint::open(options.dir, shown);
+  if (!opened) {
+    report(io.err, opened.error(), shown);
     return ExitCode::invalid_input;
   }
+  checkpoint::Inventory* inventory = &opened->inventory;
   if (!inventory->errors.empty()) {
     report(io.err, inventory->errors.front(), shown);
     return ExitCode::invalid_input;
@@ -183,12 +184,12 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
   if (options.remote) {
     inventory->command_arg = "--remote " + shown;
   }
-  auto configs = quant::load_config_files(options.dir);
-  if (!configs) {
-    report(io.err, configs.error(), shown);
+  if (opened->config_error) {
+    report(io.err, *opened->config_error, shown);
     return ExitCode::invalid_input;
   }
-  const auto modules = modules_builder.finish(*inventory);
+  const quant::ConfigSet* configs = &opened->configs;
+  const auto& modules = opened->modules;
   const auto choice =
       engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
   for (const std::string& note : choice.notes) {

@@ -8,6 +8,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/checkpoint/open.hpp>
 #include <qpatch/commit/lock.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/diagnose/diagnose.hpp>
@@ -110,22 +111,22 @@ Judged judge(const std::string& dir,
     outcome.error = std::move(error);
     return judged;
   };
-  checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-  auto inventory = checkpoint::read_inventory(dir, shown, modules_builder);
-  if (!inventory) {
-    return fail(inventory.take_error());
+  auto opened = checkpoint::open(dir, shown);
+  if (!opened) {
+    return fail(opened.take_error());
   }
+  const checkpoint::Inventory* inventory = &opened->inventory;
   if (!inventory->errors.empty()) {
     for (size_t i = 1; i < inventory->errors.size(); ++i) {
       outcome.warnings.push_back("also unreadable: " + inventory->errors[i].to_string());
     }
     return fail(inventory->errors.front());
   }
-  auto configs = quant::load_config_files(dir);
-  if (!configs) {
-    return fail(configs.take_error());
+  if (opened->config_error) {
+    return fail(*opened->config_error);
   }
-  const auto modules = modules_builder.finish(*inventory);
+  const quant::ConfigSet* configs = &opened->configs;
+  const auto& modules = opened->modules;
   if (diagnose_options.only) {
     for (const auto& module : modules) {
       const auto matched = diagnose_options.only->matches(module.name, engine::MatchMode::search);

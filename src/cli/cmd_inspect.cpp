@@ -6,6 +6,7 @@
 
 #include <qpatch/checkpoint/inventory.hpp>
 #include <qpatch/checkpoint/module.hpp>
+#include <qpatch/checkpoint/open.hpp>
 #include <qpatch/diagnose/module_verdicts.hpp>
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/quant/config_files.hpp>
@@ -53,18 +54,20 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
   for (size_t d = 0; d < options.dirs.size(); ++d) {
     const std::string& dir = options.dirs[d];
     const std::string& label = label_of(options.dirs, options.labels, d);
-    checkpoint::ModuleBuilder modules_builder; // groups modules while later headers are read
-    auto inventory = checkpoint::read_inventory(dir, label, modules_builder);
-    if (!inventory) {
-      report(io.err, inventory.error(), label);
+    // --summary stays a header read only; --json shows the disk, not the verdicts.
+    checkpoint::OpenOptions open_options;
+    open_options.read_configs = !options.json && !options.summary_only;
+    auto opened = checkpoint::open(dir, label, open_options);
+    if (!opened) {
+      report(io.err, opened.error(), label);
       return ExitCode::invalid_input;
     }
     if (options.remote) {
-      inventory->command_arg = "--remote " + label;
+      opened->inventory.command_arg = "--remote " + label;
     }
     Inspected& one = inspected[d];
-    one.modules = modules_builder.finish(*inventory);
-    one.inventory = inventory.take_value();
+    one.modules = std::move(opened->modules);
+    one.inventory = std::move(opened->inventory);
     for (size_t m = 0; m < one.modules.size(); ++m) {
       if (only) {
         const auto matched = only->matches(one.modules[m].name, engine::MatchMode::search);
@@ -82,15 +85,12 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
       one.shown.push_back(m);
     }
     shown += one.shown.size();
-    if (!options.json && !options.summary_only) { // --summary stays a header read only
+    if (open_options.read_configs && !opened->config_error) {
       // A config that cannot be judged costs the column, not the table: inspect is about the
       // disk, and `qpatch --check` reports the config's own error.
-      auto configs = quant::load_config_files(dir);
-      if (configs) {
-        auto verdicts = diagnose::module_verdicts(*one.inventory, one.modules, *configs);
-        if (verdicts) {
-          one.verdicts = verdicts.take_value();
-        }
+      auto verdicts = diagnose::module_verdicts(*one.inventory, one.modules, opened->configs);
+      if (verdicts) {
+        one.verdicts = verdicts.take_value();
       }
     }
   }

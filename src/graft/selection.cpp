@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <qpatch/checkpoint/open.hpp>
 #include <qpatch/graft/same_bytes.hpp>
 #include <qpatch/graft/selection.hpp>
 
@@ -183,13 +184,16 @@ Status check_sizes_agree(const Checkpoint& dir, const Checkpoint& donor, const S
 Result<Checkpoint> read_checkpoint(const fs::path& dir, const std::string& display) {
   Checkpoint checkpoint;
   checkpoint.display = display;
-  checkpoint::ModuleBuilder builder;
-  QP_TRY_ASSIGN(checkpoint.inventory, checkpoint::read_inventory(dir, display, builder));
-  if (!checkpoint.inventory.errors.empty()) {
-    return checkpoint.inventory.errors.front();
+  QP_TRY_ASSIGN(checkpoint::Opened opened, checkpoint::open(dir, display));
+  if (!opened.inventory.errors.empty()) {
+    return opened.inventory.errors.front();
   }
-  checkpoint.modules = builder.finish(checkpoint.inventory);
-  QP_TRY_ASSIGN(checkpoint.configs, quant::load_config_files(dir));
+  if (opened.config_error) {
+    return *opened.config_error;
+  }
+  checkpoint.inventory = std::move(opened.inventory);
+  checkpoint.modules = std::move(opened.modules);
+  checkpoint.configs = std::move(opened.configs);
   checkpoint.head = checkpoint::find_mtp_head(
       checkpoint.configs.files.front().doc, checkpoint.modules, checkpoint.inventory);
   return checkpoint;
