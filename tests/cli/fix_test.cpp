@@ -55,6 +55,20 @@ protected:
 
 constexpr const char* k_linear = "[\n          \"Linear\"\n        ]";
 
+// `config` as the fix writes it for the mini checkpoint's dense head: the 8 MTP linears
+// appended after "lm_head" in `ignore`, one per line.
+std::string with_dense_head_ignored(std::string config) {
+  config.replace(config.find("\"lm_head\"\n"),
+                 10,
+                 "\"lm_head\",\n      \"mtp.fc\",\n      \"mtp.layers.0.self_attn.q_proj\",\n"
+                 "      \"mtp.layers.0.self_attn.k_proj\",\n"
+                 "      \"mtp.layers.0.self_attn.v_proj\",\n"
+                 "      \"mtp.layers.0.self_attn.o_proj\",\n"
+                 "      \"mtp.layers.0.mlp.gate_proj\",\n      \"mtp.layers.0.mlp.up_proj\",\n"
+                 "      \"mtp.layers.0.mlp.down_proj\"\n");
+  return config;
+}
+
 TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
   const std::string config = test::ct_config_json("[\n      \"lm_head\"\n    ]", k_linear);
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config});
@@ -88,15 +102,7 @@ TEST_F(FixTest, DenseHeadQuantizedByLinearGetsExactNames) {
           "  backup      config.json.bak\n"
           "  status      patched\n"
           "  undo        qpatch restore DIR\n");
-  std::string expected = config;
-  expected.replace(expected.find("\"lm_head\"\n"),
-                   10,
-                   "\"lm_head\",\n      \"mtp.fc\",\n      \"mtp.layers.0.self_attn.q_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.k_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.v_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.o_proj\",\n"
-                   "      \"mtp.layers.0.mlp.gate_proj\",\n      \"mtp.layers.0.mlp.up_proj\",\n"
-                   "      \"mtp.layers.0.mlp.down_proj\"\n");
+  const std::string expected = with_dense_head_ignored(config);
   EXPECT_EQ(read("config.json"), expected);
   EXPECT_EQ(read("config.json.bak"), config);
   expect_idempotent();
@@ -112,15 +118,7 @@ TEST_F(FixTest, PythonsNanAndInfinityAreReadAndKeptAsWritten) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config});
   expect_read_only({"--check", "DIR"}, 1);
   EXPECT_EQ(run_qpatch({"-q", "DIR"}).code, 0);
-  std::string expected = config;
-  expected.replace(expected.find("\"lm_head\"\n"),
-                   10,
-                   "\"lm_head\",\n      \"mtp.fc\",\n      \"mtp.layers.0.self_attn.q_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.k_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.v_proj\",\n"
-                   "      \"mtp.layers.0.self_attn.o_proj\",\n"
-                   "      \"mtp.layers.0.mlp.gate_proj\",\n      \"mtp.layers.0.mlp.up_proj\",\n"
-                   "      \"mtp.layers.0.mlp.down_proj\"\n");
+  const std::string expected = with_dense_head_ignored(config);
   EXPECT_EQ(read("config.json"), expected);
   expect_idempotent();
 }
