@@ -68,6 +68,26 @@ bool write_all(FileSystem& fs, int fd, const std::string& data) {
   return true;
 }
 
+std::string backup_name(const std::string& file, int n) {
+  return n == 0 ? file + ".bak" : file + ".bak." + std::to_string(n);
+}
+
+bool name_exists(const fs::path& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0 || errno != ENOENT;
+}
+
+std::string
+free_backup_name(const fs::path& dir, const std::string& file, const std::set<std::string>& taken) {
+  for (int n = 0; n < 1000; ++n) {
+    const std::string name = backup_name(file, n);
+    if (!taken.contains(name) && !name_exists(dir / name)) {
+      return name;
+    }
+  }
+  return "";
+}
+
 void fsync_directory(FileSystem& fs, const fs::path& dir) {
   const int fd = fs.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (fd >= 0) {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 namespace qpatch::commit {
@@ -24,6 +25,16 @@ ReadStatus read_no_follow(const std::filesystem::path& path, uint64_t max_size, 
 bool write_all(FileSystem& fs, int fd, const std::string& data);
 
 void fsync_directory(FileSystem& fs, const std::filesystem::path& dir);
+
+// "NAME.bak" (n = 0), else "NAME.bak.N": the backups of a file, a patch's and a graft's alike.
+std::string backup_name(const std::string& file, int n);
+// Whether `path` names a directory entry (a dangling symlink too); an lstat error other than
+// ENOENT counts as taken, so a backup never lands where qpatch cannot see.
+bool name_exists(const std::filesystem::path& path);
+// The first NAME.bak[.N] in `dir` that neither exists nor is in `taken`; "" after 1,000.
+std::string free_backup_name(const std::filesystem::path& dir,
+                             const std::string& file,
+                             const std::set<std::string>& taken = {});
 
 // The text of errno, as every I/O error carries it.
 std::string errno_text();

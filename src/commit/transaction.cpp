@@ -26,27 +26,6 @@ Error failure(ErrorCode code, const std::string& file, const std::string& messag
   return make_error(code, file, std::nullopt, "", message);
 }
 
-std::string backup_name(const std::string& file, int n) {
-  return n == 0 ? file + ".bak" : file + ".bak." + std::to_string(n);
-}
-
-bool name_exists(const fs::path& path) {
-  struct stat info {};
-  return ::lstat(path.c_str(), &info) == 0 || errno != ENOENT;
-}
-
-// The first name.bak[.N] that neither exists nor is taken by `taken`.
-std::string
-free_backup_name(const fs::path& dir, const std::string& file, const std::set<std::string>& taken) {
-  for (int n = 0; n < 1000; ++n) {
-    const std::string name = backup_name(file, n);
-    if (!taken.contains(name) && !name_exists(dir / name)) {
-      return name;
-    }
-  }
-  return "";
-}
-
 // What identifies the directory entry of a target between qpatch's read and its swap.
 struct Identity {
   dev_t dev = 0;

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "commit/file_io.hpp"
+
 #include <qpatch/commit/interrupt.hpp>
 #include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/json/strict_json.hpp>
@@ -11,7 +13,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <memory>
 
 namespace qpatch::graft {
@@ -32,10 +33,6 @@ Error failure(ErrorCode code, const std::string& path, const std::string& messag
   return make_error(code, path, std::nullopt, "", message);
 }
 
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
 bool present(const fs::path& path) {
   struct stat info {};
   return ::lstat(path.c_str(), &info) == 0;
@@ -48,14 +45,6 @@ std::string hex_hash(const std::string& text) {
                 "%016llx",
                 static_cast<unsigned long long>(XXH3_64bits(text.data(), text.size())));
   return out;
-}
-
-void fsync_directory(commit::FileSystem& fs, const fs::path& dir) {
-  const int fd = fs.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-  if (fd >= 0) {
-    fs.fsync(fd);
-    fs.close(fd);
-  }
 }
 
 // A new shard's temp file beside its final name; removed unless renamed.
@@ -91,43 +80,6 @@ private:
   int m_fd = -1;
   bool m_renamed = false;
 };
-
-// Write `text` to `name` in `dir` by temp, fsync and rename; return "" or an error text.
-std::string write_atomic(commit::FileSystem& fs,
-                         const fs::path& dir,
-                         const std::string& name,
-                         const std::string& text) {
-  std::string path = (dir / ("." + name + ".qpatch-XXXXXX")).string();
-  const int fd = fs.mkstemp(path.data());
-  if (fd < 0) {
-    return "cannot create a temporary file: " + errno_text();
-  }
-  size_t done = 0;
-  bool ok = fs.fchmod(fd, 0644) == 0;
-  while (ok && done < text.size()) {
-    const ssize_t n = fs.write(fd, text.data() + done, text.size() - done);
-    ok = n > 0 || (n < 0 && errno == EINTR);
-    done += n > 0 ? static_cast<size_t>(n) : 0;
-  }
-  ok = ok && fs.fsync(fd) == 0;
-  ok = fs.close(fd) == 0 && ok;
-  if (!ok || fs.rename(path.c_str(), (dir / name).c_str()) != 0) {
-    const std::string error = "cannot write " + name + ": " + errno_text();
-    fs.unlink(path.c_str());
-    return error;
-  }
-  fsync_directory(fs, dir);
-  return "";
-}
-
-std::string free_backup_name(const fs::path& dir, const std::string& file) {
-  for (int n = 0;; ++n) {
-    const std::string name = n == 0 ? file + ".bak" : file + ".bak." + std::to_string(n);
-    if (!present(dir / name)) {
-      return name;
-    }
-  }
-}
 
 struct Journal {
   std::string state; // "committing" or "committed"
@@ -231,7 +183,7 @@ Status finish(commit::FileSystem& fs,
         return failure(ErrorCode::write_failed,
                        joined(display, file),
                        "the graft is committed, but the replaced shard cannot be removed (" +
-                           errno_text() + "); run qpatch graft again to finish");
+                           commit::errno_text() + "); run qpatch graft again to finish");
       }
       if (result != nullptr) {
         result->removed.push_back(file);
@@ -239,19 +191,19 @@ Status finish(commit::FileSystem& fs,
       continue;
     }
     if (present(dir / backup)) {
-      backup = free_backup_name(dir, file); // never overwrite a backup
+      backup = commit::free_backup_name(dir, file); // never overwrite a backup
     }
     if (fs.rename((dir / file).c_str(), (dir / backup).c_str()) != 0) {
       return failure(ErrorCode::write_failed,
                      joined(display, file),
                      "the graft is committed, but the replaced shard cannot be moved to " + backup +
-                         " (" + errno_text() + "); run qpatch graft again to finish");
+                         " (" + commit::errno_text() + "); run qpatch graft again to finish");
     }
     if (result != nullptr) {
       result->backups.push_back(backup);
     }
   }
-  fsync_directory(fs, dir);
+  commit::fsync_directory(fs, dir);
   bool any_backup = journal.keep_record;
   for (const auto& moved : journal.moved) {
     any_backup = any_backup || !moved.second.empty();
@@ -261,9 +213,9 @@ Status finish(commit::FileSystem& fs,
     journal.state = "committed";
     journal.configs.clear(); // the record needs the file names only
     journal.backups_before.clear();
-    error = write_atomic(fs, dir, std::string(k_journal_name), encode(journal));
+    error = commit::replace_file(fs, dir, std::string(k_journal_name), encode(journal), 0644);
   } else if (fs.unlink((dir / std::string(k_journal_name)).c_str()) != 0) {
-    error = "cannot remove " + std::string(k_journal_name) + ": " + errno_text();
+    error = "cannot remove " + std::string(k_journal_name) + ": " + commit::errno_text();
   }
   if (!error.empty()) {
     return failure(ErrorCode::write_failed,
@@ -278,7 +230,7 @@ void remove_created(commit::FileSystem& fs, const fs::path& dir, const Journal& 
     fs.unlink((dir / file).c_str());
   }
   fs.unlink((dir / std::string(k_journal_name)).c_str());
-  fsync_directory(fs, dir);
+  commit::fsync_directory(fs, dir);
 }
 
 struct OpenFiles {
@@ -335,7 +287,7 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     sources.fds.push_back(::open(source.path.c_str(), O_RDONLY | O_CLOEXEC));
     source_names.push_back(source.display);
     if (sources.fds.back() < 0) {
-      return failure(ErrorCode::io_error, source.display, "cannot open: " + errno_text());
+      return failure(ErrorCode::io_error, source.display, "cannot open: " + commit::errno_text());
     }
   }
   // 1. Write and verify every new shard under a temp name.
@@ -349,7 +301,8 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     if (temp.fd() < 0 || fs.fchmod(temp.fd(), 0644) != 0) {
       return failure(ErrorCode::write_failed,
                      shown,
-                     "cannot create a temporary file: " + errno_text() + "; nothing was changed");
+                     "cannot create a temporary file: " + commit::errno_text() +
+                         "; nothing was changed");
     }
     const Progress progress = [&](uint64_t done, uint64_t) {
       if (options.progress) {
@@ -365,7 +318,8 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     if (!temp.close()) {
       return failure(ErrorCode::write_failed,
                      shown,
-                     "cannot close the temporary file: " + errno_text() + "; nothing was changed");
+                     "cannot close the temporary file: " + commit::errno_text() +
+                         "; nothing was changed");
     }
     if (auto verified = verify_shard(temp.path(), shown, layout, sources.fds, source_names);
         !verified) {
@@ -381,7 +335,7 @@ Result<GraftResult> commit_graft(const fs::path& dir,
   for (const ShardChange& change : plan.shard_changes) {
     journal.moved.emplace_back(
         change.file,
-        options.backup == commit::Backup::yes ? free_backup_name(dir, change.file) : "");
+        options.backup == commit::Backup::yes ? commit::free_backup_name(dir, change.file) : "");
   }
   journal.index_hash = hex_hash(plan.index.after);
   journal.keep_record = options.backup == commit::Backup::yes;
@@ -393,7 +347,8 @@ Result<GraftResult> commit_graft(const fs::path& dir,
       journal.backups_before.push_back(std::move(backup));
     }
   }
-  if (std::string error = write_atomic(fs, dir, std::string(k_journal_name), encode(journal));
+  if (std::string error =
+          commit::replace_file(fs, dir, std::string(k_journal_name), encode(journal), 0644);
       !error.empty()) {
     return failure(ErrorCode::write_failed,
                    joined(display, std::string(k_journal_name)),
@@ -404,7 +359,7 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     const std::string& name = plan.new_shards[k].file;
     const bool taken = present(dir / name);
     if (taken || fs.rename(temps[k]->path().c_str(), (dir / name).c_str()) != 0) {
-      const std::string why = taken ? "the name was taken meanwhile" : errno_text();
+      const std::string why = taken ? "the name was taken meanwhile" : commit::errno_text();
       Journal renamed = journal;
       renamed.created.resize(k); // the shards renamed so far
       remove_created(fs, dir, renamed);
@@ -414,7 +369,7 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     }
     temps[k]->renamed();
   }
-  fsync_directory(fs, dir);
+  commit::fsync_directory(fs, dir);
   // 4. The index (the commit point), then the configs.
   auto committed = commit::commit(dir, plan.json_writes(), options.backup, fs);
   if (!committed) {
@@ -511,10 +466,10 @@ Status restore_shards(const fs::path& dir, const std::string& display, const Gra
     if (fs.rename((dir / backup).c_str(), (dir / file).c_str()) != 0) {
       return failure(ErrorCode::write_failed,
                      joined(display, backup),
-                     "cannot rename it back to " + file + ": " + errno_text());
+                     "cannot rename it back to " + file + ": " + commit::errno_text());
     }
   }
-  fsync_directory(fs, dir);
+  commit::fsync_directory(fs, dir);
   return ok_status();
 }
 
@@ -522,12 +477,13 @@ Status remove_grafted(const fs::path& dir, const std::string& display, const Gra
   commit::FileSystem& fs = commit::posix_file_system();
   for (const std::string& file : record.created) {
     if (present(dir / file) && fs.unlink((dir / file).c_str()) != 0) {
-      return failure(
-          ErrorCode::write_failed, joined(display, file), "cannot remove it: " + errno_text());
+      return failure(ErrorCode::write_failed,
+                     joined(display, file),
+                     "cannot remove it: " + commit::errno_text());
     }
   }
   fs.unlink((dir / std::string(k_journal_name)).c_str());
-  fsync_directory(fs, dir);
+  commit::fsync_directory(fs, dir);
   return ok_status();
 }
 
