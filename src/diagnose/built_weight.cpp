@@ -57,14 +57,28 @@ engine::BuiltWeight built_weight(std::string_view quant_method, const json::Json
   if (quant_method == "compressed-tensors") {
     return compressed_tensors(config);
   }
-  // modelopt.py: ModelOptFp8LinearMethod registers `weight` float8_e4m3fn [rows, cols];
-  // ModelOptNvFp4LinearMethod `weight` uint8 [rows, cols // 2]. MIXED_PRECISION picks per layer.
+  // modelopt.py: ModelOptFp8LinearMethod and ModelOptMxFp8LinearMethod register `weight`
+  // float8_e4m3fn [rows, cols]; ModelOptNvFp4LinearMethod (NVFP4, and W4A16_NVFP4 through its
+  // use_a16 path) `weight` uint8 [rows, cols // 2]. MIXED_PRECISION picks per layer: one layout
+  // is named when every quantized_layers entry has the same algo.
   if (quant_method == "modelopt" || quant_method == "modelopt_fp4") {
-    const std::string algo = string_at(config, "quant_algo");
-    if (algo == "FP8") {
+    std::string algo = string_at(config, "quant_algo");
+    if (algo == "MIXED_PRECISION") {
+      algo.clear();
+      if (config.contains("quantized_layers") && config["quantized_layers"].is_object()) {
+        for (const auto& [name, entry] : config["quantized_layers"].items()) {
+          const std::string own = string_at(entry, "quant_algo");
+          if (!algo.empty() && own != algo) {
+            return {};
+          }
+          algo = own;
+        }
+      }
+    }
+    if (algo == "FP8" || algo == "MXFP8") {
       return same_shape("FP8");
     }
-    if (algo == "NVFP4" || quant_method == "modelopt_fp4") {
+    if (algo == "NVFP4" || algo == "W4A16_NVFP4" || quant_method == "modelopt_fp4") {
       return {Layout::packed_fp4, ""};
     }
     return {};

@@ -132,6 +132,17 @@ TEST(ConsequenceTest, TheSchemesWeightParameterDecidesWhatADenseWeightDoes) {
   EXPECT_EQ(effect("fp8", "{}"), cast);
   EXPECT_EQ(effect("modelopt", R"({"quant_algo": "FP8"})"), cast);
   EXPECT_EQ(effect("modelopt", R"({"quant_algo": "NVFP4"})"), fp4);
+  EXPECT_EQ(effect("modelopt",
+                   R"({"quant_algo": "MIXED_PRECISION",
+                       "quantized_layers": {"a": {"quant_algo": "W4A16_NVFP4"},
+                                            "b": {"quant_algo": "W4A16_NVFP4"}}})"),
+            fp4);
+  EXPECT_EQ(effect("modelopt",
+                   R"({"quant_algo": "MIXED_PRECISION",
+                       "quantized_layers": {"a": {"quant_algo": "NVFP4"},
+                                            "b": {"quant_algo": "FP8"}}})"),
+            missing); // algos that differ per layer: no one parameter to name
+  EXPECT_EQ(effect("modelopt", R"({"quant_algo": "MXFP8"})"), cast);
   EXPECT_EQ(effect("quark", R"({"global_quant_config": {"weight": {"dtype": "fp8_e4m3"}}})"), cast);
   EXPECT_EQ(effect("quark", R"({"global_quant_config": {"weight": {"dtype": "fp4"}}})"), fp4);
   EXPECT_EQ(effect("gptq", "{}"),
