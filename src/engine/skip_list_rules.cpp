@@ -800,15 +800,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
       names.push_back(replace_all(layer.prefix, last, shard));
     }
   }
-  std::optional<size_t> first;
-  size_t hits = 0;
-  for (const std::string& name : names) {
-    const auto hit = skipping_entry(name);
-    decision.shards.push_back(name);
-    decision.shard_ignored.push_back(hit.has_value());
-    hits += hit ? 1U : 0U;
-    first = first ? first : hit;
-  }
+  const auto [first, hits] = test_shards(names, decision);
   if (hits != 0 && hits != names.size()) {
     decision.verdict = Verdict::load_error;
     decision.by = DecidedBy::fused_disagree;
@@ -829,6 +821,20 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
   }
   return not_skipped();
+}
+
+std::pair<std::optional<size_t>, size_t>
+SkipListRules::test_shards(const std::vector<std::string>& names, Decision& decision) const {
+  std::optional<size_t> first;
+  size_t hits = 0;
+  for (const std::string& name : names) {
+    const auto hit = skipping_entry(name);
+    decision.shards.push_back(name);
+    decision.shard_ignored.push_back(hit.has_value());
+    hits += hit ? 1U : 0U;
+    first = first ? first : hit;
+  }
+  return {first, hits};
 }
 
 Decision SkipListRules::quark_decide(const Layer& layer, Decision decision) const {
@@ -861,19 +867,14 @@ Decision SkipListRules::quark_decide(const Layer& layer, Decision decision) cons
   }
   // `layer_name.replace(proj_name, shard_proj_name)` for each shard; the first shard sets the
   // verdict and every other must agree.
-  std::optional<size_t> first;
-  size_t hits = 0;
+  std::vector<std::string> names;
   std::string listed;
   for (const std::string& shard : *shards) {
-    const std::string name = replace_all(layer.prefix, last, shard);
-    const auto hit = skipping_entry(name);
-    decision.shards.push_back(name);
-    decision.shard_ignored.push_back(hit.has_value());
-    hits += hit ? 1U : 0U;
-    first = first ? first : hit;
+    names.push_back(replace_all(layer.prefix, last, shard));
     listed += (listed.empty() ? "'" : ", '") + shard + "'";
   }
-  if (hits != 0 && hits != shards->size()) {
+  const auto [first, hits] = test_shards(names, decision);
+  if (hits != 0 && hits != names.size()) {
     decision.verdict = Verdict::load_error;
     decision.by = DecidedBy::fused_disagree;
     decision.ignore_index = first;

@@ -128,6 +128,10 @@ private:
   std::string sglang_resolve_algo(const Layer& layer) const;
   // Why the engine builds `layer` with no quant config, or nothing.
   std::optional<std::string> built_dense_reason(const Layer& layer) const;
+  // Test each of `names` (a fused layer's shards) with skipping_entry, recording each in
+  // decision.shards and shard_ignored; return the first entry that skips one and how many do.
+  std::pair<std::optional<size_t>, size_t> test_shards(const std::vector<std::string>& names,
+                                                       Decision& decision) const;
   // vLLM's Quark (should_ignore_layer): the verdict on the built name.
   Decision quark_decide(const Layer& layer, Decision decision) const;
   // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.
