@@ -293,7 +293,13 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   const auto work = [&] {
     try {
       for (size_t i = next++; i < options.dirs.size(); i = next++) {
-        if (!locked_out[i]) {
+        if (i < options.remote_failures.size() && options.remote_failures[i]) {
+          judged[i].outcome.path = label_of(options.dirs, options.labels, i);
+          judged[i].outcome.status = Status::error;
+          judged[i].outcome.error = options.remote_failures[i];
+          judged[i].outcome.remote = true;
+          judged[i].outcome.hub = options.sources[i];
+        } else if (!locked_out[i]) {
           // Diff labels of a Hub repo are relative to the repo (a/config.json), or, for
           // several, name it (a/Org/Name/config.json).
           const std::string& shown = label_of(options.dirs, options.labels, i);

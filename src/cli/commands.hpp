@@ -49,6 +49,8 @@ struct FixOptions {
   std::vector<std::string> labels; // what dirs[i] is called in reports (--remote: the repo id)
   bool remote = false;             // DIRs are Hub repo ids, read header-only
   std::vector<report::HubSource> sources; // with --remote: what each DIR was read from
+  // With --remote: why repo i could not be read from the Hub (its report is that error).
+  std::vector<std::optional<Error>> remote_failures;
   // A cache snapshot's directory -> the revision it was asked by (ORG/NAME@REV, --revision).
   std::map<std::string, std::string> revisions;
   bool dry_run = false;

@@ -29,7 +29,8 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
                                             std::vector<report::HubSource>& sources,
                                             const std::string& revision,
                                             bool quiet,
-                                            std::ostream& err) {
+                                            std::ostream& err,
+                                            std::vector<std::optional<Error>>* failed) {
   hub::RemoteSettings settings = hub::remote_settings(hub::process_environment());
   settings.user_agent = "qpatch/" QPATCH_VERSION;
   if (settings.offline) {
@@ -74,6 +75,9 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
   const auto cancelled = [] { return commit::pending_interrupt() != 0; };
   labels.clear();
   sources.clear();
+  if (failed != nullptr) {
+    failed->assign(refs.size(), std::nullopt);
+  }
   for (size_t i = 0; i < refs.size(); ++i) {
     const hub::RepoRef& ref = refs[i];
     const fs::path into = m_root / std::to_string(i);
@@ -86,6 +90,12 @@ std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
              "stopped by " + commit::signal_name(sig) + " while reading " + ref.repo_id +
                  " from the Hub; nothing was written");
       return 128 + sig;
+    }
+    if (!remote && failed != nullptr) {
+      (*failed)[i] = remote.take_error();
+      labels.push_back(ref.repo_id);
+      sources.push_back({ref.repo_id, ref.revision.empty() ? "main" : ref.revision, "", true});
+      continue;
     }
     if (!remote) {
       report(err, remote.error(), ref.repo_id);

@@ -7,6 +7,7 @@
 
 #include "exit_code.hpp"
 
+#include <qpatch/error.hpp>
 #include <qpatch/report/fix_report.hpp>
 
 #include <filesystem>
@@ -28,13 +29,15 @@ public:
   // dirs[i] is read and labels[i] is shown. `revision` is --revision. Unless `quiet`, note what
   // was read on `err`. On failure the error is on `err` and the exit code is returned: usage (2)
   // for an argument that is not a repo id or HF_HUB_OFFLINE, invalid_input (3) for a Hub error,
-  // 128+N for a signal.
+  // 128+N for a signal. With `failed` (the fix command, whose report has a place for it), a Hub
+  // error is instead recorded at failed[i] and the other repos are still read.
   std::optional<int> fetch(std::vector<std::string>& dirs,
                            std::vector<std::string>& labels,
                            std::vector<report::HubSource>& sources,
                            const std::string& revision,
                            bool quiet,
-                           std::ostream& err);
+                           std::ostream& err,
+                           std::vector<std::optional<Error>>* failed = nullptr);
 
 private:
   std::filesystem::path m_root; // the temporary directory, "" until made

@@ -53,6 +53,8 @@ Environment:
                            (default 10)
   HF_HUB_OFFLINE  when set to 1, --remote is refused
   QPATCH_HTTP_RETRIES  retries of a failed --remote request (default 5)
+  QPATCH_REMOTE_DEADLINE  seconds the whole --remote read of a repo may take
+                          (default 30)
   http_proxy, https_proxy, no_proxy  as libcurl reads them
   NO_COLOR  no colour, even on a terminal)";
 
@@ -212,7 +214,13 @@ int run_command(const std::vector<std::string>& args,
       }
       remote_guard.emplace();
       if (const auto failed =
-              remote_copies.fetch(dirs, labels, sources, revision, fix_options.quiet, err)) {
+              remote_copies.fetch(dirs,
+                                  labels,
+                                  sources,
+                                  revision,
+                                  fix_options.quiet,
+                                  err,
+                                  fixing ? &fix_options.remote_failures : nullptr)) {
         return *failed;
       }
     } else if (recursive) {

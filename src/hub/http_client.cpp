@@ -151,6 +151,7 @@ struct HttpBatch::State {
     transfer.response.body.clear();
     transfer.response.transport_error.clear();
     transfer.response.timed_out = false;
+    transfer.response.deadline_passed = false;
     transfer.response.status = 0;
     transfer.capped = false;
     ++transfer.response.attempts;
@@ -171,6 +172,12 @@ struct HttpBatch::State {
     // No byte for `timeout` seconds: the read timeout requests/httpx apply.
     curl->easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl->easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, options.timeout_seconds);
+    if (options.deadline) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(*options.deadline - Clock::now());
+      curl->easy_setopt(
+          easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<long long>(1, left.count())));
+    }
     curl->easy_setopt(easy, CURLOPT_WRITEFUNCTION, on_body);
     curl->easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
     curl->easy_setopt(easy, CURLOPT_HEADERFUNCTION, on_header);
@@ -204,6 +211,7 @@ struct HttpBatch::State {
     const char* url = nullptr;
     curl->easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url);
     response.url = url != nullptr ? url : transfer->request.url;
+    response.requested_url = transfer->request.url;
     response.status = status;
     if (!response.total_size && status == 200) {
       // A 200 to a Range request carries the whole file: its length is the total.
@@ -214,6 +222,9 @@ struct HttpBatch::State {
     if (code != CURLE_OK && !stopped_on_purpose) {
       response.transport_error = curl->easy_strerror(code);
       response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
+      // libcurl's own timer may fire a few milliseconds before the deadline it was given.
+      response.deadline_passed = response.timed_out && options.deadline &&
+                                 Clock::now() + std::chrono::milliseconds(100) >= *options.deadline;
     }
     curl->multi_remove_handle(multi, easy);
     curl->easy_cleanup(easy);
@@ -221,7 +232,7 @@ struct HttpBatch::State {
     --running;
     const bool retry =
         response.transport_error.empty() ? retryable_status(status) : retryable_transport(code);
-    if (retry && response.attempts <= options.retries) {
+    if (retry && response.attempts <= options.retries && !response.deadline_passed) {
       const double backoff = std::min(
           options.max_wait_seconds,
           options.base_wait_seconds * std::pow(2.0, static_cast<double>(response.attempts - 1)));
@@ -230,8 +241,11 @@ struct HttpBatch::State {
                               : backoff;
       transfer->not_before = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                 std::chrono::duration<double>(std::max(0.0, wait)));
-      waiting.push_back(transfer);
-      return;
+      if (!options.deadline || transfer->not_before < *options.deadline) {
+        waiting.push_back(transfer);
+        return;
+      }
+      // The next try would start past the deadline: this answer is the last.
     }
     if (transfer->headers != nullptr) {
       curl->slist_free_all(transfer->headers);

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -91,19 +92,64 @@ std::string seconds(long value) {
   return std::to_string(value) + " s";
 }
 
-// What the Hub's answer means to a user, in the terms of hf_raise_for_status (utils/_http.py,
-// huggingface_hub ee0a451): X-Error-Code first, then the status.
-std::string
-describe_failure(const HttpResponse& response, const RepoRef& ref, const RemoteSettings& settings) {
+// A URL's origin ("https://host:port") and its path without the query (a CDN's signed query is
+// long and says nothing to a user).
+struct UrlParts {
+  std::string origin;
+  std::string path;
+};
+
+UrlParts split_url(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t path_at =
+      scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+  if (path_at == std::string::npos) {
+    return {url, "/"};
+  }
+  return {url.substr(0, path_at), url.substr(path_at, url.find('?', path_at) - path_at)};
+}
+
+// Who did not answer, so a user behind a firewall knows which host to open: the Hub itself, or
+// the file host (huggingface.co sends LFS files to cdn-lfs*.hf.co or cas-bridge.xethub.hf.co) its
+// redirect led to. `redirected` is set for the latter.
+std::string who_failed(const HttpResponse& response, bool& redirected) {
+  const UrlParts asked =
+      split_url(response.requested_url.empty() ? response.url : response.requested_url);
+  const UrlParts last = split_url(response.url.empty() ? response.requested_url : response.url);
+  redirected = last.origin != asked.origin;
+  if (!redirected) {
+    return "the Hub at " + asked.origin + " (GET " + asked.path + ")";
+  }
+  return last.origin + " (the file host the Hub redirected GET " + asked.path + " to)";
+}
+
+std::string transport_failure(const HttpResponse& response, const RemoteSettings& settings) {
   const std::string tries =
       response.attempts > 1 ? " (after " + std::to_string(response.attempts) + " tries)" : "";
+  bool redirected = false;
+  const std::string who = who_failed(response, redirected);
+  if (response.deadline_passed) {
+    return "no complete answer from " + who + " within qpatch's " +
+           seconds(settings.deadline_seconds) + " deadline for --remote" + tries +
+           "; QPATCH_REMOTE_DEADLINE sets a longer one";
+  }
+  if (response.timed_out) {
+    return "no answer from " + who + " within " + seconds(settings.timeout_seconds) + tries +
+           "; a slow link may need a longer HF_HUB_DOWNLOAD_TIMEOUT";
+  }
+  return "cannot reach " + who + ": " + response.transport_error + tries +
+         (redirected ? "; the Hub itself answered, so a firewall or proxy may be blocking that host"
+                     : "");
+}
+
+// What the Hub's answer means to a user, in the terms of hf_raise_for_status (utils/_http.py,
+// huggingface_hub ee0a451): X-Error-Code first, then the status. The Hub answers 401 for a repo
+// it will not show an anonymous user (missing or private alike) and 404 for one that is missing
+// (or private) to a user who sent a token.
+std::string
+describe_failure(const HttpResponse& response, const RepoRef& ref, const RemoteSettings& settings) {
   if (!response.transport_error.empty()) {
-    if (response.timed_out) {
-      return "no answer from " + settings.endpoint + " within " +
-             seconds(settings.timeout_seconds) + tries +
-             "; a slow link may need a longer HF_HUB_DOWNLOAD_TIMEOUT";
-    }
-    return "cannot reach " + settings.endpoint + ": " + response.transport_error + tries;
+    return transport_failure(response, settings);
   }
   const std::string status = "HTTP " + std::to_string(response.status);
   const std::string login = "set HF_TOKEN or run 'hf auth login' (qpatch reads its token file)";
@@ -122,14 +168,22 @@ describe_failure(const HttpResponse& response, const RepoRef& ref, const RemoteS
     return status + ": no such file in " + ref.repo_id;
   }
   if (response.error_code == "RepoNotFound" || response.status == 401 || response.status == 403) {
-    if (!settings.token) {
+    if (settings.token) {
       return status + ": " + ref.repo_id + " not found on " + settings.endpoint +
-             ", or private or gated: a token is needed; " + login;
+             ", or the token from " + settings.token_source + " has no access to it";
+    }
+    if (response.status == 404) {
+      return status + ": " + ref.repo_id + " not found on " + settings.endpoint +
+             " (check the repo id)";
     }
     return status + ": " + ref.repo_id + " not found on " + settings.endpoint +
-           ", or the token from " + settings.token_source + " has no access to it";
+           ", or private: if it is yours or shared with you, " + login;
   }
-  std::string text = status + " from " + response.url + tries;
+  bool redirected = false;
+  std::string text = status + " from " + who_failed(response, redirected);
+  if (response.attempts > 1) {
+    text += " after " + std::to_string(response.attempts) + " tries";
+  }
   if (!response.error_message.empty()) {
     text += ": " + response.error_message;
   }
@@ -227,6 +281,13 @@ RemoteSettings remote_settings(const Environment& env) {
       settings.timeout_seconds = value;
     }
   }
+  if (const char* deadline = env("QPATCH_REMOTE_DEADLINE"); deadline != nullptr) {
+    char* end = nullptr;
+    const long value = std::strtol(deadline, &end, 10);
+    if (end != deadline && *end == '\0' && value > 0) {
+      settings.deadline_seconds = value;
+    }
+  }
   if (const char* retries = env("QPATCH_HTTP_RETRIES"); retries != nullptr) {
     char* end = nullptr;
     const long value = std::strtol(retries, &end, 10);
@@ -253,6 +314,8 @@ Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
   options.retries = settings.retries;
   options.user_agent = settings.user_agent;
   options.cancelled = cancelled;
+  options.deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(settings.deadline_seconds);
   const auto interrupted = [] {
     return make_error(ErrorCode::io_error, "", std::nullopt, "", "interrupted");
   };

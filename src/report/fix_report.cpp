@@ -370,7 +370,7 @@ json::Json render_fix_json(const std::vector<CheckpointOutcome>& outcomes) {
     if (outcome.hub) {
       hub = {{"repo_id", outcome.hub->repo_id},
              {"revision", or_null(outcome.hub->revision)},
-             {"commit", outcome.hub->commit},
+             {"commit", or_null(outcome.hub->commit)},
              {"remote", outcome.hub->remote}};
     }
     checkpoints.push_back({{"path", outcome.path},

@@ -11,9 +11,11 @@
 #include "support/spawn.hpp"
 #include "support/temp_dir.hpp"
 
+#include <qpatch/hub/remote_checkpoint.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <signal.h>
 
@@ -92,9 +94,11 @@ protected:
     std::ostringstream out;
     std::ostringstream err;
     const int code = cli::run(args, out, err, cli::Terminal{});
-    return {code,
-            util::replace_all(out.str(), m_server.endpoint(), "ENDPOINT"),
-            util::replace_all(err.str(), m_server.endpoint(), "ENDPOINT")};
+    const auto placeholders = [this](const std::string& text) {
+      return util::replace_all(
+          util::replace_all(text, m_server.endpoint(), "ENDPOINT"), m_server.cdn_origin(), "CDN");
+    };
+    return {code, placeholders(out.str()), placeholders(err.str())};
   }
 
   // The small checkpoint of the CLI tests, served as Org/Name: an MTP head stored dense that the
@@ -292,9 +296,17 @@ TEST_F(RemoteTest, MissingRepoAndRevisionAreNamed) {
   const Outcome missing = run({"--check", "--remote", "Org/Nope"});
   EXPECT_EQ(missing.code, 3);
   EXPECT_EQ(missing.err,
-            "qpatch: error: Org/Nope: HTTP 401: Org/Nope not found on ENDPOINT, or private or "
-            "gated: a token is needed; set HF_TOKEN or run 'hf auth login' (qpatch reads its "
+            "qpatch: error: Org/Nope: HTTP 401: Org/Nope not found on ENDPOINT, or private: if it "
+            "is yours or shared with you, set HF_TOKEN or run 'hf auth login' (qpatch reads its "
             "token file)\n");
+  // Signed in, the Hub says 404: the repo is missing, or the token may not see it.
+  m_env.set("HF_TOKEN", "hf_mine");
+  const Outcome signed_in = run({"--check", "--remote", "Org/Nope"});
+  EXPECT_EQ(signed_in.code, 3);
+  EXPECT_EQ(signed_in.err,
+            "qpatch: error: Org/Nope: HTTP 404: Org/Nope not found on ENDPOINT, or the token from "
+            "$HF_TOKEN has no access to it\n");
+  m_env.set("HF_TOKEN", std::nullopt);
   const Outcome revision = run({"--check", "--remote", "--revision", "v9", "Org/Name"});
   EXPECT_EQ(revision.code, 3);
   EXPECT_EQ(revision.err,
@@ -312,8 +324,8 @@ TEST_F(RemoteTest, ServerErrorsAreRetriedThenReportedWithTheTries) {
   const Outcome failed = run({"--check", "--remote", "Org/Name"});
   EXPECT_EQ(failed.code, 3);
   EXPECT_EQ(failed.err,
-            "qpatch: error: Org/Name: HTTP 500 from ENDPOINT/api/models/Org/Name/revision/"
-            "main?blobs=true (after 3 tries)\n");
+            "qpatch: error: Org/Name: HTTP 500 from the Hub at ENDPOINT (GET "
+            "/api/models/Org/Name/revision/main) after 3 tries\n");
 }
 
 TEST_F(RemoteTest, AStalledServerTimesOutWithinTheDownloadTimeout) {
@@ -326,9 +338,101 @@ TEST_F(RemoteTest, AStalledServerTimesOutWithinTheDownloadTimeout) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(stalled.code, 3);
   EXPECT_EQ(stalled.err,
-            "qpatch: error: Org/Name: no answer from ENDPOINT within 1 s; a slow link may need a "
-            "longer HF_HUB_DOWNLOAD_TIMEOUT\n");
+            "qpatch: error: Org/Name: no answer from the Hub at ENDPOINT (GET "
+            "/api/models/Org/Name/revision/main) within 1 s; a slow link may need a longer "
+            "HF_HUB_DOWNLOAD_TIMEOUT\n");
   EXPECT_LT(seconds, 4.0);
+  EXPECT_TRUE(tmp_is_empty());
+}
+
+// Issue 25: a firewall that lets the Hub through but not the host its redirects lead to must
+// send the user to that host, not to the Hub.
+TEST_F(RemoteTest, ACdnThatRefusesIsNamedAndNotTheHub) {
+  m_server.add_repo("Org/Name", k_commit, write_small());
+  m_server.cdn_fault(test::HubServer::CdnFault::refuse);
+  const Outcome refused = run({"--check", "--remote", "Org/Name"});
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_EQ(refused.err,
+            "qpatch: error: Org/Name/model-00001-of-00001.safetensors: cannot reach CDN (the file "
+            "host the Hub redirected GET /Org/Name/resolve/" +
+                std::string(k_commit) +
+                "/model-00001-of-00001.safetensors to): Couldn't connect to server; the Hub itself "
+                "answered, so a firewall or proxy may be blocking that host\n");
+  EXPECT_TRUE(tmp_is_empty());
+}
+
+TEST_F(RemoteTest, AStalledCdnIsNamedWithTheDownloadTimeout) {
+  m_server.add_repo("Org/Name", k_commit, write_small());
+  m_server.cdn_fault(test::HubServer::CdnFault::stall);
+  m_env.set("HF_HUB_DOWNLOAD_TIMEOUT", "1");
+  const Outcome stalled = run({"--check", "--remote", "Org/Name"});
+  EXPECT_EQ(stalled.code, 3);
+  EXPECT_EQ(stalled.err,
+            "qpatch: error: Org/Name/model-00001-of-00001.safetensors: no answer from CDN (the "
+            "file host the Hub redirected GET /Org/Name/resolve/" +
+                std::string(k_commit) +
+                "/model-00001-of-00001.safetensors to) within 1 s; a slow link may need a longer "
+                "HF_HUB_DOWNLOAD_TIMEOUT\n");
+}
+
+// The read timeout bounds one try; retries and their backoff (1+2+4+8+8 s) made a stalled Hub
+// cost 84 s with the defaults. The whole read has a deadline (30 s by default).
+TEST_F(RemoteTest, TheWholeReadStopsAtTheDeadlineWhateverTheRetries) {
+  m_server.add_repo("Org/Name", k_commit, write_small());
+  m_server.stall(true);
+  m_env.set("QPATCH_HTTP_RETRIES", "5");
+  m_env.set("HF_HUB_DOWNLOAD_TIMEOUT", "30");
+  m_env.set("QPATCH_REMOTE_DEADLINE", "1");
+  const auto start = std::chrono::steady_clock::now();
+  const Outcome stalled = run({"--check", "--remote", "Org/Name"});
+  const auto seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m_env.set("QPATCH_REMOTE_DEADLINE", std::nullopt);
+  EXPECT_EQ(stalled.code, 3);
+  EXPECT_EQ(stalled.err,
+            "qpatch: error: Org/Name: no complete answer from the Hub at ENDPOINT (GET "
+            "/api/models/Org/Name/revision/main) within qpatch's 1 s deadline for --remote; "
+            "QPATCH_REMOTE_DEADLINE sets a longer one\n");
+  EXPECT_LT(seconds, 3.0);
+  EXPECT_TRUE(tmp_is_empty());
+}
+
+TEST(RemoteSettingsTest, TheDeadlineIs30SecondsUnlessAPositiveNumberIsSet) {
+  const auto with = [](const char* value) {
+    return hub::remote_settings([value](const char* name) -> const char* {
+             return std::string(name) == "QPATCH_REMOTE_DEADLINE" ? value : nullptr;
+           })
+        .deadline_seconds;
+  };
+  EXPECT_EQ(with(nullptr), 30);
+  EXPECT_EQ(with("120"), 120);
+  EXPECT_EQ(with("0"), 30);
+  EXPECT_EQ(with("soon"), 30);
+}
+
+// `--json` prints its document whatever the Hub says: a repo that could not be read is an entry
+// with status "error" and error.code "remote_failed", and the other repos are still judged.
+TEST_F(RemoteTest, JsonIsADocumentWhenTheHubFails) {
+  m_server.add_repo("Org/Name", k_commit, write_small());
+  const Outcome both = run({"--check", "--json", "-q", "--remote", "Org/Nope", "Org/Name"});
+  EXPECT_EQ(both.code, 3);
+  const auto doc = nlohmann::ordered_json::parse(both.out);
+  ASSERT_EQ(doc.at("checkpoints").size(), 2u);
+  EXPECT_EQ(
+      doc["checkpoints"][0].dump(),
+      R"js({"path":"Org/Nope","hub":{"repo_id":"Org/Nope","revision":"main","commit":null,)js"
+      R"js("remote":true},"quant_method":null,"engine_rules":null,"engines":[],)js"
+      R"js("engine_versions":{},"status":"error","findings":[],"changes":[],"backups":[],)js"
+      R"js("replaced_links":[],"warnings":[],"notes":[],"mtp":null,"lint":null,)js"
+      R"js("written":false,"error":{"code":"remote_failed","path":null,"offset":null,)js"
+      R"js("subject":null,"message":"HTTP 401: Org/Nope not found on ENDPOINT, or private: )js"
+      R"js(if it is yours or shared with you, set HF_TOKEN or run 'hf auth login' (qpatch )js"
+      R"js(reads its token file)"}})js");
+  EXPECT_EQ(doc["checkpoints"][1]["status"], "needs-patch");
+  EXPECT_EQ(both.err,
+            "qpatch: error: Org/Nope: HTTP 401: Org/Nope not found on ENDPOINT, or private: if it "
+            "is yours or shared with you, set HF_TOKEN or run 'hf auth login' (qpatch reads its "
+            "token file)\n");
   EXPECT_TRUE(tmp_is_empty());
 }
 

@@ -95,6 +95,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
 HubServer::HubServer() {
   m_hub_fd = listen_on_loopback(m_hub_port);
   m_cdn_fd = listen_on_loopback(m_cdn_port);
+  ::close(listen_on_loopback(m_closed_port)); // free again: a connection there is refused
   m_hub_thread = std::thread([this] { accept_loop(m_hub_fd, false); });
   m_cdn_thread = std::thread([this] { accept_loop(m_cdn_fd, true); });
 }
@@ -138,6 +139,15 @@ void HubServer::fail_next(int status, int count, std::optional<int> retry_after)
 
 void HubServer::stall(bool on) {
   m_stall = on;
+}
+
+std::string HubServer::cdn_origin() const {
+  return "http://127.0.0.1:" +
+         std::to_string(m_cdn_fault == CdnFault::refuse ? m_closed_port : m_cdn_port);
+}
+
+void HubServer::cdn_fault(CdnFault fault) {
+  m_cdn_fault = fault;
 }
 
 void HubServer::ignore_ranges(bool on) {
@@ -229,7 +239,7 @@ void HubServer::serve(int fd, bool cdn) {
                     " auth=" + (request.headers.count("authorization") != 0 ? "yes" : "no") +
                     " port=" + (cdn ? "cdn" : "hub"));
   }
-  if (m_stall) {
+  if (m_stall || (cdn && m_cdn_fault == CdnFault::stall)) {
     while (!m_stop) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -290,7 +300,10 @@ std::string HubServer::respond(const Request& request, bool cdn, int fd) {
     const std::lock_guard lock(m_mutex);
     const auto found = m_repos.find(repo_id);
     if (found == m_repos.end()) {
-      return error(401, "RepoNotFound", "Repository not found");
+      // The Hub shows a signed-in user that a repo does not exist; an anonymous one gets 401.
+      return error(request.headers.count("authorization") != 0 ? 404 : 401,
+                   "RepoNotFound",
+                   "Repository not found");
     }
     repo = found->second;
   }
@@ -340,8 +353,9 @@ std::string HubServer::respond(const Request& request, bool cdn, int fd) {
   if (name.size() > 12 && name.substr(name.size() - 12) == ".safetensors") {
     // LFS files live on the CDN: the Hub answers with a redirect to another host.
     return head(302,
-                {"Location: http://127.0.0.1:" + std::to_string(m_cdn_port) + "/cdn/" + repo_id +
-                 "/" + repo.commit + "/" + name},
+                {"Location: http://127.0.0.1:" +
+                 std::to_string(m_cdn_fault == CdnFault::refuse ? m_closed_port : m_cdn_port) +
+                 "/cdn/" + repo_id + "/" + repo.commit + "/" + name},
                 0);
   }
   return file_response(file, request, fd);

@@ -44,6 +44,12 @@ public:
   void fail_next(int status, int count, std::optional<int> retry_after = std::nullopt);
   // Requests are read and never answered until the server stops.
   void stall(bool on);
+  // What the CDN (the host shards are redirected to) does: answer, refuse connections (the
+  // redirect then names a port nothing listens on), or read requests and never answer.
+  enum class CdnFault { none, refuse, stall };
+  void cdn_fault(CdnFault fault);
+  // Where the Hub's redirects send shards now: "http://127.0.0.1:PORT".
+  std::string cdn_origin() const;
   // Ignore Range headers: answer 200 with the whole file.
   void ignore_ranges(bool on);
 
@@ -79,6 +85,8 @@ private:
   std::atomic<bool> m_stop{false};
   std::atomic<bool> m_stall{false};
   std::atomic<bool> m_ignore_ranges{false};
+  std::atomic<CdnFault> m_cdn_fault{CdnFault::none};
+  int m_closed_port = 0; // a loopback port nothing listens on
   std::atomic<uint64_t> m_body_bytes{0};
   std::atomic<size_t> m_requests{0};
   mutable std::mutex m_mutex; // guards everything below

@@ -13,6 +13,7 @@
 // Redirects are followed to http(s) URLs only. Values only; nothing is printed.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,14 +33,16 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
-  long status = 0;             // the final HTTP status, 0 when no response came
-  std::string transport_error; // libcurl's text when the transfer failed, else ""
-  bool timed_out = false;      // the transfer failed for want of data within the timeout
+  long status = 0;              // the final HTTP status, 0 when no response came
+  std::string transport_error;  // libcurl's text when the transfer failed, else ""
+  bool timed_out = false;       // the transfer failed for want of data within the timeout
+  bool deadline_passed = false; // it failed because HttpOptions::deadline passed
   std::string body;
   std::optional<uint64_t> total_size; // Content-Range's "/TOTAL", else a 200's Content-Length
   std::string error_code;             // the Hub's X-Error-Code ("GatedRepo", "RepoNotFound"...)
   std::string error_message;          // the Hub's X-Error-Message
-  std::string url;                    // the URL that answered, after redirects
+  std::string url;                    // the URL last tried, after redirects
+  std::string requested_url;          // HttpRequest::url, before any redirect
   int attempts = 0;                   // 1 + the retries made
   bool ok() const { return transport_error.empty() && status >= 200 && status < 300; }
 };
@@ -50,6 +53,9 @@ struct HttpOptions {
   int retries = 5;
   double base_wait_seconds = 1.0;
   double max_wait_seconds = 8.0;
+  // No transfer runs past this instant, and no retry starts after it (huggingface_hub has no
+  // such bound: a stalled server costs it 6 read timeouts and the backoffs between them).
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   unsigned parallel = 8; // transfers at once
   std::string user_agent = "qpatch";
   // Polled while transfers run; true stops them all (a signal, say).

@@ -33,8 +33,9 @@ struct RemoteSettings {
   std::string token_source;                        // "$HF_TOKEN", the token file's path, or ""
   long timeout_seconds = 10;                       // HF_HUB_DOWNLOAD_TIMEOUT
   int retries = 5;                                 // QPATCH_HTTP_RETRIES (qpatch's own)
-  bool offline = false;                            // HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE
-  std::string user_agent = "qpatch";               // the CLI adds its version
+  long deadline_seconds = 30;        // QPATCH_REMOTE_DEADLINE (qpatch's own): for the whole read
+  bool offline = false;              // HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE
+  std::string user_agent = "qpatch"; // the CLI adds its version
 };
 
 // constants.py (ENDPOINT, HF_HUB_DOWNLOAD_TIMEOUT, HF_HUB_OFFLINE) and utils/_auth.py
