@@ -19,13 +19,16 @@
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
 #include <qpatch/report/scan_report.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 namespace qpatch::cli {
@@ -33,6 +36,7 @@ namespace qpatch::cli {
 using report::CheckpointOutcome;
 using report::Status;
 using ChangeSummaryRef = std::reference_wrapper<const report::ChangeSummary>;
+namespace fs = std::filesystem;
 
 void setup_fix(CLI::App& app, FixOptions& options) {
   app.add_option("DIR", options.dirs, "Checkpoint directories (each holds config.json)");
@@ -225,6 +229,42 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
   }
 }
 
+// `text` as one word for a POSIX shell: as is when it holds nothing the shell reads, else quoted.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_./@%+=:,-").find(c) != std::string_view::npos;
+  });
+  return plain ? text : "'" + util::replace_all(text, "'", "'\\''") + "'";
+}
+
+// A dry-run diff for files that are symlinks (a Hugging Face cache snapshot links each file into
+// blobs/) cannot be applied as printed: `git apply` fails ("patch does not apply": it reads the
+// link itself), GNU patch refuses ("not a regular file"), and `patch --follow-symlinks` would
+// rewrite the blob every snapshot of that content shares. Say how to apply it there.
+std::string symlinked_diff_note(const std::string& dir, const CheckpointOutcome& outcome) {
+  std::vector<std::string> linked;
+  for (const ChangeSummaryRef change : outcome.changes) {
+    std::error_code ec;
+    if (fs::is_symlink(fs::path(dir) / change.get().file, ec)) {
+      linked.push_back(change.get().file);
+    }
+  }
+  if (linked.empty()) {
+    return "";
+  }
+  const std::string first = shell_word((fs::path(dir) / linked.front()).string());
+  return display_path(dir, linked.front()) +
+         (linked.size() > 1 ? " and " + std::to_string(linked.size() - 1) + " more are" : " is") +
+         " a symlink into the Hub cache's blobs/, which `git apply` and `patch` refuse (and "
+         "`patch --follow-symlinks` would change the blob other snapshots share): apply the fix "
+         "with `qpatch " +
+         shell_word(dir) +
+         "`, which writes a regular file and keeps the blob, or make the link a copy first: cp "
+         "--remove-destination \"$(readlink -f " +
+         first + ")\" " + first;
+}
+
 } // namespace
 
 bool config_needs_patch(const std::string& dir) {
@@ -380,6 +420,11 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
       diff += change.get().diff;
     }
     code = std::max(code, exit_code_of(outcome));
+    if (options.dry_run && !options.remote && !options.quiet) {
+      if (const std::string note = symlinked_diff_note(options.dirs[i], outcome); !note.empty()) {
+        report(io.err, Level::note, note);
+      }
+    }
     if (pending[i] && !outcome.error) {
       code = std::max(code, ExitCode::findings); // a write is pending: not a clean checkpoint
     }

@@ -275,6 +275,31 @@ TEST_F(HubCliTest, RepoFolderWithoutSnapshotGetsAHint) {
                 repo().string() + "/snapshots/<commit>)\n");
 }
 
+// Issue 25: a --dry-run diff of a snapshot's files, which are symlinks into blobs/, cannot be
+// applied as printed (git apply: "patch does not apply"; GNU patch: "not a regular file"); the
+// note says how to apply it there, and nothing is written.
+TEST_F(HubCliTest, DryRunOfASnapshotSaysHowToApplyTheDiffThere) {
+  write_cache();
+  const fs::path snapshot = repo() / "snapshots" / k_main;
+  const auto before = test::snapshot_tree(repo());
+  const Outcome outcome = run_args({"--dry-run", snapshot.string()});
+  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  const std::string config = (snapshot / "config.json").string();
+  EXPECT_EQ(outcome.err.substr(0, outcome.err.find('\n') + 1),
+            "qpatch: note: " + config +
+                " is a symlink into the Hub cache's blobs/, which `git apply` and `patch` refuse "
+                "(and `patch --follow-symlinks` would change the blob other snapshots share): "
+                "apply the fix with `qpatch " +
+                snapshot.string() +
+                "`, which writes a regular file and keeps the blob, or make the link a copy "
+                "first: cp --remove-destination \"$(readlink -f " +
+                config + ")\" " + config + "\n");
+  EXPECT_EQ(test::snapshot_tree(repo()), before);
+  // -q leaves only errors on stderr.
+  EXPECT_EQ(run_args({"--dry-run", "-q", snapshot.string()}).err.find("symlink"),
+            std::string::npos);
+}
+
 TEST_F(HubCliTest, PatchingASnapshotReplacesTheLinkAndNeverTheBlob) {
   write_cache();
   const fs::path snapshot = repo() / "snapshots" / k_main;
