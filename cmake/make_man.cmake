@@ -34,7 +34,20 @@ qpatch \\- make a quantized checkpoint's quantization config agree with the tens
 .nf
 ${main}.fi
 ")
-foreach(command inspect explain restore graft)
+# The subcommands in the order `qpatch --help` lists them: src/cli/command_table.cpp is their
+# one list.
+execute_process(COMMAND "${QPATCH}" --help OUTPUT_VARIABLE raw_main)
+string(REGEX MATCH "\nSubcommands:\n.*" listed "${raw_main}")
+string(REGEX MATCHALL "\n  [a-z]+ " words "${listed}")
+set(commands "")
+foreach(word IN LISTS words)
+  string(STRIP "${word}" word)
+  list(APPEND commands "${word}")
+endforeach()
+if(NOT commands)
+  message(FATAL_ERROR "${QPATCH} --help lists no subcommands")
+endif()
+foreach(command IN LISTS commands)
   help_of(text ${command})
   string(APPEND page ".SH \"QPATCH ${command}\"\n.nf\n${text}.fi\n")
 endforeach()

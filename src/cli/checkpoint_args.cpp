@@ -4,6 +4,7 @@
 #include "diagnostics.hpp"
 #include "did_you_mean.hpp"
 
+#include <qpatch/checkpoint/discover.hpp>
 #include <qpatch/hub/hub_cache.hpp>
 
 #include <algorithm>
@@ -25,11 +26,6 @@ bool takes_value(const std::string& word) {
 }
 
 } // namespace
-
-const std::vector<std::string>& subcommand_names() {
-  static const std::vector<std::string> names{"inspect", "explain", "restore", "graft"};
-  return names;
-}
 
 bool check_checkpoint_dirs(const std::vector<std::string>& dirs, std::ostream& err) {
   bool all_good = true;
@@ -181,6 +177,41 @@ std::string diff_prefix(const std::string& dir, bool several) {
   const fs::path relative = absolute.lexically_normal().lexically_relative(fs::current_path(ec));
   const std::string text = relative.generic_string();
   return text.empty() || text == "." ? "" : text + "/";
+}
+
+std::optional<std::vector<std::string>> find_below_roots(const std::vector<std::string>& roots,
+                                                         const std::string& revision,
+                                                         std::ostream& err) {
+  std::vector<std::string> found;
+  for (std::string root : roots) {
+    std::error_code ec;
+    // A Hub repo id is the repo's folder in the cache: every snapshot it holds.
+    if (!fs::exists(root, ec) && hub::parse_repo_ref(root)) {
+      std::vector<std::string> repo{root};
+      if (!resolve_repo_ids(repo, revision, true, err)) {
+        return std::nullopt; // said where it looked and how to fetch it
+      }
+      root = fs::path(repo.front()).parent_path().parent_path().string();
+    }
+    if (!fs::is_directory(root, ec)) {
+      const bool unreadable =
+          ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory;
+      report(err,
+             Level::error,
+             root + (unreadable ? ": cannot read: " + ec.message() : ": no such directory"));
+      return std::nullopt;
+    }
+    const auto below = checkpoint::find_checkpoints(root);
+    if (below.empty()) {
+      report(err,
+             Level::error,
+             root + ": no checkpoint below it (a directory with config.json and .safetensors "
+                    "files)");
+      return std::nullopt;
+    }
+    found.insert(found.end(), below.begin(), below.end());
+  }
+  return found;
 }
 
 } // namespace qpatch::cli

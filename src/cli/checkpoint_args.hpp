@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -32,6 +33,12 @@ bool resolve_repo_ids(std::vector<std::string>& dirs,
                       bool quiet,
                       std::ostream& err,
                       std::map<std::string, std::string>* revisions = nullptr);
+
+// -r: every checkpoint below each root of `roots` (a Hub repo id: its folder in the cache, every
+// snapshot); nothing, with the reason on `err`, when a root is missing or holds none.
+std::optional<std::vector<std::string>> find_below_roots(const std::vector<std::string>& roots,
+                                                         const std::string& revision,
+                                                         std::ostream& err);
 
 // Report on `err` every argument of `dirs` that is not a checkpoint directory (a directory that
 // holds config.json); return whether all are.

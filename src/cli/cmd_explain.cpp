@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch explain DIR MODULE`: every rule that decides one module, and the verdict.
 // `qpatch explain DIR --error TEXT`: the finding behind an engine's error message.
+#include "command_table.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "did_you_mean.hpp"
@@ -236,6 +237,30 @@ ExitCode run_explain(const ExplainOptions& options, Io& io) {
     }
   }
   return explanation->consistent ? ExitCode::ok : ExitCode::findings;
+}
+
+namespace {
+
+class ExplainCommand final : public Command {
+public:
+  explicit ExplainCommand(CLI::App& root) { parser = setup_explain(root, m_options); }
+  std::vector<std::string> dir_arguments() const override { return {m_options.dir}; }
+  bool raw_stdout() const override { return m_options.json; }
+  ExitCode run(CheckedDirs checked, Io& io) override {
+    m_options.dir = checked.dirs.front();
+    m_options.label = checked.labels.empty() ? "" : checked.labels.front();
+    m_options.remote = checked.remote;
+    return run_explain(m_options, io);
+  }
+
+private:
+  ExplainOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_explain_command(CLI::App& root) {
+  return std::make_unique<ExplainCommand>(root);
 }
 
 } // namespace qpatch::cli

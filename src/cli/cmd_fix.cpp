@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch [options] DIR...`: read -> inventory -> judge -> plan -> render or apply, per checkpoint.
 #include "checkpoint_args.hpp"
+#include "command_table.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
@@ -462,6 +463,45 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   }
   (report_to_stdout ? io.out : io.err) << text;
   return code;
+}
+
+namespace {
+
+class FixCommand final : public Command {
+public:
+  explicit FixCommand(CLI::App& root) {
+    setup_fix(root, m_options);
+    parser = &root;
+  }
+  std::vector<std::string> dir_arguments() const override { return m_options.dirs; }
+  bool recursive() const override { return m_options.recursive; }
+  std::string remote_refusal() const override {
+    return m_options.check || m_options.dry_run
+               ? ""
+               : "--remote reads a Hub repo and cannot patch it: add --check, or --dry-run for "
+                 "the diff (apply it after 'hf download', or open a pull request with it)";
+  }
+  bool reports_remote_failures() const override { return true; }
+  bool quiet() const override { return m_options.quiet; }
+  bool raw_stdout() const override { return m_options.json || m_options.dry_run; }
+  ExitCode run(CheckedDirs checked, Io& io) override {
+    m_options.dirs = std::move(checked.dirs);
+    m_options.labels = std::move(checked.labels);
+    m_options.remote = checked.remote;
+    m_options.sources = std::move(checked.sources);
+    m_options.remote_failures = std::move(checked.remote_failures);
+    m_options.revisions = std::move(checked.revisions);
+    return run_fix(m_options, io);
+  }
+
+private:
+  FixOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_fix_command(CLI::App& root) {
+  return std::make_unique<FixCommand>(root);
 }
 
 } // namespace qpatch::cli

@@ -2,6 +2,7 @@
 // `qpatch graft --from DONOR DIR`: read both -> select and check -> plan (shards, index, config
 // patch) -> render, or write and commit. The work is graft/'s; this file maps it to streams and
 // exit codes.
+#include "command_table.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "recovery.hpp"
@@ -148,6 +149,31 @@ ExitCode run_graft(const GraftOptions& options, Io& io) {
     io.out << outcome.diff;
   }
   return code;
+}
+
+namespace {
+
+class GraftCommand final : public Command {
+public:
+  explicit GraftCommand(CLI::App& root) { parser = setup_graft(root, m_options); }
+  std::vector<std::string> dir_arguments() const override {
+    return {m_options.dir, m_options.donor};
+  }
+  bool raw_stdout() const override { return m_options.json || m_options.dry_run; }
+  ExitCode run(CheckedDirs checked, Io& io) override {
+    m_options.dir = checked.dirs[0];
+    m_options.donor = checked.dirs[1];
+    return run_graft(m_options, io);
+  }
+
+private:
+  GraftOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_graft_command(CLI::App& root) {
+  return std::make_unique<GraftCommand>(root);
 }
 
 } // namespace qpatch::cli

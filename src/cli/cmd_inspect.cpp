@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `qpatch inspect DIR...`: what is on disk, module by module, from the headers alone.
+#include "command_table.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "parse_errors.hpp"
@@ -131,6 +132,30 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     io.out << doc.dump(2) << "\n";
   }
   return code;
+}
+
+namespace {
+
+class InspectCommand final : public Command {
+public:
+  explicit InspectCommand(CLI::App& root) { parser = setup_inspect(root, m_options); }
+  std::vector<std::string> dir_arguments() const override { return m_options.dirs; }
+  bool raw_stdout() const override { return m_options.json; }
+  ExitCode run(CheckedDirs checked, Io& io) override {
+    m_options.dirs = std::move(checked.dirs);
+    m_options.labels = std::move(checked.labels);
+    m_options.remote = checked.remote;
+    return run_inspect(m_options, io);
+  }
+
+private:
+  InspectOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_inspect_command(CLI::App& root) {
+  return std::make_unique<InspectCommand>(root);
 }
 
 } // namespace qpatch::cli

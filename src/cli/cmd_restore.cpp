@@ -3,6 +3,7 @@
 // (commit/restore.hpp), then remove those backups. A `.bak` qpatch did not record is named and
 // left alone.
 #include "checkpoint_args.hpp"
+#include "command_table.hpp"
 #include "commands.hpp"
 #include "diagnostics.hpp"
 #include "recovery.hpp"
@@ -232,6 +233,28 @@ ExitCode run_restore(const RestoreOptions& options, Io& io) {
     io.out << doc.dump(2) << "\n";
   }
   return code;
+}
+
+namespace {
+
+class RestoreCommand final : public Command {
+public:
+  explicit RestoreCommand(CLI::App& root) { parser = setup_restore(root, m_options); }
+  std::vector<std::string> dir_arguments() const override { return m_options.dirs; }
+  bool raw_stdout() const override { return m_options.json || m_options.dry_run; }
+  ExitCode run(CheckedDirs checked, Io& io) override {
+    m_options.dirs = std::move(checked.dirs);
+    return run_restore(m_options, io);
+  }
+
+private:
+  RestoreOptions m_options;
+};
+
+} // namespace
+
+std::unique_ptr<Command> make_restore_command(CLI::App& root) {
+  return std::make_unique<RestoreCommand>(root);
 }
 
 } // namespace qpatch::cli
