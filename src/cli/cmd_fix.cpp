@@ -272,62 +272,17 @@ bool config_needs_patch(const std::string& dir) {
   return judge(dir, dir, diagnose::DiagnoseOptions{}, "").outcome.status == Status::needs_patch;
 }
 
-ExitCode run_fix(const FixOptions& options, Io& io) {
-  const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
-  diagnose::DiagnoseOptions diagnose_options;
-  if (!compile_only(options.only, diagnose_options.only, io.err)) {
-    return ExitCode::usage;
-  }
-  // CLI11 has already refused anything else (engine_choice).
-  const auto choice =
-      engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
-  diagnose_options.engines = choice.engines;
-  diagnose_options.engines_named = options.engine != "all";
-  diagnose_options.pins = choice.pins;
-  diagnose_options.prune = options.prune;
-  if (!options.quiet) {
-    for (const std::string& note : choice.notes) {
-      report(io.err, Level::note, note);
-    }
-  }
-  // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
-  // write, so exit 3 keeps its promise that nothing was written anywhere.
+namespace {
+
+// Judge every checkpoint not locked out, on a few threads at once when there are several (a
+// scan of a whole cache): each is an independent read, and the header reads of one small
+// checkpoint do not fill the cores. Each thread takes the next checkpoint; results keep the
+// order of the arguments.
+void judge_all(const FixOptions& options,
+               const diagnose::DiagnoseOptions& diagnose_options,
+               const std::vector<bool>& locked_out,
+               std::vector<Judged>& judged) {
   const bool several = options.dirs.size() > 1;
-  const bool writing = !options.dry_run && !options.check;
-  std::vector<Judged> judged(options.dirs.size());
-  // A writing run holds each checkpoint's lock from before it reads it until its commit is over,
-  // and first finishes what an interrupted run left (commit/lock.hpp, commit::recover).
-  std::vector<commit::CheckpointLock> locks;
-  std::vector<bool> locked_out(options.dirs.size(), false);
-  for (size_t i = 0; writing && i < options.dirs.size(); ++i) {
-    auto recovered = lock_and_recover(options.dirs[i], io);
-    if (!recovered) {
-      judged[i].outcome.path = options.dirs[i];
-      judged[i].outcome.status = Status::error;
-      judged[i].outcome.error = recovered.take_error();
-      locked_out[i] = true;
-      continue;
-    }
-    if (recovered->graft != graft::Recovery::none) {
-      report(io.err,
-             Level::note,
-             display_path(options.dirs[i], "") + ": an interrupted graft was " +
-                 (recovered->graft == graft::Recovery::finished ? "completed" : "undone"));
-    }
-    locks.push_back(std::move(recovered->lock));
-  }
-  // Nothing is written here, so what an interrupted run left stays; say so before the report,
-  // which judges the files as they are mid-way.
-  std::vector<bool> pending(options.dirs.size(), false);
-  for (size_t i = 0; !writing && !options.remote && i < options.dirs.size(); ++i) {
-    if (const std::string note = pending_work(options.dirs[i]); !note.empty()) {
-      report(io.err, Level::note, note);
-      pending[i] = true;
-    }
-  }
-  // Several checkpoints (a scan of a whole cache) are judged on a few threads at once: each is an
-  // independent read, and the header reads of one small checkpoint do not fill the cores. Each
-  // thread takes the next checkpoint; results keep the order of the arguments.
   std::atomic<size_t> next{0};
   std::exception_ptr failure;
   std::mutex failure_mutex;
@@ -381,31 +336,19 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   if (failure) {
     std::rethrow_exception(failure); // run() reports it as an internal error
   }
-  bool any_unreadable = false;
-  bool only_matched = false;
-  for (size_t i = 0; i < judged.size(); ++i) {
-    // A checkpoint another qpatch is writing is reported, and holds back no other.
-    any_unreadable = any_unreadable || (!locked_out[i] && judged[i].outcome.error.has_value());
-    only_matched = only_matched || judged[i].only_matched;
-  }
-  if (diagnose_options.only && !only_matched && !any_unreadable) {
-    report(io.err,
-           Level::error,
-           "--only '" + options.only + "' matches no module in " +
-               (several ? "any of the checkpoints" : label_of(options.dirs, options.labels, 0)) +
-               "; see the names with 'qpatch inspect DIR'");
-    return ExitCode::usage;
-  }
-  for (size_t i = 0; i < judged.size(); ++i) {
-    if (!writing) {
-      continue;
-    }
-    if (any_unreadable) {
-      judged[i].outcome.held_back = !judged[i].requests.empty();
-      continue;
-    }
-    apply(options.dirs[i], options, judged[i]);
-  }
+}
+
+// Print what was judged and written: warnings and errors on stderr, then the results on stdout
+// (the diff, the JSON document) and the human report, on stdout only when it is the result, so
+// `qpatch --dry-run DIR > fix.patch` and `--json | jq` stay clean. The exit code of them all.
+ExitCode report_all(const FixOptions& options,
+                    std::vector<Judged>& judged,
+                    const std::vector<bool>& pending,
+                    bool any_unreadable,
+                    Io& io) {
+  const bool several = options.dirs.size() > 1;
+  const bool writing = !options.dry_run && !options.check;
+  const auto when = parse_color_when(options.color).value_or(ColorWhen::automatic);
   std::vector<CheckpointOutcome> outcomes;
   std::string diff;
   ExitCode code = ExitCode::ok;
@@ -436,8 +379,6 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
            Level::note,
            "nothing written: every checkpoint must be readable before any is patched");
   }
-  // Results on stdout (the diff, the JSON document); the human report goes to stdout only when
-  // it is the result, so `qpatch --dry-run DIR > fix.patch` and `--json | jq` stay clean.
   const bool report_to_stdout = !options.json && !options.dry_run;
   const bool tty = report_to_stdout ? io.terminal.stdout_is_tty : io.terminal.stderr_is_tty;
   report::TextOptions text_options;
@@ -463,6 +404,89 @@ ExitCode run_fix(const FixOptions& options, Io& io) {
   }
   (report_to_stdout ? io.out : io.err) << text;
   return code;
+}
+
+} // namespace
+
+ExitCode run_fix(const FixOptions& options, Io& io) {
+  diagnose::DiagnoseOptions diagnose_options;
+  if (!compile_only(options.only, diagnose_options.only, io.err)) {
+    return ExitCode::usage;
+  }
+  // CLI11 has already refused anything else (engine_choice).
+  const auto choice =
+      engine::parse_engine_choice(options.engine).choice.value_or(engine::EngineChoice{});
+  diagnose_options.engines = choice.engines;
+  diagnose_options.engines_named = options.engine != "all";
+  diagnose_options.pins = choice.pins;
+  diagnose_options.prune = options.prune;
+  if (!options.quiet) {
+    for (const std::string& note : choice.notes) {
+      report(io.err, Level::note, note);
+    }
+  }
+  // Judge every checkpoint before writing any: a checkpoint that cannot be read stops every
+  // write, so exit 3 keeps its promise that nothing was written anywhere.
+  const bool several = options.dirs.size() > 1;
+  const bool writing = !options.dry_run && !options.check;
+  std::vector<Judged> judged(options.dirs.size());
+  // A writing run holds each checkpoint's lock from before it reads it until its commit is over,
+  // and first finishes what an interrupted run left (commit/lock.hpp, commit::recover).
+  std::vector<commit::CheckpointLock> locks;
+  std::vector<bool> locked_out(options.dirs.size(), false);
+  for (size_t i = 0; writing && i < options.dirs.size(); ++i) {
+    auto recovered = lock_and_recover(options.dirs[i], io);
+    if (!recovered) {
+      judged[i].outcome.path = options.dirs[i];
+      judged[i].outcome.status = Status::error;
+      judged[i].outcome.error = recovered.take_error();
+      locked_out[i] = true;
+      continue;
+    }
+    if (recovered->graft != graft::Recovery::none) {
+      report(io.err,
+             Level::note,
+             display_path(options.dirs[i], "") + ": an interrupted graft was " +
+                 (recovered->graft == graft::Recovery::finished ? "completed" : "undone"));
+    }
+    locks.push_back(std::move(recovered->lock));
+  }
+  // Nothing is written here, so what an interrupted run left stays; say so before the report,
+  // which judges the files as they are mid-way.
+  std::vector<bool> pending(options.dirs.size(), false);
+  for (size_t i = 0; !writing && !options.remote && i < options.dirs.size(); ++i) {
+    if (const std::string note = pending_work(options.dirs[i]); !note.empty()) {
+      report(io.err, Level::note, note);
+      pending[i] = true;
+    }
+  }
+  judge_all(options, diagnose_options, locked_out, judged);
+  bool any_unreadable = false;
+  bool only_matched = false;
+  for (size_t i = 0; i < judged.size(); ++i) {
+    // A checkpoint another qpatch is writing is reported, and holds back no other.
+    any_unreadable = any_unreadable || (!locked_out[i] && judged[i].outcome.error.has_value());
+    only_matched = only_matched || judged[i].only_matched;
+  }
+  if (diagnose_options.only && !only_matched && !any_unreadable) {
+    report(io.err,
+           Level::error,
+           "--only '" + options.only + "' matches no module in " +
+               (several ? "any of the checkpoints" : label_of(options.dirs, options.labels, 0)) +
+               "; see the names with 'qpatch inspect DIR'");
+    return ExitCode::usage;
+  }
+  for (size_t i = 0; i < judged.size(); ++i) {
+    if (!writing) {
+      continue;
+    }
+    if (any_unreadable) {
+      judged[i].outcome.held_back = !judged[i].requests.empty();
+      continue;
+    }
+    apply(options.dirs[i], options, judged[i]);
+  }
+  return report_all(options, judged, pending, any_unreadable, io);
 }
 
 namespace {

@@ -93,6 +93,34 @@ std::optional<int> check_dirs(Command& command,
   return std::nullopt;
 }
 
+// The exit code of an exception that ended a command, reported on `err`: running out of memory
+// or of a resource is the user's limit (exit 6), anything else a bug (exit 70).
+int report_exception(const std::exception_ptr& thrown, std::ostream& err) {
+  try {
+    std::rethrow_exception(thrown);
+  } catch (const std::bad_alloc&) {
+    report(err,
+           Level::error,
+           "out of memory (a memory limit such as ulimit -v, or the machine's); nothing was "
+           "written");
+    return to_int(ExitCode::out_of_resources);
+  } catch (const std::system_error& e) {
+    if (e.code() == std::errc::not_enough_memory ||
+        e.code() == std::errc::resource_unavailable_try_again ||
+        e.code() == std::errc::too_many_files_open) {
+      report(err,
+             Level::error,
+             std::string("out of a resource: ") + e.code().message() +
+                 " (a limit such as ulimit -v, -u or -n); nothing was written");
+      return to_int(ExitCode::out_of_resources);
+    }
+    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
+  } catch (const std::exception& e) {
+    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
+  }
+  return to_int(ExitCode::internal);
+}
+
 // run() on streams it makes terminal-safe; `raw_out` is set when stdout carries JSON or a diff.
 int run_command(const std::vector<std::string>& args,
                 std::ostream& out,
@@ -173,27 +201,8 @@ int run_command(const std::vector<std::string>& args,
       return code;
     }
     return command_table()[chosen].writes ? with_interrupt(code, err) : code;
-  } catch (const std::bad_alloc&) {
-    report(err,
-           Level::error,
-           "out of memory (a memory limit such as ulimit -v, or the machine's); nothing was "
-           "written");
-    return to_int(ExitCode::out_of_resources);
-  } catch (const std::system_error& e) {
-    if (e.code() == std::errc::not_enough_memory ||
-        e.code() == std::errc::resource_unavailable_try_again ||
-        e.code() == std::errc::too_many_files_open) {
-      report(err,
-             Level::error,
-             std::string("out of a resource: ") + e.code().message() +
-                 " (a limit such as ulimit -v, -u or -n); nothing was written");
-      return to_int(ExitCode::out_of_resources);
-    }
-    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
-    return to_int(ExitCode::internal);
-  } catch (const std::exception& e) {
-    report(err, Level::error, std::string("internal error: ") + e.what() + " (please report it)");
-    return to_int(ExitCode::internal);
+  } catch (...) {
+    return report_exception(std::current_exception(), err);
   }
 }
 
