@@ -623,6 +623,19 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       modelled = loading;
     }
   }
+  // A model class that loads through a quant config of its own (vLLM's DeepSeek-V4) is not
+  // judged by the method's rules: the report says which engine and why.
+  for (const engine::Engine engine : modelled.list()) {
+    const engine::ModelInfo naming = engine::naming_of(
+        engine::newest_version(engine), configs.architecture, configs.num_hidden_layers);
+    if (!naming.own_quant_method.empty()) {
+      modelled.remove(engine);
+      diagnosis.notes.push_back(
+          std::string(engine::display_name(engine)) + ": not judged: " + configs.architecture +
+          " loads through its own " + naming.own_quant_method +
+          " quant config, whatever quant_method " + "says, and qpatch has not modelled it");
+    }
+  }
   judged_by(modelled, diagnosis);
   if (const engine::Engine reference = reference_engine();
       !options.engines.has(reference) && modelled.has(reference)) {

@@ -10,8 +10,9 @@ namespace qpatch::diagnose {
 namespace {
 
 // Where the draft's layer i lives in checkpoint naming: after the main layers (DeepSeek, GLM,
-// Step: model.layers.{N+i}), under model.mtp_layers.{i} (MiMo), or mtp.layers.{i} (Qwen3.5,
-// Qwen3-Next). A stored head tells; without one, vLLM's naming row for the architecture does.
+// Step: model.layers.{N+i}), under model.mtp_layers.{i} (MiMo), mtp.{i} (DeepSeek-V4), or
+// mtp.layers.{i} (Qwen3.5, Qwen3-Next). A stored head tells; without one, vLLM's naming row for the
+// architecture does.
 std::string layer_name(const checkpoint::MtpHead& head,
                        const checkpoint::ModuleList& modules,
                        const engine::ModelInfo& vllm,
@@ -24,6 +25,9 @@ std::string layer_name(const checkpoint::MtpHead& head,
   }
   if (stored.substr(0, 13) == "model.layers." && main_layers > 0) {
     return "model.layers." + std::to_string(main_layers + i);
+  }
+  if (stored.size() > 4 && stored.substr(0, 4) == "mtp." && stored[4] >= '0' && stored[4] <= '9') {
+    return "mtp." + std::to_string(i); // DeepSeek-V4: mtp.{i}.e_proj, ...
   }
   return "mtp.layers." + std::to_string(i);
 }

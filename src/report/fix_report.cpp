@@ -148,6 +148,8 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     const std::string what =
         outcome.quant_method.empty()
             ? std::string(unread ? "stored quantized, no quantization config" : "not quantized")
+        : outcome.engines.empty()
+            ? outcome.quant_method + ", judged for no engine"
             : outcome.quant_method + ", judged for " +
                   plain_engines(outcome.engines, outcome.quant_method, outcome.engine_ranges);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";

@@ -46,6 +46,9 @@ public:
 
   bool has(Engine engine) const { return (m_bits & static_cast<uint8_t>(engine)) != 0; }
   void add(Engine engine) { m_bits = static_cast<uint8_t>(m_bits | static_cast<uint8_t>(engine)); }
+  void remove(Engine engine) {
+    m_bits = static_cast<uint8_t>(m_bits & ~static_cast<uint8_t>(engine));
+  }
   bool empty() const { return m_bits == 0; }
   bool operator==(const EngineSet& other) const { return m_bits == other.m_bits; }
   std::vector<Engine> list() const; // in the order vllm, sglang, transformers

@@ -56,6 +56,10 @@ struct ModelInfo {
   // weights on disk, with {} for the layer index ("" when it has no such check and starts with
   // the draft's parameters uninitialised).
   std::string draft_missing_error;
+  // Set when the model class loads every quantized checkpoint through a quant config of its own
+  // whatever quant_method says (vLLM's DeepSeek-V4: deepseek_v4_fp8), which qpatch has not
+  // modelled: the engine is then not judged for it, and the report says why.
+  std::string own_quant_method;
   // Which engine's naming this is, and which row (with its version range): versions whose
   // rows are equal build the same layers, so they share them.
   std::string naming = "vllm";

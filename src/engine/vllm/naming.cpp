@@ -110,6 +110,22 @@ ModelInfo model_info_for(const std::string& architecture,
         "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
         "that includes MTP layer weights, or disable speculative decoding.";
   }
+  if (architecture == "DeepseekV4ForCausalLM") {
+    // vllm/models/deepseek_v4/quant_config.py DeepseekV4FP8Config ("deepseek_v4_fp8", since
+    // #40860 4d51588e2, 2026-04-26): override_quantization_method swaps it in for quant_method
+    // "fp8" (and Quark MXFP4) whenever model_type is deepseek_v4. Its is_layer_skipped, the
+    // model's own mapper (model.py _make_deepseek_v4_weights_mapper: layers. -> model.layers.,
+    // mtp. -> model.mtp.) and a draft built at model.layers.{N+i} (mtp.py DeepSeekV4MTP) are
+    // not modelled yet, so vLLM is not judged rather than judged by Fp8Config's rules.
+    info.own_quant_method = "deepseek_v4_fp8";
+    // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
+    // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
+    // ba1892907, 2026-07-22).
+    info.draft_missing_error =
+        "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
+        "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
+        "that includes MTP layer weights, or disable speculative decoding.";
+  }
   return info;
 }
 
