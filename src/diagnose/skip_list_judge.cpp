@@ -377,16 +377,494 @@ std::vector<std::string> SkipListSetting::read_by(const engine::EngineVersion& v
              : list.entries;
 }
 
+namespace {
+
+using EngineViews = std::vector<std::unique_ptr<EngineView>>;
+
+// The list the fix works on: the entries it keeps, and the names it appends (with the order of
+// the module they are for), re-judged until stable.
+struct ListEdit {
+  SkipList list;
+  std::set<size_t> removed;                             // indices into list.entries
+  std::vector<std::pair<std::string, size_t>> appended; // name, module order
+
+  // The list as it stands, and where each entry came from (its index in list.entries, or none
+  // for an appended one).
+  std::pair<std::vector<std::string>, std::vector<std::optional<size_t>>> current() const {
+    std::vector<std::string> entries;
+    std::vector<std::optional<size_t>> origin;
+    for (size_t i = 0; i < list.entries.size(); ++i) {
+      if (removed.count(i) == 0) {
+        entries.push_back(list.entries[i]);
+        origin.emplace_back(i);
+      }
+    }
+    for (const auto& added : appended) {
+      entries.push_back(added.first);
+      origin.emplace_back(std::nullopt);
+    }
+    return {entries, origin};
+  }
+  bool edits() const { return !removed.empty() || !appended.empty(); }
+  bool empties_written_list() const {
+    return !list.entries.empty() && appended.empty() && removed.size() == list.entries.size();
+  }
+};
+
+// The fixpoint's step over every judged engine at once: append exact checkpoint names for the
+// dense layers an engine would quantize, remove an entry that makes a quantized layer dense.
+class SkipListFixer {
+public:
+  SkipListFixer(const EngineViews& judged,
+                const ModuleList& modules,
+                const SkipListSetting& setting)
+      : m_judged(judged), m_modules(modules), m_setting(setting) {}
+
+  void run(ListEdit& edit) const {
+    fix_to_fixpoint([&] { return step(edit); });
+  }
+
+private:
+  // An entry in SGLang's names is a substring test in every engine: it must not reach a layer
+  // stored quantized under any engine's names (vLLM's Qwen3-Next target
+  // model.language_model.layers.0.self_attn.qkv_proj contains the draft's model.layers.0...).
+  bool reaches_quantized(const std::string& name) const {
+    for (const auto& engine_view : m_judged) {
+      for (const LayerView& other : *engine_view->views) {
+        if (other.disk == Disk::quantized && (other.layer->prefix.find(name) != std::string::npos ||
+                                              other.layer->name.find(name) != std::string::npos)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // Whether the one entry `name` makes a layer stored quantized dense (or its shards disagree)
+  // under any judged engine.
+  bool skips_quantized(const std::string& name) const {
+    for (const auto& engine_view : m_judged) {
+      const engine::SkipListRules judge =
+          m_setting.judge(engine_view->version, {name}, engine_view->model);
+      for (const LayerView& other : *engine_view->views) {
+        if (other.disk != Disk::quantized) {
+          continue;
+        }
+        const Decision decision = judge.decide(*other.layer);
+        if (decision.verdict == Verdict::load_error ||
+            (decision.verdict == Verdict::dense && decision.by == DecidedBy::ignore_entry)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // The names to append for a dense layer `view` that `engine_view` would quantize, with the
+  // list at `entries`.
+  std::vector<std::string> names_for(const LayerView& view,
+                                     const Decision& decision,
+                                     const std::vector<std::string>& entries,
+                                     const EngineView& engine_view) const {
+    const SkipListMethod method = m_setting.method;
+    std::vector<std::string> names =
+        exclusion_names(view, m_modules, method, engine_view.model, engine_view.dialect);
+    // SGLang's FP8 and ModelOpt test a layer their quant config's mapping does not fuse by its
+    // own name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj, mapping {}; ModelOpt's
+    // is_layer_skipped is FP8's, and is_layer_excluded full-matches the whole name): once the
+    // checkpoint's names are listed and it is still quantized, that name.
+    const auto& dialect = engine_view.dialect.skip_list;
+    if (((method == SkipListMethod::fp8 && dialect.fp8_first_present_key) ||
+         (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded)) &&
+        std::all_of(names.begin(), names.end(), [&](const std::string& name) {
+          return std::find(entries.begin(), entries.end(), name) != entries.end();
+        })) {
+      // The names it tests: its shards where the mapping fuses it (SGLang before #18926 builds
+      // the vision tower's attn.qkv as visual...attn.qkv_proj), else its own; none where another
+      // engine or version builds a quantized layer under it (SGLang before #18926 builds the
+      // draft at the target's model.layers.0).
+      std::vector<std::string> tested = decision.shards;
+      if (tested.empty()) {
+        tested.push_back(view.layer->prefix);
+      }
+      names.clear();
+      for (const std::string& name : tested) {
+        if (!skips_quantized(name)) {
+          names.push_back(name);
+        }
+      }
+    }
+    std::vector<std::string> kept;
+    for (const std::string& name : names) {
+      if (dialect.awq_built_name_only && method == SkipListMethod::awq &&
+          name != view.layer->name && reaches_quantized(name)) {
+        continue; // a substring of a quantized layer's name: no list can name it alone
+      }
+      kept.push_back(name);
+    }
+    return kept;
+  }
+
+  bool step(ListEdit& edit) const {
+    const auto listed = edit.current();
+    const std::vector<std::string>& entries = listed.first;
+    const std::vector<std::optional<size_t>>& origin = listed.second;
+    bool changed = false;
+    for (const auto& engine_view : m_judged) {
+      const engine::SkipListRules judge =
+          m_setting.judge(engine_view->version, entries, engine_view->model);
+      each_decided(
+          *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
+            const bool error = decision.verdict == Verdict::load_error;
+            if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+              for (const std::string& name : names_for(view, decision, entries, *engine_view)) {
+                const auto same = [&](const auto& added) { return added.first == name; };
+                if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
+                    std::none_of(edit.appended.begin(), edit.appended.end(), same)) {
+                  edit.appended.emplace_back(name, view.order);
+                  changed = true;
+                }
+              }
+            } else if (view.disk == Disk::quantized && decision.ignore_index) {
+              if (const auto original = origin.at(*decision.ignore_index)) {
+                changed = edit.removed.insert(*original).second || changed;
+              }
+            }
+          });
+    }
+    return changed;
+  }
+
+  const EngineViews& m_judged;
+  const ModuleList& m_modules;
+  const SkipListSetting& m_setting;
+};
+
+// FP8 judged only by engines that read one list other than vLLM's way (transformers prefers
+// modules_to_not_convert, SGLang reads the first key present): when they all read the same
+// list, that list is the one edited.
+std::optional<SkipList> list_all_read(const EngineViews& judged,
+                                      const SkipListSetting& skip_list,
+                                      const quant::ConfigFile& active) {
+  const auto own_reading = [](const auto& view) {
+    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert ||
+           view->dialect.skip_list.fp8_first_present_key;
+  };
+  if (skip_list.method != SkipListMethod::fp8 ||
+      !std::all_of(judged.begin(), judged.end(), own_reading)) {
+    return std::nullopt;
+  }
+  const std::string key = skip_list.key_read_by(judged.front()->version, judged.front()->model);
+  const std::vector<std::string> entries =
+      skip_list.read_by(judged.front()->version, judged.front()->model);
+  if (!std::all_of(judged.begin(), judged.end(), [&](const auto& view) {
+        return skip_list.key_read_by(view->version, view->model) == key &&
+               skip_list.read_by(view->version, view->model) == entries;
+      })) {
+    return std::nullopt;
+  }
+  SkipList list;
+  list.key = key;
+  list.exists = active.config().contains(key) && active.config()[key].is_array();
+  list.entries = entries;
+  list.written = list.entries.size();
+  return list;
+}
+
+// A fix that removes every entry of a written AWQ list would leave it falsy, and vLLM would
+// derive one from the headers after all (maybe_update_config), parents such as a GDN
+// `linear_attn` (A_log, dt_bias) among its entries. The derived list is written instead, less
+// what the fixpoint removes from it; returns the written entries it replaces.
+std::vector<std::string> write_derived_awq_list(ListEdit& edit,
+                                                const SkipListFixer& fixer,
+                                                const ModuleList& modules,
+                                                const checkpoint::Inventory& inventory) {
+  if (edit.list.derived || !edit.empties_written_list()) {
+    return {};
+  }
+  std::vector<std::string> replaced = edit.list.entries;
+  edit.list.entries = derived_awq_list(modules, inventory);
+  edit.list.derived = true;
+  edit.removed.clear();
+  fixer.run(edit);
+  return replaced;
+}
+
+// FP8: an emptied `ignored_layers` makes Fp8Config.from_config fall back to
+// `modules_to_not_convert` (fp8.py: `if not ignored_layers`). The fix empties the one (the
+// change returned) and goes on with the other.
+std::optional<ArrayChange> fall_back_to_modules_to_not_convert(ListEdit& edit,
+                                                               const SkipListFixer& fixer,
+                                                               const quant::ConfigFile& active) {
+  const json::Json& config = active.config();
+  if (edit.list.key != "ignored_layers" || !edit.empties_written_list() ||
+      !config.contains("modules_to_not_convert") || !config["modules_to_not_convert"].is_array() ||
+      config["modules_to_not_convert"].empty()) {
+    return std::nullopt;
+  }
+  ArrayChange emptied;
+  emptied.file = active.name;
+  emptied.pointer = active.pointer;
+  emptied.pointer.push_back(edit.list.key);
+  for (size_t i = 0; i < edit.list.entries.size(); ++i) {
+    emptied.remove.push_back(i);
+    emptied.removed_values.push_back(edit.list.entries[i]);
+  }
+  edit.list = SkipList{};
+  edit.list.key = "modules_to_not_convert";
+  edit.list.exists = true;
+  for (const auto& item : config["modules_to_not_convert"]) {
+    if (item.is_string()) {
+      edit.list.entries.push_back(item.get<std::string>());
+    }
+  }
+  edit.list.written = edit.list.entries.size();
+  edit.removed.clear();
+  fixer.run(edit);
+  return emptied;
+}
+
+// How one engine's verdict on a layer is worded in a finding.
+auto finding_words(const EngineView& engine_view,
+                   const SkipListSetting& skip_list,
+                   const std::string& method_name) {
+  const engine::Engine engine = engine_view.engine;
+  const std::string key = skip_list.key_read_by(engine_view.version, engine_view.model);
+  const std::vector<std::string> read = skip_list.read_by(engine_view.version, engine_view.model);
+  return [&engine_view, method_name, engine, key, read](const LayerView& view,
+                                                        const Decision& decision) {
+    const std::string who(engine::display_name(engine));
+    if (decision.verdict == Verdict::load_error) {
+      return shards_disagree(view, decision, who);
+    }
+    if (view.disk == Disk::dense) {
+      return std::pair(FindingKind::dense_quantized_by_config,
+                       "stored " + view.stored + " but quantized by " +
+                           (decision.by == DecidedBy::target_name
+                                ? "their quantized_layers entry (" + decision.target + ")"
+                                : method_name) +
+                           " (not in " + key + ")");
+    }
+    if (decision.by == DecidedBy::no_target) {
+      return std::pair(FindingKind::quantized_untargeted,
+                       "stored " + view.stored +
+                           " but no quantized_layers entry gives them an algo " + who +
+                           " builds (" + algos_text(engine_view.dialect) +
+                           "): built dense (not fixable by a config patch)");
+    }
+    if (decision.by == DecidedBy::ignore_entry) {
+      return std::pair(FindingKind::quantized_made_dense,
+                       "stored " + view.stored + " but made dense by " + key + " entry " +
+                           quoted(read.at(*decision.ignore_index)));
+    }
+    return std::pair(FindingKind::engine_builds_dense,
+                     "stored " + view.stored + " but " + who +
+                         " builds this layer dense: not fixable by a config patch");
+  };
+}
+
+// Every layer whose verdict an engine gets wrong, before the fix and after it.
+void report_layers(const EngineViews& judged,
+                   const ModuleList& modules,
+                   const SkipListSetting& skip_list,
+                   const ListEdit& edit,
+                   const std::string& method_name,
+                   Diagnosis& diagnosis) {
+  LayerProblems problems;
+  for (const auto& engine_view : judged) {
+    const engine::Engine engine = engine_view->engine;
+    const engine::SkipListRules before =
+        skip_list.judge(engine_view->version,
+                        skip_list.read_by(engine_view->version, engine_view->model),
+                        engine_view->model);
+    const engine::SkipListRules after =
+        skip_list.judge(engine_view->version, edit.current().first, engine_view->model);
+    problems.add(*engine_view->views,
+                 modules,
+                 before,
+                 after,
+                 finding_words(*engine_view, skip_list, method_name),
+                 engine,
+                 &engine_view->version);
+    // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
+    // layer as one, with one quant method, so its shards must be stored alike.
+    problems.add_storage(*engine_view->views, modules, engine);
+  }
+  problems.report(diagnosis.findings, &judged);
+}
+
+// The edit of the active file's list, and that list as it reads after the fix.
+struct ListChange {
+  ArrayChange change;
+  std::vector<std::string> final_list; // empty when nothing is written
+};
+
+ListChange list_change(const quant::ConfigFile& active,
+                       ListEdit& edit,
+                       const std::vector<std::string>& replaced) {
+  const bool writes = edit.edits() || !replaced.empty();
+  std::stable_sort(edit.appended.begin(), edit.appended.end(), [](const auto& a, const auto& b) {
+    return a.second < b.second;
+  });
+  ListChange out;
+  ArrayChange& change = out.change;
+  change.file = active.name;
+  change.pointer = active.pointer;
+  change.pointer.push_back(edit.list.key);
+  change.create = !edit.list.exists;
+  for (size_t i = 0; i < replaced.size(); ++i) {
+    change.remove.push_back(i);
+    change.removed_values.push_back(replaced[i]);
+  }
+  for (size_t i = 0; i < edit.list.entries.size(); ++i) {
+    if (edit.list.derived) {
+      // The derived list is written (writing the key switches the derivation off), less what
+      // the fix removes.
+      if (edit.removed.count(i) == 0) {
+        change.append.push_back(edit.list.entries[i]);
+      }
+    } else if (edit.removed.count(i) > 0) {
+      change.remove.push_back(i);
+      change.removed_values.push_back(edit.list.entries[i]);
+    } else {
+      out.final_list.push_back(edit.list.entries[i]);
+    }
+  }
+  for (const auto& added : edit.appended) {
+    change.append.push_back(added.first);
+  }
+  out.final_list.insert(out.final_list.end(), change.append.begin(), change.append.end());
+  if (edit.list.derived && !writes) {
+    out.final_list.clear(); // nothing is written
+  }
+  return out;
+}
+
+// Every other file carrying the same method's list (ModelOpt's hf_quant_config.json beside a
+// "modelopt_fp4" config.json, an AWQ or FP8 quantization_config.json sidecar) follows the one
+// vLLM reads: same removals, same additions; one with no list gets config.json's whole list.
+void sync_other_files(const JudgeInput& in,
+                      SkipListMethod method,
+                      const std::string& key,
+                      const ListChange& edited,
+                      bool writes,
+                      Diagnosis& diagnosis) {
+  const Method* family = find_method(quant::declared_method(in.active));
+  for (const quant::ConfigFile& file : in.configs.files) {
+    if (&file == &in.active || find_method(quant::declared_method(file)) != family) {
+      continue;
+    }
+    auto other = read_skip_list(file, method, in.modules, in.inventory);
+    if (!other) {
+      continue;
+    }
+    if (!other->exists || other->derived) {
+      // The sidecar holds no list (FP8 `ignored_layers: []` reads as none): it gets the one
+      // config.json has after the fix, under the same key, so both files say the same.
+      const json::Json& side = file.config();
+      const bool has_key = side.contains(key) && side[key].is_array();
+      if (edited.final_list.empty() || (has_key && !side[key].empty())) {
+        continue;
+      }
+      ArrayChange sync;
+      sync.file = file.name;
+      sync.pointer = file.pointer;
+      sync.pointer.push_back(key);
+      sync.create = !has_key;
+      sync.append = edited.final_list;
+      if (!writes) {
+        Finding finding;
+        finding.kind = FindingKind::configs_disagree;
+        finding.label = file.name;
+        finding.detail = file.name + ": has no " + key + " list, config.json's has " +
+                         std::to_string(edited.final_list.size()) +
+                         (edited.final_list.size() == 1 ? " entry" : " entries") +
+                         " (vLLM reads config.json)";
+        finding.fixable = true;
+        diagnosis.findings.push_back(std::move(finding));
+      }
+      diagnosis.array_changes.push_back(std::move(sync));
+      continue;
+    }
+    if (!writes) {
+      continue;
+    }
+    ArrayChange sync;
+    sync.file = file.name;
+    sync.pointer = file.pointer;
+    sync.pointer.push_back(other->key);
+    const ArrayChange& change = edited.change;
+    for (size_t i = 0; i < other->entries.size(); ++i) {
+      if (std::find(change.removed_values.begin(),
+                    change.removed_values.end(),
+                    other->entries[i]) != change.removed_values.end()) {
+        sync.remove.push_back(i);
+        sync.removed_values.push_back(other->entries[i]);
+      }
+    }
+    for (const std::string& name : change.append) {
+      if (std::find(other->entries.begin(), other->entries.end(), name) == other->entries.end()) {
+        sync.append.push_back(name);
+      }
+    }
+    if (!sync.remove.empty() || !sync.append.empty()) {
+      diagnosis.array_changes.push_back(std::move(sync));
+    }
+  }
+}
+
+// FP8's two keys kept in step for the engines that read the other one. `key` is the list the fix
+// edited, `wanted` that list after the fix, `emptied` the emptying of ignored_layers (if any).
+void sync_fp8_keys(const EngineViews& judged,
+                   const SkipListSetting& skip_list,
+                   const quant::ConfigFile& active,
+                   const std::string& key,
+                   const std::vector<std::string>& wanted,
+                   std::optional<ArrayChange>& emptied,
+                   Diagnosis& diagnosis) {
+  // An engine that prefers modules_to_not_convert (transformers) reads it whenever it is there,
+  // so where vLLM reads ignored_layers the two are made the same list.
+  const bool mtnc_read = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
+    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert;
+  });
+  if (mtnc_read && !emptied && key == "ignored_layers" && skip_list.fp8_modules_to_not_convert) {
+    // An entry that is no Python regex skips nothing there (should_convert_module's endswith
+    // alone could) but makes re.match raise: it is left out, which changes no verdict.
+    std::vector<std::string> valid;
+    for (const std::string& entry : wanted) {
+      if (engine::Pattern::compile(entry, "modules_to_not_convert")) {
+        valid.push_back(entry);
+      }
+    }
+    if (*skip_list.fp8_modules_to_not_convert != valid) {
+      diagnosis.array_changes.push_back(list_written_as(active, "modules_to_not_convert", valid));
+    }
+  }
+  // An engine that reads the first key present (SGLang) reads ignored_layers whenever the key is
+  // there, empty or null; where vLLM reads modules_to_not_convert past it, ignored_layers is
+  // given the same list (vLLM then reads it, or, empty, falls back to the same entries).
+  const bool first_present = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
+    return view->dialect.skip_list.fp8_first_present_key;
+  });
+  if (first_present && skip_list.fp8_ignored_layers_key && key != "ignored_layers") {
+    if (emptied) {
+      emptied->append = wanted;
+    } else if (skip_list.fp8_ignored_layers.value_or(std::vector<std::string>()) != wanted) {
+      diagnosis.array_changes.push_back(list_written_as(active, "ignored_layers", wanted));
+    }
+  }
+}
+
+} // namespace
+
 Status
 judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosis& diagnosis) {
   const checkpoint::Inventory& inventory = in.inventory;
   const ModuleList& modules = in.modules;
-  const quant::ConfigSet& configs = in.configs;
   const quant::ConfigFile& active = in.active;
   const std::string method_name = quant::declared_method(active);
   const SkipListMethod method = skip_list.method;
-  SkipList list = skip_list.list; // becomes the derived list when the fix would empty it (AWQ)
-  const NamingSetting setting = naming_setting(inventory, modules, configs, in.options);
+  const NamingSetting setting = naming_setting(inventory, modules, in.configs, in.options);
   // Every version of every engine whose rules differ (versions.hpp), each on the layers it
   // builds under its own names (its folder's naming.cpp).
   auto judged = engine_views(in.engines,
@@ -409,385 +887,25 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   if (judged.empty()) {
     return ok_status();
   }
-  // FP8 judged only by engines that read one list other than vLLM's way (transformers prefers
-  // modules_to_not_convert, SGLang reads the first key present): the list is theirs.
-  const auto fp8_own_reading = [](const auto& view) {
-    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert ||
-           view->dialect.skip_list.fp8_first_present_key;
-  };
-  if (method == SkipListMethod::fp8 && std::all_of(judged.begin(), judged.end(), fp8_own_reading)) {
-    const std::string key = skip_list.key_read_by(judged.front()->version, judged.front()->model);
-    const std::vector<std::string> entries =
-        skip_list.read_by(judged.front()->version, judged.front()->model);
-    if (std::all_of(judged.begin(), judged.end(), [&](const auto& view) {
-          return skip_list.key_read_by(view->version, view->model) == key &&
-                 skip_list.read_by(view->version, view->model) == entries;
-        })) {
-      list = SkipList{};
-      list.key = key;
-      list.exists = active.config().contains(key) && active.config()[key].is_array();
-      list.entries = entries;
-      list.written = list.entries.size();
-    }
+  ListEdit edit{list_all_read(judged, skip_list, active).value_or(skip_list.list), {}, {}};
+  const SkipListFixer fixer(judged, modules, skip_list);
+  fixer.run(edit);
+  const std::vector<std::string> replaced =
+      method == SkipListMethod::awq ? write_derived_awq_list(edit, fixer, modules, inventory)
+                                    : std::vector<std::string>();
+  std::optional<ArrayChange> emptied =
+      method == SkipListMethod::fp8 ? fall_back_to_modules_to_not_convert(edit, fixer, active)
+                                    : std::nullopt;
+  report_layers(judged, modules, skip_list, edit, method_name, diagnosis);
+  const bool writes = edit.edits() || !replaced.empty();
+  ListChange edited = list_change(active, edit, replaced);
+  sync_other_files(in, method, edit.list.key, edited, writes, diagnosis);
+  if (method == SkipListMethod::fp8) {
+    const std::vector<std::string> wanted = writes ? edited.final_list : edit.list.entries;
+    sync_fp8_keys(judged, skip_list, active, edit.list.key, wanted, emptied, diagnosis);
   }
-  // The fixpoint: entries kept from the list plus names appended, re-judged until stable.
-  std::set<size_t> removed;
-  std::vector<std::pair<std::string, size_t>> appended;
-  const auto current = [&] {
-    std::vector<std::string> entries;
-    std::vector<std::optional<size_t>> origin;
-    for (size_t i = 0; i < list.entries.size(); ++i) {
-      if (removed.count(i) == 0) {
-        entries.push_back(list.entries[i]);
-        origin.emplace_back(i);
-      }
-    }
-    for (const auto& [name, order] : appended) {
-      entries.push_back(name);
-      origin.emplace_back(std::nullopt);
-    }
-    return std::pair(entries, origin);
-  };
-  // An entry in SGLang's names is a substring test in every engine: it must not reach a layer
-  // stored quantized under any engine's names (vLLM's Qwen3-Next target
-  // model.language_model.layers.0.self_attn.qkv_proj contains the draft's model.layers.0...).
-  const auto reaches_quantized = [&](const std::string& name) {
-    for (const auto& engine_view : judged) {
-      for (const LayerView& other : *engine_view->views) {
-        if (other.disk == Disk::quantized && (other.layer->prefix.find(name) != std::string::npos ||
-                                              other.layer->name.find(name) != std::string::npos)) {
-          return true;
-        }
-      }
-    }
-    return false;
-  };
-  // Whether the one entry `name` makes a layer stored quantized dense (or its shards disagree)
-  // under any judged engine.
-  const auto skips_quantized = [&](const std::string& name) {
-    for (const auto& engine_view : judged) {
-      const engine::SkipListRules judge =
-          skip_list.judge(engine_view->version, {name}, engine_view->model);
-      for (const LayerView& other : *engine_view->views) {
-        if (other.disk != Disk::quantized) {
-          continue;
-        }
-        const Decision decision = judge.decide(*other.layer);
-        if (decision.verdict == Verdict::load_error ||
-            (decision.verdict == Verdict::dense && decision.by == DecidedBy::ignore_entry)) {
-          return true;
-        }
-      }
-    }
-    return false;
-  };
-  // Named variables, not structured bindings: the lambdas below capture them, which clang
-  // before 16 refuses (P1091), and the fuzz build (fuzz/) uses Debian 12's clang 14.
-  const auto step = [&] {
-    const auto listed = current();
-    const std::vector<std::string>& entries = listed.first;
-    const std::vector<std::optional<size_t>>& origin = listed.second;
-    bool changed = false;
-    const auto append = [&](const std::string& name, size_t order) {
-      const auto same = [&](const auto& added) { return added.first == name; };
-      if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
-          std::none_of(appended.begin(), appended.end(), same)) {
-        appended.emplace_back(name, order);
-        changed = true;
-      }
-    };
-    for (const auto& engine_view : judged) {
-      const engine::SkipListRules judge =
-          skip_list.judge(engine_view->version, entries, engine_view->model);
-      each_decided(
-          *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
-            const bool error = decision.verdict == Verdict::load_error;
-            if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-              std::vector<std::string> names =
-                  exclusion_names(view, modules, method, engine_view->model, engine_view->dialect);
-              // SGLang's FP8 and ModelOpt test a layer their quant config's mapping does not
-              // fuse by its own name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj,
-              // mapping {}; ModelOpt's is_layer_skipped is FP8's, and is_layer_excluded
-              // full-matches the whole name): once the checkpoint's names are listed and it is
-              // still quantized, that name.
-              const auto& dialect = engine_view->dialect.skip_list;
-              if (((method == SkipListMethod::fp8 && dialect.fp8_first_present_key) ||
-                   (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded)) &&
-                  std::all_of(names.begin(), names.end(), [&](const std::string& name) {
-                    return std::find(entries.begin(), entries.end(), name) != entries.end();
-                  })) {
-                // The names it tests: its shards where the mapping fuses it (SGLang before
-                // #18926 builds the vision tower's attn.qkv as visual...attn.qkv_proj), else
-                // its own; none where another engine or version builds a quantized layer under
-                // it (SGLang before #18926 builds the draft at the target's model.layers.0).
-                std::vector<std::string> tested = decision.shards;
-                if (tested.empty()) {
-                  tested.push_back(view.layer->prefix);
-                }
-                names.clear();
-                for (const std::string& name : tested) {
-                  if (!skips_quantized(name)) {
-                    names.push_back(name);
-                  }
-                }
-              }
-              for (const std::string& name : names) {
-                if (engine_view->dialect.skip_list.awq_built_name_only &&
-                    method == SkipListMethod::awq && name != view.layer->name &&
-                    reaches_quantized(name)) {
-                  continue; // a substring of a quantized layer's name: no list can name it alone
-                }
-                append(name, view.order);
-              }
-            } else if (view.disk == Disk::quantized && decision.ignore_index) {
-              if (const auto original = origin.at(*decision.ignore_index)) {
-                changed = removed.insert(*original).second || changed;
-              }
-            }
-          });
-    }
-    return changed;
-  };
-  const auto fixpoint = [&] { fix_to_fixpoint(step); };
-  fixpoint();
-  // A fix that removes every entry of a written AWQ list would leave it falsy, and vLLM would
-  // derive one from the headers after all (maybe_update_config), parents such as a GDN
-  // `linear_attn` (A_log, dt_bias) among its entries. Write the derived list instead, less what
-  // the fixpoint removes from it.
-  std::vector<std::string> replaced; // the written entries the derived list replaces
-  if (method == SkipListMethod::awq && !list.derived && !list.entries.empty() && appended.empty() &&
-      removed.size() == list.entries.size()) {
-    replaced = list.entries;
-    list.entries = derived_awq_list(modules, inventory);
-    list.derived = true;
-    removed.clear();
-    fixpoint();
-  }
-  // FP8 likewise: an emptied `ignored_layers` makes Fp8Config.from_config fall back to
-  // `modules_to_not_convert` (fp8.py: `if not ignored_layers`). The fix empties the one and
-  // goes on with the other.
-  std::optional<ArrayChange> emptied;
-  const json::Json& config = active.config();
-  if (method == SkipListMethod::fp8 && list.key == "ignored_layers" && !list.entries.empty() &&
-      appended.empty() && removed.size() == list.entries.size() &&
-      config.contains("modules_to_not_convert") && config["modules_to_not_convert"].is_array() &&
-      !config["modules_to_not_convert"].empty()) {
-    emptied.emplace();
-    emptied->file = active.name;
-    emptied->pointer = active.pointer;
-    emptied->pointer.push_back(list.key);
-    for (size_t i = 0; i < list.entries.size(); ++i) {
-      emptied->remove.push_back(i);
-      emptied->removed_values.push_back(list.entries[i]);
-    }
-    list = SkipList{};
-    list.key = "modules_to_not_convert";
-    list.exists = true;
-    for (const auto& item : config["modules_to_not_convert"]) {
-      if (item.is_string()) {
-        list.entries.push_back(item.get<std::string>());
-      }
-    }
-    list.written = list.entries.size();
-    removed.clear();
-    fixpoint();
-  }
-  const auto word_for = [&](const EngineView& engine_view) {
-    const engine::Engine engine = engine_view.engine;
-    const std::string key = skip_list.key_read_by(engine_view.version, engine_view.model);
-    const std::vector<std::string> read = skip_list.read_by(engine_view.version, engine_view.model);
-    return [&, engine, key, read](const LayerView& view, const Decision& decision) {
-      const std::string who(engine::display_name(engine));
-      if (decision.verdict == Verdict::load_error) {
-        return shards_disagree(view, decision, who);
-      }
-      if (view.disk == Disk::dense) {
-        return std::pair(FindingKind::dense_quantized_by_config,
-                         "stored " + view.stored + " but quantized by " +
-                             (decision.by == DecidedBy::target_name
-                                  ? "their quantized_layers entry (" + decision.target + ")"
-                                  : method_name) +
-                             " (not in " + key + ")");
-      }
-      if (decision.by == DecidedBy::no_target) {
-        return std::pair(FindingKind::quantized_untargeted,
-                         "stored " + view.stored +
-                             " but no quantized_layers entry gives them an algo " + who +
-                             " builds (" + algos_text(engine_view.dialect) +
-                             "): built dense (not fixable by a config patch)");
-      }
-      if (decision.by == DecidedBy::ignore_entry) {
-        return std::pair(FindingKind::quantized_made_dense,
-                         "stored " + view.stored + " but made dense by " + key + " entry " +
-                             quoted(read.at(*decision.ignore_index)));
-      }
-      return std::pair(FindingKind::engine_builds_dense,
-                       "stored " + view.stored + " but " +
-                           std::string(engine::display_name(engine)) +
-                           " builds this layer dense: not fixable by a config patch");
-    };
-  };
-  LayerProblems problems;
-  for (const auto& engine_view : judged) {
-    const engine::Engine engine = engine_view->engine;
-    const engine::SkipListRules before =
-        skip_list.judge(engine_view->version,
-                        skip_list.read_by(engine_view->version, engine_view->model),
-                        engine_view->model);
-    const engine::SkipListRules after =
-        skip_list.judge(engine_view->version, current().first, engine_view->model);
-    problems.add(*engine_view->views,
-                 modules,
-                 before,
-                 after,
-                 word_for(*engine_view),
-                 engine,
-                 &engine_view->version);
-    // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
-    // layer as one, with one quant method, so its shards must be stored alike.
-    problems.add_storage(*engine_view->views, modules, engine);
-  }
-  problems.report(diagnosis.findings, &judged);
-  const bool edit = !removed.empty() || !appended.empty() || !replaced.empty();
-  std::stable_sort(appended.begin(), appended.end(), [](const auto& a, const auto& b) {
-    return a.second < b.second;
-  });
-  ArrayChange change;
-  change.file = active.name;
-  change.pointer = active.pointer;
-  change.pointer.push_back(list.key);
-  change.create = !list.exists;
-  std::vector<std::string> final_list; // config.json's list after the fix
-  for (size_t i = 0; i < replaced.size(); ++i) {
-    change.remove.push_back(i);
-    change.removed_values.push_back(replaced[i]);
-  }
-  for (size_t i = 0; i < list.entries.size(); ++i) {
-    if (list.derived) {
-      // The derived list is written (writing the key switches the derivation off), less what
-      // the fix removes.
-      if (removed.count(i) == 0) {
-        change.append.push_back(list.entries[i]);
-      }
-    } else if (removed.count(i) > 0) {
-      change.remove.push_back(i);
-      change.removed_values.push_back(list.entries[i]);
-    } else {
-      final_list.push_back(list.entries[i]);
-    }
-  }
-  for (const auto& [name, order] : appended) {
-    change.append.push_back(name);
-  }
-  final_list.insert(final_list.end(), change.append.begin(), change.append.end());
-  if (list.derived && !edit) {
-    final_list.clear(); // nothing is written
-  }
-  // Every other file carrying the same method's list (ModelOpt's hf_quant_config.json, an AWQ
-  // or FP8 quantization_config.json sidecar) follows the one vLLM reads: same removals, same
-  // additions; one with no list gets config.json's whole list.
-  {
-    // One method under any of its names: ModelOpt's hf_quant_config.json beside a
-    // "modelopt_fp4" config.json.
-    const Method* family = find_method(method_name);
-    for (const quant::ConfigFile& file : configs.files) {
-      if (&file == &active || find_method(quant::declared_method(file)) != family) {
-        continue;
-      }
-      auto other = read_skip_list(file, method, modules, inventory);
-      if (!other) {
-        continue;
-      }
-      if (!other->exists || other->derived) {
-        // The sidecar holds no list (FP8 `ignored_layers: []` reads as none): it gets the one
-        // config.json has after the fix, under the same key, so both files say the same.
-        const json::Json& side = file.config();
-        const bool has_key = side.contains(list.key) && side[list.key].is_array();
-        if (final_list.empty() || (has_key && !side[list.key].empty())) {
-          continue;
-        }
-        ArrayChange sync;
-        sync.file = file.name;
-        sync.pointer = file.pointer;
-        sync.pointer.push_back(list.key);
-        sync.create = !has_key;
-        sync.append = final_list;
-        if (!edit) {
-          Finding finding;
-          finding.kind = FindingKind::configs_disagree;
-          finding.label = file.name;
-          finding.detail = file.name + ": has no " + list.key + " list, config.json's has " +
-                           std::to_string(final_list.size()) +
-                           (final_list.size() == 1 ? " entry" : " entries") +
-                           " (vLLM reads config.json)";
-          finding.fixable = true;
-          diagnosis.findings.push_back(std::move(finding));
-        }
-        diagnosis.array_changes.push_back(std::move(sync));
-        continue;
-      }
-      if (!edit) {
-        continue;
-      }
-      ArrayChange sync;
-      sync.file = file.name;
-      sync.pointer = file.pointer;
-      sync.pointer.push_back(other->key);
-      for (size_t i = 0; i < other->entries.size(); ++i) {
-        if (std::find(change.removed_values.begin(),
-                      change.removed_values.end(),
-                      other->entries[i]) != change.removed_values.end()) {
-          sync.remove.push_back(i);
-          sync.removed_values.push_back(other->entries[i]);
-        }
-      }
-      for (const std::string& name : change.append) {
-        if (std::find(other->entries.begin(), other->entries.end(), name) == other->entries.end()) {
-          sync.append.push_back(name);
-        }
-      }
-      if (!sync.remove.empty() || !sync.append.empty()) {
-        diagnosis.array_changes.push_back(std::move(sync));
-      }
-    }
-  }
-  // FP8: an engine that prefers modules_to_not_convert (transformers) reads it whenever it is
-  // there, so where vLLM reads ignored_layers the two are made the same list.
-  const bool mtnc_read = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
-    return view->dialect.skip_list.fp8_prefers_modules_to_not_convert;
-  });
-  if (method == SkipListMethod::fp8 && mtnc_read && !emptied && list.key == "ignored_layers" &&
-      skip_list.fp8_modules_to_not_convert) {
-    const std::vector<std::string>& other = *skip_list.fp8_modules_to_not_convert;
-    // An entry that is no Python regex skips nothing there (should_convert_module's endswith
-    // alone could) but makes re.match raise: it is left out, which changes no verdict.
-    std::vector<std::string> wanted;
-    for (const std::string& entry : edit ? final_list : list.entries) {
-      if (engine::Pattern::compile(entry, "modules_to_not_convert")) {
-        wanted.push_back(entry);
-      }
-    }
-    if (other != wanted) {
-      diagnosis.array_changes.push_back(list_written_as(active, "modules_to_not_convert", wanted));
-    }
-  }
-  // FP8: an engine that reads the first key present (SGLang) reads ignored_layers whenever the
-  // key is there, empty or null; where vLLM reads modules_to_not_convert past it, ignored_layers
-  // is given the same list (vLLM then reads it, or, empty, falls back to the same entries).
-  const bool first_present = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
-    return view->dialect.skip_list.fp8_first_present_key;
-  });
-  if (method == SkipListMethod::fp8 && first_present && skip_list.fp8_ignored_layers_key &&
-      list.key != "ignored_layers") {
-    const std::vector<std::string> wanted = edit ? final_list : list.entries;
-    if (emptied) {
-      emptied->append = wanted;
-    } else if (skip_list.fp8_ignored_layers.value_or(std::vector<std::string>()) != wanted) {
-      diagnosis.array_changes.push_back(list_written_as(active, "ignored_layers", wanted));
-    }
-  }
-  if (edit) {
-    diagnosis.array_changes.push_back(std::move(change));
+  if (writes) {
+    diagnosis.array_changes.push_back(std::move(edited.change));
   }
   if (emptied) {
     diagnosis.array_changes.push_back(std::move(*emptied));
