@@ -628,12 +628,14 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   for (const engine::Engine engine : modelled.list()) {
     const engine::ModelInfo naming = engine::naming_of(
         engine::newest_version(engine), configs.architecture, configs.num_hidden_layers);
-    if (!naming.own_quant_method.empty()) {
+    const auto& replaces = naming.own_quant_method_replaces;
+    if (!naming.own_quant_method.empty() &&
+        std::find(replaces.begin(), replaces.end(), diagnosis.quant_method) != replaces.end()) {
       modelled.remove(engine);
       diagnosis.notes.push_back(
           std::string(engine::display_name(engine)) + ": not judged: " + configs.architecture +
-          " loads through its own " + naming.own_quant_method +
-          " quant config, whatever quant_method " + "says, and qpatch has not modelled it");
+          " loads a \"" + diagnosis.quant_method + "\" config through its own " +
+          naming.own_quant_method + " quant config, which qpatch has not modelled");
     }
   }
   judged_by(modelled, diagnosis);

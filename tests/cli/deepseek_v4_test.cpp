@@ -66,9 +66,8 @@ TEST_F(DeepseekV4Test, VllmIsNotJudgedByFp8RulesAndSaysWhy) {
             "DIR: fp8, judged for no engine\n"
             "  mtp head    4 linears BF16, 1 norm in model.safetensors; DeepSeek-V4 mtp.{i} "
             "layout: engine layer names assumed (num_nextn_predict_layers: 1)\n"
-            "  note        vLLM: not judged: DeepseekV4ForCausalLM loads through its own "
-            "deepseek_v4_fp8 quant config, whatever quant_method says, and qpatch has not "
-            "modelled it\n"
+            "  note        vLLM: not judged: DeepseekV4ForCausalLM loads a \"fp8\" config through "
+            "its own deepseek_v4_fp8 quant config, which qpatch has not modelled\n"
             "  status      clean\n");
 }
 
@@ -82,9 +81,8 @@ TEST_F(DeepseekV4Test, AMissingDraftLayerIsNamedInTheMtpDotILayout) {
             "DIR: fp8, judged for no engine\n"
             "  mtp head    4 linears BF16, 1 norm in model.safetensors; DeepSeek-V4 mtp.{i} "
             "layout: engine layer names assumed (num_nextn_predict_layers: 2)\n"
-            "  note        vLLM: not judged: DeepseekV4ForCausalLM loads through its own "
-            "deepseek_v4_fp8 quant config, whatever quant_method says, and qpatch has not "
-            "modelled it\n"
+            "  note        vLLM: not judged: DeepseekV4ForCausalLM loads a \"fp8\" config through "
+            "its own deepseek_v4_fp8 quant config, which qpatch has not modelled\n"
             "  not fixable config.json declares num_nextn_predict_layers: 2 but no file stores 1 "
             "of its layers (mtp.1): no config patch can help; graft the head from the base model "
             "[vllm]\n"

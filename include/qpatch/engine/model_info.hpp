@@ -60,6 +60,7 @@ struct ModelInfo {
   // whatever quant_method says (vLLM's DeepSeek-V4: deepseek_v4_fp8), which qpatch has not
   // modelled: the engine is then not judged for it, and the report says why.
   std::string own_quant_method;
+  std::vector<std::string> own_quant_method_replaces; // the quant_method values it takes over
   // Which engine's naming this is, and which row (with its version range): versions whose
   // rows are equal build the same layers, so they share them.
   std::string naming = "vllm";

@@ -118,6 +118,11 @@ ModelInfo model_info_for(const std::string& architecture,
     // mtp. -> model.mtp.) and a draft built at model.layers.{N+i} (mtp.py DeepSeekV4MTP) are
     // not modelled yet, so vLLM is not judged rather than judged by Fp8Config's rules.
     info.own_quant_method = "deepseek_v4_fp8";
+    // DeepseekV4FP8Config.override_quantization_method: "fp8", "deepseek_v4_fp8", and "quark"
+    // when its global weight is OCP MXFP4 (qpatch does not tell those Quark configs apart, so
+    // every Quark config of this model is left unjudged). compressed-tensors and the others keep
+    // their own config classes (bf27e34eb added compressed-tensors support to the model).
+    info.own_quant_method_replaces = {"fp8", "deepseek_v4_fp8", "quark"};
     // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
     // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
     // ba1892907, 2026-07-22).
