@@ -383,33 +383,18 @@ std::optional<ArrayChange> sync_list(const std::string& file,
 
 } // namespace
 
-void judge_compressed_tensors(const Inventory& inventory,
-                              const ModuleList& modules,
-                              const quant::ConfigSet& configs,
-                              const quant::ConfigFile& active,
-                              const quant::CtConfig& config,
-                              const std::vector<uint32_t>& mtp_head,
-                              const DiagnoseOptions& options,
-                              Diagnosis& diagnosis) {
-  const engine::ModelInfo model =
-      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto engines =
-      engine_views(options.engines,
-                   model,
-                   modules,
-                   inventory,
-                   mtp_head,
-                   options,
-                   "compressed-tensors",
-                   [&](const engine::EngineVersion& version) {
-                     return engine::CompressedTensorsRules::rules_key(config, version);
-                   });
-  judged_versions(engines, diagnosis);
-  Fixer fixer(config, engines, modules);
-  fixer.run();
-  fixer.make_readable();
-  // The lint of the list as written (the report's line, JSON "lint"): lists longer than
-  // k_lint_by_default_up_to entries only with --prune, since their candidates are judged again.
+namespace {
+
+using EngineViews = std::vector<std::unique_ptr<EngineView>>;
+
+// The lint of the list as written (the report's line, JSON "lint"): lists longer than
+// k_lint_by_default_up_to entries only with --prune, since their candidates are judged again.
+// With --prune, the dead and duplicate entries go with the patch.
+void lint_and_prune(Fixer& fixer,
+                    const quant::CtConfig& config,
+                    const quant::ConfigFile& active,
+                    const DiagnoseOptions& options,
+                    Diagnosis& diagnosis) {
   if (config.has_ignore && !config.ignore.empty() &&
       (config.ignore.size() <= k_lint_by_default_up_to || options.prune)) {
     SkipListLint lint;
@@ -441,10 +426,13 @@ void judge_compressed_tensors(const Inventory& inventory,
     finding.fixable = true;
     diagnosis.findings.push_back(std::move(finding));
   }
-  const quant::CtConfig patched = fixer.patched_config();
+}
 
+// An ignore entry "re:..." that is no valid regex: every engine raises re.error.
+std::vector<LayerProblem> invalid_regex_problems(const quant::CtConfig& config,
+                                                 const quant::ConfigFile& active,
+                                                 const std::vector<std::string>& all_engines) {
   std::vector<LayerProblem> problems;
-  const std::vector<std::string> all_engines = options.engines.names();
   for (const std::string& entry : config.ignore) {
     if (entry.rfind("re:", 0) == 0) {
       auto pattern = engine::Pattern::compile(entry.substr(3), active.name);
@@ -461,44 +449,124 @@ void judge_compressed_tensors(const Inventory& inventory,
       }
     }
   }
-  // Modules an earlier engine already reported with the same kind only add the engine to that
-  // problem (engines build different layers from the same modules: vLLM fuses, transformers
-  // does not); the rest form a problem of their own.
-  const auto add_problem = [&](LayerProblem problem) {
-    std::vector<std::string> remaining;
-    for (const std::string& name : problem.names) {
-      bool known = false;
-      for (LayerProblem& existing : problems) {
-        if (existing.kind == problem.kind &&
-            std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
-          if (std::find(existing.engines.begin(),
-                        existing.engines.end(),
-                        problem.engines.front()) == existing.engines.end()) {
-            existing.engines.push_back(problem.engines.front());
-          }
-          for (const engine::EngineVersion& version : problem.versions) {
-            if (std::find(existing.versions.begin(), existing.versions.end(), version) ==
-                existing.versions.end()) {
-              existing.versions.push_back(version);
-            }
-          }
-          // Fixable only when the patch fixes it under every engine and version showing it.
-          if (existing.fixable && problem.fixable) {
-            existing.fixable = *existing.fixable && *problem.fixable;
-          }
-          known = true;
-          break;
+  return problems;
+}
+
+// Modules an earlier engine already reported with the same kind only add the engine to that
+// problem (engines build different layers from the same modules: vLLM fuses, transformers
+// does not); the rest form a problem of their own.
+void merge_problem(std::vector<LayerProblem>& problems, LayerProblem problem) {
+  std::vector<std::string> remaining;
+  for (const std::string& name : problem.names) {
+    bool known = false;
+    for (LayerProblem& existing : problems) {
+      if (existing.kind == problem.kind &&
+          std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
+        if (std::find(existing.engines.begin(), existing.engines.end(), problem.engines.front()) ==
+            existing.engines.end()) {
+          existing.engines.push_back(problem.engines.front());
         }
-      }
-      if (!known) {
-        remaining.push_back(name);
+        for (const engine::EngineVersion& version : problem.versions) {
+          if (std::find(existing.versions.begin(), existing.versions.end(), version) ==
+              existing.versions.end()) {
+            existing.versions.push_back(version);
+          }
+        }
+        // Fixable only when the patch fixes it under every engine and version showing it.
+        if (existing.fixable && problem.fixable) {
+          existing.fixable = *existing.fixable && *problem.fixable;
+        }
+        known = true;
+        break;
       }
     }
-    if (!remaining.empty()) {
-      problem.names = std::move(remaining);
-      problems.push_back(std::move(problem));
+    if (!known) {
+      remaining.push_back(name);
     }
-  };
+  }
+  if (!remaining.empty()) {
+    problem.names = std::move(remaining);
+    problems.push_back(std::move(problem));
+  }
+}
+
+// How a layer an engine gets wrong is worded: its finding kind and text.
+std::pair<FindingKind, std::string> word_layer(const LayerView& view,
+                                               const Decision& decision,
+                                               const engine::CompressedTensorsRules& before,
+                                               const quant::CtConfig& config,
+                                               const ModuleList& modules,
+                                               const std::string& who) {
+  const Layer& layer = *view.layer;
+  FindingKind kind{};
+  std::string key;
+  if (decision.by == DecidedBy::undecidable) {
+    kind = FindingKind::undecidable;
+    std::string entries;
+    for (const std::string& entry : before.exhausted_entries()) {
+      entries += (entries.empty() ? "" : ", ") + quoted(entry);
+    }
+    key = "could not be judged: " +
+          (entries.empty() ? std::string("a regex") : "the regex entry " + entries) +
+          " gave up (match limit), and is not tried again";
+  } else if (decision.by == DecidedBy::untargeted) {
+    kind = FindingKind::untargeted_raises;
+    key = "stored " + view.stored + (view.disk == Disk::dense ? " and" : " but") +
+          " no target matches them, and " + who +
+          " raises for that while it builds the model (\"ValueError: Unable to find "
+          "matching target for ... in the compressed-tensors config.\")";
+  } else if (decision.verdict == Verdict::load_error) {
+    kind = FindingKind::fused_shards_disagree;
+    key = "are judged as one layer (" + layer.name + ") but " +
+          (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
+                                                      : std::string("its shards")) +
+          " disagree in the config; " + who + ": " + decision.error;
+  } else if (view.disk == Disk::dense) {
+    kind = FindingKind::dense_quantized_by_config;
+    const bool listed = std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
+      return std::find(config.ignore.begin(), config.ignore.end(), modules[m].name) !=
+             config.ignore.end();
+    });
+    key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
+          (listed ? "; ignore lists their checkpoint names, but " + who +
+                        " matches its own layer names, which differ (explain shows them)"
+                  : std::string("; not in ignore"));
+  } else if (decision.by == DecidedBy::ignore_entry) {
+    kind = FindingKind::quantized_made_dense;
+    const std::string& entry = config.ignore.at(*decision.ignore_index);
+    // A substring hit is told apart from the exact reading of the same entries.
+    if (before.dialect().compressed_tensors.substring_ignore &&
+        !before.matches_exactly(layer.prefix) && entry.rfind("re:", 0) != 0) {
+      // One line for every module a short or parent-module entry catches.
+      key = "stored " + view.stored +
+            " but made dense by plain ignore entries that name a parent module or part of "
+            "a name (" +
+            std::string(before.dialect().engine_name) +
+            " reads plain entries as case-insensitive substrings)";
+    } else {
+      key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
+    }
+  } else if (decision.by == DecidedBy::built_dense) {
+    kind = FindingKind::engine_builds_dense;
+    key = "stored " + view.stored + " but " + who +
+          " builds this layer without a quant config: it cannot load these "
+          "tensors; graft dense weights from the base model";
+  } else {
+    kind = FindingKind::quantized_untargeted;
+    key = "stored " + view.stored + " but no target matches them, so " + who +
+          " builds them dense: not fixable by a config patch (qpatch does not invent "
+          "targets)";
+  }
+  return {kind, key};
+}
+
+// Every layer whose verdict an engine gets wrong under the config as written.
+std::vector<LayerProblem> layer_problems(const EngineViews& engines,
+                                         const Fixer& fixer,
+                                         const quant::CtConfig& config,
+                                         const quant::CtConfig& patched,
+                                         const ModuleList& modules,
+                                         std::vector<LayerProblem> problems) {
   for (size_t e = 0; e < engines.size(); ++e) {
     const auto& engine_view = engines[e];
     const engine::Engine engine = engine_view->engine;
@@ -521,24 +589,26 @@ void judge_compressed_tensors(const Inventory& inventory,
       if (view.disk == Disk::inconsistent) {
         for (const uint32_t m : layer.modules) {
           if (modules[m].format == StorageFormat::inconsistent) {
-            add_problem({FindingKind::inconsistent_storage,
-                         "stored inconsistently (" + modules[m].detail +
-                             "): no config can load it; re-export the module",
-                         {std::string(modules[m].name)},
-                         view.order,
-                         {engine_name}});
+            merge_problem(problems,
+                          {FindingKind::inconsistent_storage,
+                           "stored inconsistently (" + modules[m].detail +
+                               "): no config can load it; re-export the module",
+                           {std::string(modules[m].name)},
+                           view.order,
+                           {engine_name}});
           }
         }
         continue;
       }
       if (view.disk == Disk::mixed) {
-        add_problem({FindingKind::disk_shards_disagree,
-                     "are shards of " + layer.name +
-                         " but stored partly quantized, partly dense: " + who +
-                         " builds one layer for them, so no config can load it",
-                     module_names(),
-                     view.order,
-                     {engine_name}});
+        merge_problem(problems,
+                      {FindingKind::disk_shards_disagree,
+                       "are shards of " + layer.name +
+                           " but stored partly quantized, partly dense: " + who +
+                           " builds one layer for them, so no config can load it",
+                       module_names(),
+                       view.order,
+                       {engine_name}});
         continue;
       }
       const Decision* first = fixer.first_decision(e, v);
@@ -546,79 +616,23 @@ void judge_compressed_tensors(const Inventory& inventory,
       if (consistent(view, decision)) {
         continue;
       }
-      const bool resolved = consistent(view, after.decide(layer));
-      FindingKind kind{};
-      std::string key;
-      if (decision.by == DecidedBy::undecidable) {
-        kind = FindingKind::undecidable;
-        std::string entries;
-        for (const std::string& entry : before.exhausted_entries()) {
-          entries += (entries.empty() ? "" : ", ") + quoted(entry);
-        }
-        key = "could not be judged: " +
-              (entries.empty() ? std::string("a regex") : "the regex entry " + entries) +
-              " gave up (match limit), and is not tried again";
-      } else if (decision.by == DecidedBy::untargeted) {
-        kind = FindingKind::untargeted_raises;
-        key = "stored " + view.stored + (view.disk == Disk::dense ? " and" : " but") +
-              " no target matches them, and " + who +
-              " raises for that while it builds the model (\"ValueError: Unable to find "
-              "matching target for ... in the compressed-tensors config.\")";
-      } else if (decision.verdict == Verdict::load_error) {
-        kind = FindingKind::fused_shards_disagree;
-        key = "are judged as one layer (" + layer.name + ") but " +
-              (decision.by == DecidedBy::experts_disagree ? std::string("expert 0's projections")
-                                                          : std::string("its shards")) +
-              " disagree in the config; " + who + ": " + decision.error;
-      } else if (view.disk == Disk::dense) {
-        kind = FindingKind::dense_quantized_by_config;
-        const bool listed =
-            std::all_of(layer.modules.begin(), layer.modules.end(), [&](uint32_t m) {
-              return std::find(config.ignore.begin(), config.ignore.end(), modules[m].name) !=
-                     config.ignore.end();
-            });
-        key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
-              (listed ? "; ignore lists their checkpoint names, but " + who +
-                            " matches its own layer names, which differ (explain shows them)"
-                      : std::string("; not in ignore"));
-      } else if (decision.by == DecidedBy::ignore_entry) {
-        kind = FindingKind::quantized_made_dense;
-        const std::string& entry = config.ignore.at(*decision.ignore_index);
-        // A substring hit is told apart from the exact reading of the same entries.
-        if (before.dialect().compressed_tensors.substring_ignore &&
-            !before.matches_exactly(layer.prefix) && entry.rfind("re:", 0) != 0) {
-          // One line for every module a short or parent-module entry catches.
-          key = "stored " + view.stored +
-                " but made dense by plain ignore entries that name a parent module or part of "
-                "a name (" +
-                std::string(before.dialect().engine_name) +
-                " reads plain entries as case-insensitive substrings)";
-        } else {
-          key = "stored " + view.stored + " but made dense by " + rule_text(decision, config);
-        }
-      } else if (decision.by == DecidedBy::built_dense) {
-        kind = FindingKind::engine_builds_dense;
-        key = "stored " + view.stored + " but " + who +
-              " builds this layer without a quant config: it cannot load these "
-              "tensors; graft dense weights from the base model";
-      } else {
-        kind = FindingKind::quantized_untargeted;
-        key = "stored " + view.stored + " but no target matches them, so " + who +
-              " builds them dense: not fixable by a config patch (qpatch does not invent "
-              "targets)";
-      }
+      auto [kind, key] = word_layer(view, decision, before, config, modules, who);
       // Fixable when the patch makes this layer consistent (not every layer of its kind: an
       // entry for a head no patch can load must not hold back the entry it can remove).
       LayerProblem problem{
           kind, key, module_names(), view.order, {engine_name}, {engine_view->version}};
-      problem.fixable = resolved;
-      add_problem(std::move(problem));
+      problem.fixable = consistent(view, after.decide(layer));
+      merge_problem(problems, std::move(problem));
     }
   }
-  name_versions(problems, engines);
-  add_grouped(problems, diagnosis.findings, {}, true, true);
+  return problems;
+}
 
-  // The edit of the config vLLM reads.
+// The edit of the config vLLM reads: the fixer's removals and additions to `ignore`.
+void change_ignore(const Fixer& fixer,
+                   const quant::CtConfig& config,
+                   const quant::ConfigFile& active,
+                   Diagnosis& diagnosis) {
   const std::vector<std::string> appended = fixer.appended();
   std::vector<std::string> ignore_pointer = active.pointer;
   ignore_pointer.push_back("ignore");
@@ -634,7 +648,14 @@ void judge_compressed_tensors(const Inventory& inventory,
     change.append = appended;
     diagnosis.array_changes.push_back(std::move(change));
   }
-  // Sidecars follow config.json.
+}
+
+// Sidecars follow config.json: their ignore list and each group's targets.
+void sync_sidecars(const quant::ConfigSet& configs,
+                   const quant::ConfigFile& active,
+                   const quant::CtConfig& config,
+                   const quant::CtConfig& patched,
+                   Diagnosis& diagnosis) {
   for (const quant::ConfigFile& file : configs.files) {
     if (&file == &active || !file.has_config()) {
       continue;
@@ -683,6 +704,43 @@ void judge_compressed_tensors(const Inventory& inventory,
       }
     }
   }
+}
+
+} // namespace
+
+void judge_compressed_tensors(const JudgeInput& in,
+                              const quant::CtConfig& config,
+                              Diagnosis& diagnosis) {
+  const engine::ModelInfo model =
+      engine::model_info_for(in.configs.architecture, in.configs.num_hidden_layers);
+  const auto engines =
+      engine_views(in.options.engines,
+                   model,
+                   in.modules,
+                   in.inventory,
+                   in.mtp_head,
+                   in.options,
+                   "compressed-tensors",
+                   [&](const engine::EngineVersion& version) {
+                     return engine::CompressedTensorsRules::rules_key(config, version);
+                   });
+  judged_versions(engines, diagnosis);
+  Fixer fixer(config, engines, in.modules);
+  fixer.run();
+  fixer.make_readable();
+  lint_and_prune(fixer, config, in.active, in.options, diagnosis);
+  const quant::CtConfig patched = fixer.patched_config();
+  std::vector<LayerProblem> problems =
+      layer_problems(engines,
+                     fixer,
+                     config,
+                     patched,
+                     in.modules,
+                     invalid_regex_problems(config, in.active, in.options.engines.names()));
+  name_versions(problems, engines);
+  add_grouped(problems, diagnosis.findings, {}, true, true);
+  change_ignore(fixer, config, in.active, diagnosis);
+  sync_sidecars(in.configs, in.active, config, patched, diagnosis);
 }
 
 } // namespace qpatch::diagnose::detail

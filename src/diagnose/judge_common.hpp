@@ -394,15 +394,10 @@ struct JudgeInput {
   engine::EngineSet engines;
 };
 
-// Judge a compressed-tensors config under every engine in `options` (ct_judge.cpp); `mtp_head`
-// holds the MTP head's module indices (transformers never builds them).
-void judge_compressed_tensors(const checkpoint::Inventory& inventory,
-                              const checkpoint::ModuleList& modules,
-                              const quant::ConfigSet& configs,
-                              const quant::ConfigFile& active,
+// Judge a compressed-tensors config under every engine in `in.options` (ct_judge.cpp); the MTP
+// head's modules (in.mtp_head) are never built by transformers.
+void judge_compressed_tensors(const JudgeInput& in,
                               const quant::CtConfig& config,
-                              const std::vector<uint32_t>& mtp_head,
-                              const DiagnoseOptions& options,
                               Diagnosis& diagnosis);
 
 // Judge a GPTQ config under the engines of `in` (gptq_judge.cpp).

@@ -125,8 +125,7 @@ SharedRules rules_skip_list(const detail::DecideInput& in, const detail::SkipLis
 }
 
 Status judge_ct(const JudgeInput& in, const quant::CtConfig& config, Diagnosis& diagnosis) {
-  detail::judge_compressed_tensors(
-      in.inventory, in.modules, in.configs, in.active, config, in.mtp_head, in.options, diagnosis);
+  detail::judge_compressed_tensors(in, config, diagnosis);
   return ok_status();
 }
 
