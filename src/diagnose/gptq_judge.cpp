@@ -666,105 +666,81 @@ void list_changes(const quant::ConfigFile& file,
 
 } // namespace
 
-Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
-  const ModuleList& modules = in.modules;
-  const quant::ConfigSet& configs = in.configs;
-  // Every version of every engine whose verdicts can differ (versions.hpp), each on its own
-  // layer names; the one patch satisfies all of them.
-  const DiagnoseOptions& options = in.options;
-  const engine::ModelInfo reference =
-      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
-  const auto judged =
-      engine_views(in.engines, reference, modules, in.inventory, in.mtp_head, options, "gptq");
-  judged_versions(judged, diagnosis);
-  // The first engine's view (the registry's order) words the storage problems and the traps.
-  const EngineView& first_view = *judged.front();
-  const engine::ModelInfo& model = first_view.model;
-  const std::vector<LayerView>& views = *first_view.views;
-  const engine::EngineVersion& first_version = first_view.version;
-  const engine::GptqHeaders headers = engine::gptq_headers(in.inventory);
-  const std::vector<engine::Engine> engines = in.engines.list();
-  const GptqFix fix = find_fix(config, headers, judged, modules);
-  const engine::GptqRules before(config, model, headers, first_version);
+namespace {
 
-  const auto word_for = [&](const EngineView& engine_view, const engine::GptqRules& rules) {
-    const std::string who(engine_view.dialect.engine_name);
-    const bool reads_list = engine_view.dialect.gptq.reads_module_list;
-    const bool optimum = engine_view.dialect.gptq.optimum_convert;
-    return [&config, &rules, who, reads_list, optimum](const LayerView& view,
-                                                       const Decision& decision) {
-      if (optimum) {
-        return optimum_problem(view, decision, rules, who);
-      }
-      if (decision.by == DecidedBy::undecidable) {
-        return undecidable_problem("dynamic");
-      }
-      if (decision.by == DecidedBy::built_quantized) {
-        return std::pair(FindingKind::engine_quantizes,
-                         "stored " + view.stored + " but " + who +
-                             "'s GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
-                             "not read for experts): not fixable by a config patch");
-      }
-      if (decision.by == DecidedBy::override_refused) {
-        return std::pair(FindingKind::config_rejected,
-                         "are overridden by dynamic rule " + quoted(decision.target) +
-                             " to what the kernel serving the config cannot take, and " + who +
-                             " raises while it builds them (\"" + decision.error +
-                             "\"): not fixable by a config patch");
-      }
-      if (decision.verdict == Verdict::load_error) {
-        return shards_disagree(view, decision);
-      }
-      if (view.disk == Disk::dense) {
-        return std::pair(FindingKind::dense_quantized_by_config,
-                         "stored " + view.stored + " but quantized by " + rule_text(decision) +
-                             "; no negative dynamic rule excludes them");
-      }
-      if (decision.by == DecidedBy::ignore_entry ||
-          (decision.by == DecidedBy::built_dense && rules.mtp_special_case())) {
-        return std::pair(FindingKind::quantized_made_dense,
-                         "stored " + view.stored + " but made dense by " + rule_text(decision));
-      }
-      if (!reads_list) {
-        return std::pair(FindingKind::engine_builds_dense,
-                         "stored " + view.stored + " but " + who +
-                             " builds this layer dense: not fixable by a config patch");
-      }
-      if (view.layer->kind == engine::LayerKind::lm_head) {
-        return std::pair(FindingKind::quantized_untargeted,
-                         "stored " + view.stored +
-                             (config.lm_head
-                                  ? std::string(" but no entry of modules_in_block_to_quantize is "
+// How one engine's verdict on a layer is worded in a finding.
+auto gptq_finding_words(const EngineView& engine_view,
+                        const engine::GptqRules& rules,
+                        const quant::GptqConfig& config) {
+  const std::string who(engine_view.dialect.engine_name);
+  const bool reads_list = engine_view.dialect.gptq.reads_module_list;
+  const bool optimum = engine_view.dialect.gptq.optimum_convert;
+  return
+      [&config, &rules, who, reads_list, optimum](const LayerView& view, const Decision& decision) {
+        if (optimum) {
+          return optimum_problem(view, decision, rules, who);
+        }
+        if (decision.by == DecidedBy::undecidable) {
+          return undecidable_problem("dynamic");
+        }
+        if (decision.by == DecidedBy::built_quantized) {
+          return std::pair(FindingKind::engine_quantizes,
+                           "stored " + view.stored + " but " + who +
+                               "'s GPTQ Marlin quantizes every FusedMoE layer (dynamic is "
+                               "not read for experts): not fixable by a config patch");
+        }
+        if (decision.by == DecidedBy::override_refused) {
+          return std::pair(FindingKind::config_rejected,
+                           "are overridden by dynamic rule " + quoted(decision.target) +
+                               " to what the kernel serving the config cannot take, and " + who +
+                               " raises while it builds them (\"" + decision.error +
+                               "\"): not fixable by a config patch");
+        }
+        if (decision.verdict == Verdict::load_error) {
+          return shards_disagree(view, decision);
+        }
+        if (view.disk == Disk::dense) {
+          return std::pair(FindingKind::dense_quantized_by_config,
+                           "stored " + view.stored + " but quantized by " + rule_text(decision) +
+                               "; no negative dynamic rule excludes them");
+        }
+        if (decision.by == DecidedBy::ignore_entry ||
+            (decision.by == DecidedBy::built_dense && rules.mtp_special_case())) {
+          return std::pair(FindingKind::quantized_made_dense,
+                           "stored " + view.stored + " but made dense by " + rule_text(decision));
+        }
+        if (!reads_list) {
+          return std::pair(FindingKind::engine_builds_dense,
+                           "stored " + view.stored + " but " + who +
+                               " builds this layer dense: not fixable by a config patch");
+        }
+        if (view.layer->kind == engine::LayerKind::lm_head) {
+          return std::pair(
+              FindingKind::quantized_untargeted,
+              "stored " + view.stored +
+                  (config.lm_head ? std::string(" but no entry of modules_in_block_to_quantize is "
                                                 "a substring of ") +
                                         view.layer->prefix + ", so " + who +
                                         " builds the head dense (\"lm_head\" is true, "
                                         "and the list decides first)"
                                   : " but \"lm_head\" is not true, so " + who +
                                         " builds the head dense: not fixable by a config patch"));
-      }
-      return std::pair(FindingKind::quantized_untargeted,
-                       "stored " + view.stored + " but " + who +
-                           " builds them dense (not in modules_in_block_to_quantize, or a "
-                           "layer GPTQ never quantizes)");
-    };
-  };
-  LayerProblems problems;
-  for (const auto& engine_view : judged) {
-    const engine::GptqRules engine_before(
-        config, engine_view->model, headers, engine_view->version);
-    const engine::GptqRules engine_after(
-        patched(config, fix), engine_view->model, headers, engine_view->version);
-    problems.add(*engine_view->views,
-                 modules,
-                 engine_before,
-                 engine_after,
-                 word_for(*engine_view, engine_before),
-                 engine_view->engine,
-                 &engine_view->version);
-  }
-  problems.report(diagnosis.findings, &judged);
-  add_disk_problems(views, modules, before, engines, diagnosis.findings);
-  // Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
+        }
+        return std::pair(FindingKind::quantized_untargeted,
+                         "stored " + view.stored + " but " + who +
+                             " builds them dense (not in modules_in_block_to_quantize, or a "
+                             "layer GPTQ never quantizes)");
+      };
+}
+
+// Traps: negative rules that name MTP but match no layer of this checkpoint (engines.md §11).
+void dead_mtp_rule_notes(const quant::GptqConfig& config,
+                         const EngineView& first_view,
+                         const engine::GptqHeaders& headers,
+                         Diagnosis& diagnosis) {
+  const engine::ModelInfo& model = first_view.model;
+  const std::vector<LayerView>& views = *first_view.views;
+  const engine::EngineVersion& first_version = first_view.version;
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
     const auto& rule = config.dynamic[i];
     if (!rule.negative || rule.key.find("mtp") == std::string::npos) {
@@ -784,8 +760,18 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
           "works through the Qwen3.5 special case, which does not cover mtp.fc");
     }
   }
-  // Traps: a positive rule that matches a layer first shadows a later negative rule matching the
-  // same layer (first match wins): the exclusion never applies to it (failures.md F17).
+}
+
+// Traps: a positive rule that matches a layer first shadows a later negative rule matching the
+// same layer (first match wins): the exclusion never applies to it (failures.md F17).
+void shadowed_rule_notes(const quant::GptqConfig& config,
+                         const EngineView& first_view,
+                         const engine::GptqHeaders& headers,
+                         const engine::GptqRules& before,
+                         Diagnosis& diagnosis) {
+  const engine::ModelInfo& model = first_view.model;
+  const std::vector<LayerView>& views = *first_view.views;
+  const engine::EngineVersion& first_version = first_view.version;
   std::vector<std::pair<std::pair<size_t, size_t>, size_t>> shadowed; // ((+, -), layers)
   for (const LayerView& view : views) {
     bool undecidable = false;
@@ -821,9 +807,14 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
         " (dynamic[" + std::to_string(pair.second) +
         "]) is tried: the first match wins, so that exclusion never applies to them");
   }
-  if (fix.empty()) {
-    return ok_status();
-  }
+}
+
+// The fix's edits of modules_in_block_to_quantize, in every copy of the config.
+void change_module_list(const JudgeInput& in,
+                        const quant::GptqConfig& config,
+                        const GptqFix& fix,
+                        Diagnosis& diagnosis) {
+  const quant::ConfigSet& configs = in.configs;
   if (fix.list_create && config.optimum.flat) {
     // transformers' refusal of the flat list (sum() raises) is what the nested list mends.
     for (Finding& finding : diagnosis.findings) {
@@ -884,6 +875,53 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
       }
     }
   }
+}
+
+} // namespace
+
+Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  // Every version of every engine whose verdicts can differ (versions.hpp), each on its own
+  // layer names; the one patch satisfies all of them.
+  const DiagnoseOptions& options = in.options;
+  const engine::ModelInfo reference =
+      engine::model_info_for(configs.architecture, configs.num_hidden_layers);
+  const auto judged =
+      engine_views(in.engines, reference, modules, in.inventory, in.mtp_head, options, "gptq");
+  judged_versions(judged, diagnosis);
+  // The first engine's view (the registry's order) words the storage problems and the traps.
+  const EngineView& first_view = *judged.front();
+  const engine::ModelInfo& model = first_view.model;
+  const std::vector<LayerView>& views = *first_view.views;
+  const engine::EngineVersion& first_version = first_view.version;
+  const engine::GptqHeaders headers = engine::gptq_headers(in.inventory);
+  const std::vector<engine::Engine> engines = in.engines.list();
+  const GptqFix fix = find_fix(config, headers, judged, modules);
+  const engine::GptqRules before(config, model, headers, first_version);
+
+  LayerProblems problems;
+  for (const auto& engine_view : judged) {
+    const engine::GptqRules engine_before(
+        config, engine_view->model, headers, engine_view->version);
+    const engine::GptqRules engine_after(
+        patched(config, fix), engine_view->model, headers, engine_view->version);
+    problems.add(*engine_view->views,
+                 modules,
+                 engine_before,
+                 engine_after,
+                 gptq_finding_words(*engine_view, engine_before, config),
+                 engine_view->engine,
+                 &engine_view->version);
+  }
+  problems.report(diagnosis.findings, &judged);
+  add_disk_problems(views, modules, before, engines, diagnosis.findings);
+  dead_mtp_rule_notes(config, first_view, headers, diagnosis);
+  shadowed_rule_notes(config, first_view, headers, before, diagnosis);
+  if (fix.empty()) {
+    return ok_status();
+  }
+  change_module_list(in, config, fix, diagnosis);
   if (fix.removed.empty() && fix.prepend.empty()) {
     return ok_status();
   }
