@@ -251,110 +251,71 @@ void add_library_refusals(const JudgeInput& in,
 
 } // namespace
 
-Status
-judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis& diagnosis) {
-  const ModuleList& modules = in.modules;
-  const quant::ConfigSet& configs = in.configs;
-  const NamingSetting setting = naming_setting(in.inventory, modules, configs, in.options);
-  const engine::ModelInfo& model = setting.model;
-  const std::vector<Layer>& layers = setting.layers;
-  // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
-  // one fix for all of them.
-  const auto judged =
-      engine_views(in.engines, model, modules, in.inventory, in.mtp_head, in.options, "auto-round");
-  judged_versions(judged, diagnosis);
-  const IncFix fix = find_fix(config, judged, modules);
-  const quant::IncConfig fixed_config = patched(config, fix);
+namespace {
 
-  // How one version words a layer's problem (`after`: that version's judge of the patch).
-  const auto word_for = [&](const engine::AutoRoundRules& judge_before,
-                            const engine::AutoRoundRules& judge_after,
-                            const std::string& who) {
-    return [&, who](const LayerView& view, const Decision& decision) {
-      if (decision.by == DecidedBy::undecidable) {
-        return undecidable_problem("extra_config");
-      }
-      if (decision.by == DecidedBy::override_refused) {
-        return std::pair(FindingKind::config_rejected,
-                         "are given by " + decision.target +
-                             " a scheme the kernel serving it cannot take, and " + who +
-                             " raises while it builds them (\"" + decision.error +
-                             "\"): not fixable by a config patch");
-      }
-      if (decision.verdict == Verdict::load_error) {
-        return shards_disagree(view, decision, who);
-      }
-      if (view.disk == Disk::dense) {
-        return std::pair(FindingKind::dense_quantized_by_config,
-                         "stored " + view.stored + " but quantized (" +
-                             std::to_string(config.bits) + " bits) by " + decision.target +
-                             "; no extra_config key of 16 bits names them");
-      }
-      if (decision.by == DecidedBy::ignore_entry) {
-        std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
-        const Decision without = judge_after.decide(*view.layer);
-        if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
-          detail += ", and without that key still dense (" + without.target +
-                    "): list its block in the block list by hand";
+// How one version words a layer's problem (`judge_after`: that version's judge of the patch).
+auto inc_finding_words(const quant::IncConfig& config,
+                       const engine::AutoRoundRules& judge_before,
+                       const engine::AutoRoundRules& judge_after,
+                       const std::string& who) {
+  return
+      [&config, &judge_before, &judge_after, who](const LayerView& view, const Decision& decision) {
+        if (decision.by == DecidedBy::undecidable) {
+          return undecidable_problem("extra_config");
         }
-        return std::pair(FindingKind::quantized_made_dense, detail);
-      }
-      if (decision.by == DecidedBy::built_dense && judge_before.mtp_special_case()) {
-        return std::pair(FindingKind::engine_builds_dense,
-                         "stored " + view.stored +
-                             " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
-                             "containing \"mtp\") builds them dense: remove that key");
-      }
-      if (decision.by == DecidedBy::built_dense) {
+        if (decision.by == DecidedBy::override_refused) {
+          return std::pair(FindingKind::config_rejected,
+                           "are given by " + decision.target +
+                               " a scheme the kernel serving it cannot take, and " + who +
+                               " raises while it builds them (\"" + decision.error +
+                               "\"): not fixable by a config patch");
+        }
+        if (decision.verdict == Verdict::load_error) {
+          return shards_disagree(view, decision, who);
+        }
+        if (view.disk == Disk::dense) {
+          return std::pair(FindingKind::dense_quantized_by_config,
+                           "stored " + view.stored + " but quantized (" +
+                               std::to_string(config.bits) + " bits) by " + decision.target +
+                               "; no extra_config key of 16 bits names them");
+        }
+        if (decision.by == DecidedBy::ignore_entry) {
+          std::string detail = "stored " + view.stored + " but made dense by " + decision.target;
+          const Decision without = judge_after.decide(*view.layer);
+          if (without.verdict == Verdict::dense && without.by != DecidedBy::ignore_entry) {
+            detail += ", and without that key still dense (" + without.target +
+                      "): list its block in the block list by hand";
+          }
+          return std::pair(FindingKind::quantized_made_dense, detail);
+        }
+        if (decision.by == DecidedBy::built_dense && judge_before.mtp_special_case()) {
+          return std::pair(FindingKind::engine_builds_dense,
+                           "stored " + view.stored +
+                               " but vLLM's Qwen3.5 MTP special case (a \"-:\" dynamic key "
+                               "containing \"mtp\") builds them dense: remove that key");
+        }
+        if (decision.by == DecidedBy::built_dense) {
+          return std::pair(FindingKind::quantized_untargeted,
+                           "stored " + view.stored + " but " + who +
+                               " builds them without a quant config: not fixable by a config "
+                               "patch");
+        }
         return std::pair(FindingKind::quantized_untargeted,
-                         "stored " + view.stored + " but " + who +
-                             " builds them without a quant config: not fixable by a config "
-                             "patch");
-      }
-      return std::pair(FindingKind::quantized_untargeted,
-                       "stored " + view.stored + " but " + who + " builds them dense (" +
-                           decision.target + "): list their block in " +
-                           (config.block_names_key.empty() ? std::string("block_name_to_quantize")
-                                                           : config.block_names_key) +
-                           " by hand; qpatch does not widen the block list");
-    };
-  };
-  LayerProblems problems;
-  for (const auto& engine_view : judged) {
-    const auto* built = engine_view->layers.get();
-    const engine::AutoRoundRules version_before(
-        config, engine_view->model, engine_view->version, built);
-    const engine::AutoRoundRules version_after(
-        fixed_config, engine_view->model, engine_view->version, built);
-    if (version_before.library_convert()) {
-      const std::string who(engine_view->dialect.engine_name);
-      problems.add(
-          *engine_view->views,
-          modules,
-          version_before,
-          version_after,
-          [&](const LayerView& view, const Decision& decision) {
-            return library_problem(view, decision, version_after, who);
-          },
-          engine_view->engine,
-          &engine_view->version);
-      continue;
-    }
-    problems.add(
-        *engine_view->views,
-        modules,
-        version_before,
-        version_after,
-        word_for(version_before, version_after, std::string(engine_view->dialect.engine_name)),
-        engine_view->engine,
-        &engine_view->version);
-  }
-  problems.report(diagnosis.findings, &judged);
-  add_library_refusals(in, config, judged, diagnosis);
+                         "stored " + view.stored + " but " + who + " builds them dense (" +
+                             decision.target + "): list their block in " +
+                             (config.block_names_key.empty() ? std::string("block_name_to_quantize")
+                                                             : config.block_names_key) +
+                             " by hand; qpatch does not widen the block list");
+      };
+}
 
-  // Layers no config can load: vLLM builds one layer (one quant method) for a fused layer's
-  // shards, and a module whose tensors contradict each other loads under none.
-  // Each engine's own layers (transformers fuses nothing); modules stored inconsistently once.
+// Layers no config can load: vLLM builds one layer (one quant method) for a fused layer's
+// shards, and a module whose tensors contradict each other loads under none. Each engine's own
+// layers (transformers fuses nothing); modules stored inconsistently once.
+void storage_problems(const JudgeInput& in,
+                      const std::vector<std::unique_ptr<EngineView>>& judged,
+                      Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
   std::vector<LayerProblem> storage;
   std::vector<std::string> engine_names;
   for (const engine::Engine engine : in.engines.list()) {
@@ -399,9 +360,17 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
     }
   }
   add_grouped(storage, diagnosis.findings, {});
+}
 
-  // Traps (engines.md §11.2): plain keys that look like patterns but, with no regex
-  // metacharacter, are literal names that no layer has (vLLM's reading).
+// Traps (engines.md §11.2): plain keys that look like patterns but, with no regex
+// metacharacter, are literal names that no layer has (vLLM's reading).
+void literal_key_notes(const quant::IncConfig& config,
+                       const NamingSetting& setting,
+                       const ModuleList& modules,
+                       const std::vector<std::unique_ptr<EngineView>>& judged,
+                       Diagnosis& diagnosis) {
+  const engine::ModelInfo& model = setting.model;
+  const std::vector<Layer>& layers = setting.layers;
   const bool vllm_judged = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
     return !view->dialect.auto_round.library_convert;
   });
@@ -432,6 +401,60 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
           "key such as \"^mtp\\\\.\")");
     }
   }
+}
+
+} // namespace
+
+Status
+judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis& diagnosis) {
+  const ModuleList& modules = in.modules;
+  const quant::ConfigSet& configs = in.configs;
+  const NamingSetting setting = naming_setting(in.inventory, modules, configs, in.options);
+  const engine::ModelInfo& model = setting.model;
+  // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
+  // one fix for all of them.
+  const auto judged =
+      engine_views(in.engines, model, modules, in.inventory, in.mtp_head, in.options, "auto-round");
+  judged_versions(judged, diagnosis);
+  const IncFix fix = find_fix(config, judged, modules);
+  const quant::IncConfig fixed_config = patched(config, fix);
+
+  LayerProblems problems;
+  for (const auto& engine_view : judged) {
+    const auto* built = engine_view->layers.get();
+    const engine::AutoRoundRules version_before(
+        config, engine_view->model, engine_view->version, built);
+    const engine::AutoRoundRules version_after(
+        fixed_config, engine_view->model, engine_view->version, built);
+    if (version_before.library_convert()) {
+      const std::string who(engine_view->dialect.engine_name);
+      problems.add(
+          *engine_view->views,
+          modules,
+          version_before,
+          version_after,
+          [&](const LayerView& view, const Decision& decision) {
+            return library_problem(view, decision, version_after, who);
+          },
+          engine_view->engine,
+          &engine_view->version);
+      continue;
+    }
+    problems.add(
+        *engine_view->views,
+        modules,
+        version_before,
+        version_after,
+        inc_finding_words(
+            config, version_before, version_after, std::string(engine_view->dialect.engine_name)),
+        engine_view->engine,
+        &engine_view->version);
+  }
+  problems.report(diagnosis.findings, &judged);
+  add_library_refusals(in, config, judged, diagnosis);
+
+  storage_problems(in, judged, diagnosis);
+  literal_key_notes(config, setting, modules, judged, diagnosis);
   if (fix.removed.empty() && fix.added.empty()) {
     return ok_status();
   }
