@@ -299,36 +299,22 @@ RemoteSettings remote_settings(const Environment& env) {
   return settings;
 }
 
-Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
-                                                const RemoteSettings& settings,
-                                                const fs::path& into,
-                                                const std::function<bool()>& cancelled) {
-  RemoteCheckpoint out;
-  out.repo_id = ref.repo_id;
-  out.revision = ref.revision.empty() ? "main" : ref.revision;
-  out.dir = into;
-  RepoRef asked{ref.repo_id, out.revision};
-  HttpOptions options;
-  options.token = settings.token;
-  options.timeout_seconds = settings.timeout_seconds;
-  options.retries = settings.retries;
-  options.user_agent = settings.user_agent;
-  options.cancelled = cancelled;
-  options.deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(settings.deadline_seconds);
-  const auto interrupted = [] {
-    return make_error(ErrorCode::io_error, "", std::nullopt, "", "interrupted");
-  };
+namespace {
 
-  if (const auto why = HttpBatch::unavailable()) {
-    return remote_error("", *why);
-  }
-  // 1. The file list, and the commit the revision names now.
+Error interrupted() {
+  return make_error(ErrorCode::io_error, "", std::nullopt, "", "interrupted");
+}
+
+// 1. The file list, and the commit the revision names now (into out.commit).
+Result<std::vector<Sibling>> list_repo(const RepoRef& asked,
+                                       const RemoteSettings& settings,
+                                       const HttpOptions& options,
+                                       RemoteCheckpoint& out) {
   HttpResponse listing;
   {
     HttpBatch batch(options);
-    batch.add({settings.endpoint + "/api/models/" + ref.repo_id + "/revision/" +
-                   url_quote(out.revision, false) + "?blobs=true",
+    batch.add({settings.endpoint + "/api/models/" + asked.repo_id + "/revision/" +
+                   url_quote(asked.revision, false) + "?blobs=true",
                std::nullopt,
                limits::k_max_index_size},
               [&](HttpResponse& response) { listing = std::move(response); });
@@ -360,10 +346,126 @@ Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
       out.commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
     return remote_error("", "the Hub's file list names no commit (sha '" + out.commit + "')");
   }
+  return siblings;
+}
 
+// A small file (config.json, the index, a sidecar), fetched whole: one byte past its cap, so
+// the local reader sees a file too large and says so.
+void request_small_file(HttpBatch& batch,
+                        Pending& file,
+                        const std::string& url,
+                        const RepoRef& asked,
+                        const RemoteSettings& settings) {
+  const uint64_t cap = file.name == checkpoint::k_index_file_name ? limits::k_max_index_size
+                                                                  : limits::k_max_config_size;
+  batch.add({url, std::nullopt, cap + 1}, [&file, &asked, &settings](HttpResponse& response) {
+    if (!response.ok()) {
+      file.error = remote_error(file.name, describe_failure(response, asked, settings));
+      return;
+    }
+    file.bytes = std::move(response.body);
+    file.total_size = file.bytes.size();
+  });
+}
+
+// The rest of a header longer than the first range: at most `wanted` bytes in all (a server
+// that ignores Range sends the file from byte 0).
+void request_header_rest(HttpBatch& batch,
+                         Pending& file,
+                         const std::string& url,
+                         uint64_t wanted,
+                         const RepoRef& asked,
+                         const RemoteSettings& settings) {
+  const uint64_t have = file.bytes.size();
+  batch.add({url, std::pair<uint64_t, uint64_t>{have, wanted - 1}, wanted},
+            [&file, &asked, &settings, wanted](HttpResponse& rest) {
+              if (!rest.ok()) {
+                file.error = remote_error(file.name, describe_failure(rest, asked, settings));
+                return;
+              }
+              if (rest.status == 206) {
+                file.bytes += rest.body;
+              } else {
+                file.bytes = std::move(rest.body);
+              }
+              file.bytes.resize(std::min<size_t>(file.bytes.size(), wanted));
+            });
+}
+
+// A shard's header: its first bytes, and the rest when the header is longer.
+void request_shard_header(HttpBatch& batch,
+                          Pending& file,
+                          const std::string& url,
+                          const RepoRef& asked,
+                          const RemoteSettings& settings) {
+  batch.add({url, std::pair<uint64_t, uint64_t>{0, k_first_range_last}, k_first_range_last + 1},
+            [&file, &asked, &settings, &batch, url](HttpResponse& response) {
+              if (response.status == 416 && response.total_size) {
+                // A file shorter than the range's start (an empty one): "bytes */SIZE". The local
+                // reader reports it as too small for a header.
+                file.total_size = *response.total_size;
+                return;
+              }
+              if (!response.ok()) {
+                file.error = remote_error(file.name, describe_failure(response, asked, settings));
+                return;
+              }
+              if (!response.total_size) {
+                file.error =
+                    remote_error(file.name,
+                                 "the server gave no size for the file (no Content-Range or "
+                                 "Content-Length)");
+                return;
+              }
+              file.total_size = *response.total_size;
+              file.bytes = std::move(response.body);
+              if (file.bytes.size() < 8) {
+                return; // the local reader reports a file too short for its header length
+              }
+              uint64_t header_size = 0;
+              for (size_t i = 8; i-- > 0;) { // little-endian u64
+                header_size = (header_size << 8) | static_cast<unsigned char>(file.bytes[i]);
+              }
+              const uint64_t wanted = 8 + header_size;
+              // The rest of a long header, unless it cannot be valid anyway: then the local reader
+              // reports the length it read, and nothing more is fetched.
+              if (header_size > limits::k_max_header_size || wanted > file.total_size ||
+                  wanted <= file.bytes.size()) {
+                return;
+              }
+              request_header_rest(batch, file, url, wanted, asked, settings);
+            });
+}
+
+} // namespace
+
+Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
+                                                const RemoteSettings& settings,
+                                                const fs::path& into,
+                                                const std::function<bool()>& cancelled) {
+  RemoteCheckpoint out;
+  out.repo_id = ref.repo_id;
+  out.revision = ref.revision.empty() ? "main" : ref.revision;
+  out.dir = into;
+  const RepoRef asked{ref.repo_id, out.revision};
+  HttpOptions options;
+  options.token = settings.token;
+  options.timeout_seconds = settings.timeout_seconds;
+  options.retries = settings.retries;
+  options.user_agent = settings.user_agent;
+  options.cancelled = cancelled;
+  options.deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(settings.deadline_seconds);
+  if (const auto why = HttpBatch::unavailable()) {
+    return remote_error("", *why);
+  }
+  auto siblings = list_repo(asked, settings, options, out);
+  if (!siblings) {
+    return siblings.take_error();
+  }
   // 2. What an engine reads: the small files whole, the shards' headers.
   std::vector<Pending> files;
-  for (const Sibling& sibling : siblings) {
+  for (const Sibling& sibling : *siblings) {
     if (is_plain_name(sibling.name) && (is_small_file(sibling.name) || is_shard(sibling.name))) {
       files.push_back({sibling.name, sibling.size, "", 0, std::nullopt});
     }
@@ -383,79 +485,17 @@ Result<RemoteCheckpoint> read_remote_checkpoint(const RepoRef& ref,
   for (Pending& file : files) {
     const std::string url = base + url_quote(file.name);
     if (is_small_file(file.name)) {
-      const uint64_t cap = file.name == checkpoint::k_index_file_name ? limits::k_max_index_size
-                                                                      : limits::k_max_config_size;
       ++out.whole_files;
-      // One byte past the cap, so the local reader sees the file is too large and says so.
-      batch.add({url, std::nullopt, cap + 1}, [&file, &asked, &settings](HttpResponse& response) {
-        if (!response.ok()) {
-          file.error = remote_error(file.name, describe_failure(response, asked, settings));
-          return;
-        }
-        file.bytes = std::move(response.body);
-        file.total_size = file.bytes.size();
-      });
-      continue;
+      request_small_file(batch, file, url, asked, settings);
+    } else {
+      ++out.shards;
+      request_shard_header(batch, file, url, asked, settings);
     }
-    ++out.shards;
-    batch.add({url, std::pair<uint64_t, uint64_t>{0, k_first_range_last}, k_first_range_last + 1},
-              [&file, &asked, &settings, &batch, url](HttpResponse& response) {
-                if (response.status == 416 && response.total_size) {
-                  // A file shorter than the range's start (an empty one): "bytes */SIZE". The
-                  // local reader reports it as too small for a header.
-                  file.total_size = *response.total_size;
-                  return;
-                }
-                if (!response.ok()) {
-                  file.error = remote_error(file.name, describe_failure(response, asked, settings));
-                  return;
-                }
-                if (!response.total_size) {
-                  file.error =
-                      remote_error(file.name,
-                                   "the server gave no size for the file (no Content-Range "
-                                   "or Content-Length)");
-                  return;
-                }
-                file.total_size = *response.total_size;
-                file.bytes = std::move(response.body);
-                if (file.bytes.size() < 8) {
-                  return; // the local reader reports a file too short for its header length
-                }
-                uint64_t header_size = 0;
-                for (size_t i = 8; i-- > 0;) { // little-endian u64
-                  header_size = (header_size << 8) | static_cast<unsigned char>(file.bytes[i]);
-                }
-                const uint64_t wanted = 8 + header_size;
-                // The rest of a long header, unless it cannot be valid anyway: then the local
-                // reader reports the length it read, and nothing more is fetched.
-                if (header_size > limits::k_max_header_size || wanted > file.total_size ||
-                    wanted <= file.bytes.size()) {
-                  return;
-                }
-                const uint64_t have = file.bytes.size();
-                // At most `wanted` bytes: a server that ignores Range sends the file from byte 0.
-                batch.add({url, std::pair<uint64_t, uint64_t>{have, wanted - 1}, wanted},
-                          [&file, &asked, &settings, wanted](HttpResponse& rest) {
-                            if (!rest.ok()) {
-                              file.error =
-                                  remote_error(file.name, describe_failure(rest, asked, settings));
-                              return;
-                            }
-                            if (rest.status == 206) {
-                              file.bytes += rest.body;
-                            } else {
-                              file.bytes = std::move(rest.body);
-                            }
-                            file.bytes.resize(std::min<size_t>(file.bytes.size(), wanted));
-                          });
-              });
   }
   if (!batch.run()) {
     return interrupted();
   }
   out.bytes_received += batch.bytes_received();
-
   // 3. Lay it out; the first failure in file order is the one reported.
   for (Pending& file : files) {
     if (file.error) {
