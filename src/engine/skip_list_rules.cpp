@@ -652,6 +652,60 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
   return lines;
 }
 
+namespace {
+
+Decision skipped_by(Decision decision, size_t entry) {
+  decision.verdict = Verdict::dense;
+  decision.by = DecidedBy::ignore_entry;
+  decision.ignore_index = entry;
+  return decision;
+}
+
+} // namespace
+
+Decision SkipListRules::listed_or_quantized(const Layer& layer,
+                                            Decision decision,
+                                            bool sglang_modelopt) const {
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_class;
+  if (!m_layers) {
+    return decision;
+  }
+  std::string algo = sglang_modelopt ? sglang_resolve_algo(layer) : resolve_algo(layer);
+  if (algo.rfind('!', 0) != 0) {
+    algo = upper_case(std::move(algo));
+    // An algo the engine has no method for is UnquantizedLinearMethod (a FusedMoE: None).
+    const auto& built = m_skip.modelopt_mixed_algos;
+    if (std::find(built.begin(), built.end(), algo) == built.end()) {
+      algo.clear();
+    }
+  }
+  if (algo.empty()) {
+    decision.verdict = Verdict::dense;
+    decision.by = DecidedBy::no_target;
+    decision.target = "quantized_layers";
+  } else if (algo.front() == '!') {
+    decision.verdict = Verdict::load_error;
+    decision.by = DecidedBy::fused_disagree;
+    decision.error = "ValueError: Mixed quant_algo within fused layer " + layer.prefix + ": {" +
+                     algo.substr(1) + "}. All shards must use the same quantization.";
+  } else {
+    decision.by = DecidedBy::target_name;
+    decision.target = algo;
+  }
+  return decision;
+}
+
+Decision
+SkipListRules::not_skipped(const Layer& layer, Decision decision, bool sglang_modelopt) const {
+  if (sglang_modelopt) {
+    if (const auto hit = modelopt_glob_excluded(layer.prefix)) {
+      return skipped_by(decision, *hit);
+    }
+  }
+  return listed_or_quantized(layer, decision, sglang_modelopt);
+}
+
 Decision SkipListRules::decide(const Layer& layer) const {
   Decision decision;
   decision.target = m_method == SkipListMethod::awq            ? "AWQ"
@@ -673,87 +727,49 @@ Decision SkipListRules::decide(const Layer& layer) const {
   if (m_method == SkipListMethod::quark) {
     return quark_decide(layer, decision);
   }
-  const auto skipped_by = [&](size_t i) {
-    decision.verdict = Verdict::dense;
-    decision.by = DecidedBy::ignore_entry;
-    decision.ignore_index = i;
-    return decision;
-  };
   // SGLang's ModelOpt: is_layer_skipped (the FP8 path below) or is_layer_excluded, then for
   // MIXED_PRECISION the algo _resolve_quant_algo gives (ModelOptMixedPrecisionConfig.
   // get_quant_method tests both the same way).
   const bool sglang_modelopt =
       m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
-  // Not excluded: quantized, or with MIXED_PRECISION only when quantized_layers names it.
-  const auto listed_or_quantized = [&] {
-    decision.verdict = Verdict::quantized;
-    decision.by = DecidedBy::target_class;
-    if (!m_layers) {
-      return decision;
-    }
-    std::string algo = sglang_modelopt ? sglang_resolve_algo(layer) : resolve_algo(layer);
-    if (algo.rfind('!', 0) != 0) {
-      algo = upper_case(std::move(algo));
-      // An algo the engine has no method for is UnquantizedLinearMethod (a FusedMoE: None).
-      const auto& built = m_skip.modelopt_mixed_algos;
-      if (std::find(built.begin(), built.end(), algo) == built.end()) {
-        algo.clear();
-      }
-    }
-    if (algo.empty()) {
-      decision.verdict = Verdict::dense;
-      decision.by = DecidedBy::no_target;
-      decision.target = "quantized_layers";
-    } else if (algo.front() == '!') {
-      decision.verdict = Verdict::load_error;
-      decision.by = DecidedBy::fused_disagree;
-      decision.error = "ValueError: Mixed quant_algo within fused layer " + layer.prefix + ": {" +
-                       algo.substr(1) + "}. All shards must use the same quantization.";
-    } else {
-      decision.by = DecidedBy::target_name;
-      decision.target = algo;
-    }
-    return decision;
-  };
   if (m_skip.awq_built_name_only && m_method == SkipListMethod::awq) {
     // Every layer, fused or experts, is tested under the one name the engine builds it as.
     if (const auto hit = skipping_entry(layer.prefix)) {
-      return skipped_by(*hit);
+      return skipped_by(decision, *hit);
     }
     decision.verdict = Verdict::quantized;
     decision.by = DecidedBy::target_class;
     return decision;
   }
-  const bool exact_mode = m_method == SkipListMethod::fp8 || sglang_modelopt;
-  const auto not_skipped = [&] {
-    if (sglang_modelopt) {
-      if (const auto hit = modelopt_glob_excluded(layer.prefix)) {
-        return skipped_by(*hit);
-      }
-    }
-    return listed_or_quantized();
-  };
   // ModelOptMixedPrecisionConfig.get_quant_method resolves the algo first, for every layer: a
   // fused layer whose shards disagree raises even when an entry excludes it.
   if (sglang_modelopt && m_layers) {
     if (const std::string algo = sglang_resolve_algo(layer); algo.rfind('!', 0) == 0) {
-      return listed_or_quantized();
+      return listed_or_quantized(layer, decision, sglang_modelopt);
     }
   }
   if (sglang_modelopt && layer.kind == LayerKind::experts) {
-    return not_skipped(); // a FusedMoE asks is_layer_excluded only
+    return not_skipped(layer, decision, sglang_modelopt); // a FusedMoE asks is_layer_excluded
   }
   if (m_method == SkipListMethod::modelopt && !sglang_modelopt) {
     if (const auto hit = modelopt_excluded(layer, decision)) {
-      return skipped_by(*hit);
+      return skipped_by(decision, *hit);
     }
     if (decision.verdict == Verdict::load_error) {
       return decision;
     }
     decision.shards.clear();
     decision.shard_ignored.clear();
-    return listed_or_quantized();
+    return listed_or_quantized(layer, decision, sglang_modelopt);
   }
+  const bool exact_mode = m_method == SkipListMethod::fp8 || sglang_modelopt;
+  return decide_by_names(layer, decision, exact_mode, sglang_modelopt);
+}
+
+Decision SkipListRules::decide_by_names(const Layer& layer,
+                                        Decision decision,
+                                        bool exact_mode,
+                                        bool sglang_modelopt) const {
   const std::string last(last_component(layer.prefix));
   // The mapping of the quant config that builds the layer (a draft's own, SGLang's Qwen3.5
   // MTP: {} before #35887, so its qkv_proj is tested by that name).
@@ -768,17 +784,17 @@ Decision SkipListRules::decide(const Layer& layer) const {
   if (exact_mode && !fused && !gate_up_by_parts &&
       layer.prefix.find("experts") != std::string::npos) {
     if (const auto hit = experts_entry(layer.prefix)) {
-      return skipped_by(*hit);
+      return skipped_by(decision, *hit);
     }
-    return not_skipped();
+    return not_skipped(layer, decision, sglang_modelopt);
   }
   if (layer.kind == LayerKind::experts) {
     if (const auto hit = m_method == SkipListMethod::bitsandbytes && m_skip.bnb_experts_ignore_list
                              ? std::nullopt
                              : skipping_entry(layer.prefix)) {
-      return skipped_by(*hit);
+      return skipped_by(decision, *hit);
     }
-    return listed_or_quantized();
+    return listed_or_quantized(layer, decision, sglang_modelopt);
   }
   // A fused name listed (or, for AWQ, contained) verbatim is honoured first; before #43981 a
   // fused layer was judged through its shards only (a layer no mapping fuses is its own name).
@@ -786,7 +802,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
           fused && !m_skip.fused_name_skips && m_method != SkipListMethod::bitsandbytes
               ? std::nullopt
               : skipping_entry(layer.prefix)) {
-    return skipped_by(*direct);
+    return skipped_by(decision, *direct);
   }
   if (m_method == SkipListMethod::bitsandbytes) {
     decision.verdict = Verdict::quantized; // bitsandbytes tests the fused name only
@@ -810,17 +826,17 @@ Decision SkipListRules::decide(const Layer& layer) const {
     return decision;
   }
   if (first) {
-    return skipped_by(*first);
+    return skipped_by(decision, *first);
   }
   if (gate_up_by_parts) {
     // `if prefix_gate in ignored_layers and prefix_up in ignored_layers: is_skipped = True`,
     // each name prefix.replace("gate_up_proj", ...).
     const auto gate = exact_entry(replace_all(layer.prefix, "gate_up_proj", "gate_proj"));
     if (gate && exact_entry(replace_all(layer.prefix, "gate_up_proj", "up_proj"))) {
-      return skipped_by(*gate);
+      return skipped_by(decision, *gate);
     }
   }
-  return not_skipped();
+  return not_skipped(layer, decision, sglang_modelopt);
 }
 
 std::pair<std::optional<size_t>, size_t>

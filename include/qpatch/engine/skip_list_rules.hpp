@@ -136,6 +136,17 @@ private:
   Decision quark_decide(const Layer& layer, Decision decision) const;
   // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.
   Decision transformers_decide(const Layer& layer, Decision decision) const;
+  // Not skipped: quantized, or with MIXED_PRECISION only when quantized_layers gives it an algo
+  // the engine builds (`sglang_modelopt`: by SGLang's _resolve_quant_algo).
+  Decision listed_or_quantized(const Layer& layer, Decision decision, bool sglang_modelopt) const;
+  // Not skipped by is_layer_skipped: SGLang's ModelOpt still asks is_layer_excluded.
+  Decision not_skipped(const Layer& layer, Decision decision, bool sglang_modelopt) const;
+  // The verdict from the entries that test the layer's names: experts, fused shards, the fused
+  // name, and SGLang's gate_up_proj by parts (`exact_mode`: is_layer_skipped's exact mode).
+  Decision decide_by_names(const Layer& layer,
+                           Decision decision,
+                           bool exact_mode,
+                           bool sglang_modelopt) const;
 
   SkipListMethod m_method;
   bool m_nvfp4 = false;
