@@ -556,39 +556,15 @@ const quant::ConfigFile* quantized_without_config(const Inventory& inventory,
 
 } // namespace
 
-Result<Diagnosis> diagnose(const Inventory& inventory,
-                           const ModuleList& modules,
-                           const quant::ConfigSet& configs,
-                           const DiagnoseOptions& options) {
-  Diagnosis diagnosis;
-  judged_by(options.engines, diagnosis);
-  inventory_findings(inventory, modules, diagnosis);
-  checkpoint::MtpHead head;
-  if (const quant::ConfigFile* config = configs.find("config.json")) {
-    head = checkpoint::find_mtp_head(config->doc, modules, inventory);
-    if (!head.modules.empty()) {
-      diagnosis.mtp = head.summary;
-      if (head.declared > 0) {
-        diagnosis.mtp += " (" + head.declared_by + ": " + std::to_string(head.declared) + ")";
-      }
-    }
-  }
-  const quant::ConfigFile* active = read_without_flags(configs);
-  if (active == nullptr) {
-    // Judge the sidecar's config as the engines will read it once it is copied.
-    active = quantized_without_config(inventory, modules, configs, diagnosis);
-    if (active == nullptr) {
-      diagnosis.quantized = !diagnosis.findings.empty() &&
-                            diagnosis.findings.back().kind == FindingKind::quantized_without_config;
-      missing_head_finding(
-          head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
-      return finish(std::move(diagnosis)); // not quantized, or nothing to judge it by
-    }
-  }
-  diagnosis.quantized = true;
-  diagnosis.quant_method = quant::declared_method(*active);
-  diagnosis.built_weight = built_weight(diagnosis.quant_method, active->config());
-  const Method* method = find_method(diagnosis.quant_method);
+namespace {
+
+// The engines `method` is judged for: those asked for whose rules for it qpatch has read, less,
+// by default, an engine that cannot load it at all and one whose model class loads the config
+// through a quant config of its own; each left out is named in a note.
+engine::EngineSet engines_for_method(const Method* method,
+                                     const quant::ConfigSet& configs,
+                                     const DiagnoseOptions& options,
+                                     Diagnosis& diagnosis) {
   // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
   // and reported below, as vLLM would load it.
   engine::EngineSet modelled = modelled_engines(method, options.engines);
@@ -638,39 +614,28 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
           naming.own_quant_method + " quant config, which qpatch has not modelled");
     }
   }
-  judged_by(modelled, diagnosis);
-  if (const engine::Engine reference = reference_engine();
-      !options.engines.has(reference) && modelled.has(reference)) {
-    // None of the engines asked for is modelled, so the reference engine's rules stand in.
-    const std::string who(engine::display_name(reference));
-    diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method + "\": only " + who +
-                              "'s rules are modelled for this method, so it is judged as " + who +
-                              " loads it");
-  }
-  if (method == nullptr) {
-    Finding finding;
-    finding.kind = FindingKind::unsupported_method;
-    finding.label = active->name;
-    finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
-                     "\" is not judged by this version of qpatch (" + judged_methods_text() +
-                     " are)";
-    diagnosis.findings.push_back(std::move(finding));
-    return finish(std::move(diagnosis));
-  }
-  std::vector<Finding> inventory_part = std::move(diagnosis.findings);
-  diagnosis.findings.clear();
+  return modelled;
+}
+
+// An engine that refuses the config before it builds any layer (engine/config_checks.hpp).
+void config_rejections(engine::EngineSet modelled,
+                       const Method& method,
+                       const quant::ConfigFile& active,
+                       const quant::ConfigSet& configs,
+                       const DiagnoseOptions& options,
+                       Diagnosis& diagnosis) {
   for (const engine::Engine engine : modelled.list()) {
     // Judged at the one version the method's judge judges alone, or the newest.
     const engine::EngineVersion version =
-        engine::one_version(engine, method->name, configs.architecture, options.pins);
+        engine::one_version(engine, method.name, configs.architecture, options.pins);
     if (auto rejection =
-            engine::config_rejection(version, diagnosis.quant_method, active->config())) {
+            engine::config_rejection(version, diagnosis.quant_method, active.config())) {
       Finding finding;
       finding.kind = FindingKind::config_rejected;
-      finding.label = active->name;
-      const std::string where = quant::pointer_text(active->pointer);
+      finding.label = active.name;
+      const std::string where = quant::pointer_text(active.pointer);
       finding.detail =
-          active->name + (where.empty() ? "" : " " + where) + ": " +
+          active.name + (where.empty() ? "" : " " + where) + ": " +
           std::string(engine::display_name(engine)) +
           " refuses this quantization config before it builds any layer: " + *rejection;
       finding.engines = {std::string(engine::to_string(engine))};
@@ -678,11 +643,13 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
       diagnosis.findings.push_back(std::move(finding));
     }
   }
-  const detail::JudgeInput in{
-      inventory, modules, configs, *active, head.modules, options, modelled};
-  if (auto status = method->judge(in, diagnosis); !status) {
-    return status.take_error();
-  }
+}
+
+// The notes an assumption that can change a verdict needs, and the versions the patch cannot
+// satisfy.
+void assumption_notes(engine::EngineSet modelled,
+                      const quant::ConfigSet& configs,
+                      Diagnosis& diagnosis) {
   // An assumption that can change a verdict is said: an engine's layer names for an
   // architecture its folder has no naming row for.
   for (const engine::Engine engine : modelled.list()) {
@@ -706,6 +673,74 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
         "findings marked \"only\" say which); the patch satisfies the others; --engine "
         "ENGINE@REF (main, YYYY-MM-DD, a release) judges the version you run alone");
   }
+}
+
+} // namespace
+
+Result<Diagnosis> diagnose(const Inventory& inventory,
+                           const ModuleList& modules,
+                           const quant::ConfigSet& configs,
+                           const DiagnoseOptions& options) {
+  Diagnosis diagnosis;
+  judged_by(options.engines, diagnosis);
+  inventory_findings(inventory, modules, diagnosis);
+  checkpoint::MtpHead head;
+  if (const quant::ConfigFile* config = configs.find("config.json")) {
+    head = checkpoint::find_mtp_head(config->doc, modules, inventory);
+    if (!head.modules.empty()) {
+      diagnosis.mtp = head.summary;
+      if (head.declared > 0) {
+        diagnosis.mtp += " (" + head.declared_by + ": " + std::to_string(head.declared) + ")";
+      }
+    }
+  }
+  const quant::ConfigFile* active = read_without_flags(configs);
+  if (active == nullptr) {
+    // Judge the sidecar's config as the engines will read it once it is copied.
+    active = quantized_without_config(inventory, modules, configs, diagnosis);
+    if (active == nullptr) {
+      diagnosis.quantized = !diagnosis.findings.empty() &&
+                            diagnosis.findings.back().kind == FindingKind::quantized_without_config;
+      missing_head_finding(
+          head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
+      return finish(std::move(diagnosis)); // not quantized, or nothing to judge it by
+    }
+  }
+  diagnosis.quantized = true;
+  diagnosis.quant_method = quant::declared_method(*active);
+  diagnosis.built_weight = built_weight(diagnosis.quant_method, active->config());
+  const Method* method = find_method(diagnosis.quant_method);
+  // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
+  // and reported below, as vLLM would load it.
+  const engine::EngineSet modelled = engines_for_method(method, configs, options, diagnosis);
+  judged_by(modelled, diagnosis);
+  if (const engine::Engine reference = reference_engine();
+      !options.engines.has(reference) && modelled.has(reference)) {
+    // None of the engines asked for is modelled, so the reference engine's rules stand in.
+    const std::string who(engine::display_name(reference));
+    diagnosis.notes.push_back("quant_method \"" + diagnosis.quant_method + "\": only " + who +
+                              "'s rules are modelled for this method, so it is judged as " + who +
+                              " loads it");
+  }
+  if (method == nullptr) {
+    Finding finding;
+    finding.kind = FindingKind::unsupported_method;
+    finding.label = active->name;
+    finding.detail = active->name + ": quant_method \"" + diagnosis.quant_method +
+                     "\" is not judged by this version of qpatch (" + judged_methods_text() +
+                     " are)";
+    diagnosis.findings.push_back(std::move(finding));
+    return finish(std::move(diagnosis));
+  }
+  std::vector<Finding> inventory_part = std::move(diagnosis.findings);
+  diagnosis.findings.clear();
+  config_rejections(modelled, *method, *active, configs, options, diagnosis);
+  const detail::JudgeInput in{
+      inventory, modules, configs, *active, head.modules, options, modelled};
+  if (auto status = method->judge(in, diagnosis); !status) {
+    return status.take_error();
+  }
+  assumption_notes(modelled, configs, diagnosis);
   missing_head_finding(
       head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
   diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());
