@@ -198,120 +198,151 @@ std::string pad_display(std::string text, size_t width) {
 
 } // namespace
 
-std::string render_inspect_text(const InspectView& view, const TextStyle& style) {
+namespace {
+
+// The module table's columns and cells. Whole: MODULE KIND GROUP STORED-AS <engine...> FILE.
+// Fitted to a terminal: MODULE STORED-AS <engine...>, the storage without its shape, the name
+// cut from the left.
+struct ModuleTable {
+  std::vector<std::string> titles;
+  std::vector<size_t> role_of; // 0 module, 1 kind, 2 group, 3 stored, 4 file, 5+e engine e
+  std::vector<std::vector<std::string>> rows;
+  std::vector<size_t> width;
+};
+
+ModuleTable module_table(const InspectView& view) {
   const Inventory& inventory = view.inventory;
   const diagnose::ModuleVerdicts* verdicts = view.verdicts;
   const size_t engines = verdicts != nullptr ? verdicts->engines.size() : 0;
   const bool fit = view.width != 0;
-  std::string out;
-  if (view.rows == Rows::all && !view.shown.empty()) {
-    // Whole: MODULE KIND GROUP STORED-AS <engine...> FILE. Fitted to a terminal: MODULE
-    // STORED-AS <engine...>, the storage without its shape, the name cut from the left.
-    std::vector<std::string> titles;
-    std::vector<size_t> role_of; // 0 module, 1 kind, 2 group, 3 stored, 4 file, 5+e engine e
-    titles.push_back("MODULE");
-    role_of.push_back(0);
-    if (!fit) {
-      titles.insert(titles.end(), {"KIND", "GROUP"});
-      role_of.insert(role_of.end(), {1, 2});
-    }
-    titles.push_back("STORED AS");
-    role_of.push_back(3);
-    for (size_t e = 0; e < engines; ++e) {
-      const engine::Engine engine = verdicts->engines[e];
-      std::string title(fit ? engine::history(engine).column : engine::to_string(engine));
-      for (char& c : title) {
-        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-      }
-      titles.push_back(title);
-      role_of.push_back(5 + e);
-    }
-    if (!fit) {
-      titles.push_back("FILE");
-      role_of.push_back(4);
-    }
-    const size_t columns = titles.size();
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(view.shown.size());
-    std::vector<size_t> width(columns);
-    for (size_t c = 0; c < columns; ++c) {
-      width[c] = display_width(titles[c]);
-    }
-    for (const size_t m : view.shown) {
-      const Module& module = view.modules[m];
-      std::vector<std::string> row;
-      for (const size_t role : role_of) {
-        switch (role) {
-        case 0:
-          row.emplace_back(module.name);
-          break;
-        case 1:
-          row.emplace_back(to_string(module.kind));
-          break;
-        case 2:
-          row.push_back(group_of(module));
-          break;
-        case 3:
-          row.push_back(fit && module.format != StorageFormat::inconsistent
-                            ? std::string(to_string(module.format)) + " " +
-                                  std::string(to_string(inventory.tensors[module.primary].dtype))
-                            : describe_storage(inventory, module));
-          break;
-        case 4:
-          row.push_back(files_of(inventory, module));
-          break;
-        default:
-          row.push_back(built_cell(verdicts->of[m][role - 5]));
-          break;
-        }
-      }
-      for (size_t c = 0; c < columns; ++c) {
-        width[c] = std::max(width[c], display_width(row[c]));
-      }
-      rows.push_back(std::move(row));
-    }
-    if (fit) {
-      // Every column but the name keeps its width; the name gets what is left, at least 16.
-      size_t rest = 0;
-      for (size_t c = 1; c < columns; ++c) {
-        rest += 2 + width[c];
-      }
-      const size_t room = view.width > rest + 16 ? view.width - rest : 16;
-      width[0] = std::min(width[0], room);
-      for (auto& row : rows) {
-        row[0] = elide_left(row[0], width[0]);
-      }
-    }
-    std::string heading;
-    for (size_t c = 0; c < columns; ++c) {
-      heading += c + 1 < columns ? pad_display(titles[c], width[c] + 2) : titles[c];
-    }
-    out += style.paint(heading, Role::heading) + "\n";
-    for (size_t r = 0; r < rows.size(); ++r) {
-      const size_t m = view.shown[r];
-      const Module& module = view.modules[m];
-      std::string line;
-      for (size_t c = 0; c < columns; ++c) {
-        std::string cell = c + 1 < columns ? pad_display(rows[r][c], width[c] + 2) : rows[r][c];
-        const size_t role = role_of[c];
-        if (role == 3 && module.format == StorageFormat::inconsistent) {
-          cell = style.paint(cell, Role::error);
-        } else if (role == 3 && is_quantized(module.format)) {
-          cell = style.paint(cell, Role::emphasis);
-        } else if (role == 4 && !module.loaded) {
-          cell = style.paint(cell, Role::warning);
-        } else if (role >= 5 && !verdicts->of[m][role - 5].matches_disk) {
-          cell = style.paint(cell, Role::error);
-        }
-        line += cell;
-      }
-      while (!line.empty() && line.back() == ' ') {
-        line.pop_back();
-      }
-      out += line + "\n";
-    }
-    out += "\n";
+  ModuleTable table;
+  std::vector<std::string>& titles = table.titles;
+  std::vector<size_t>& role_of = table.role_of;
+  std::vector<std::vector<std::string>>& rows = table.rows;
+  titles.push_back("MODULE");
+  role_of.push_back(0);
+  if (!fit) {
+    titles.insert(titles.end(), {"KIND", "GROUP"});
+    role_of.insert(role_of.end(), {1, 2});
   }
+  titles.push_back("STORED AS");
+  role_of.push_back(3);
+  for (size_t e = 0; e < engines; ++e) {
+    const engine::Engine engine = verdicts->engines[e];
+    std::string title(fit ? engine::history(engine).column : engine::to_string(engine));
+    for (char& c : title) {
+      c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    titles.push_back(title);
+    role_of.push_back(5 + e);
+  }
+  if (!fit) {
+    titles.push_back("FILE");
+    role_of.push_back(4);
+  }
+  const size_t columns = titles.size();
+  rows.reserve(view.shown.size());
+  std::vector<size_t>& width = table.width;
+  width.resize(columns);
+  for (size_t c = 0; c < columns; ++c) {
+    width[c] = display_width(titles[c]);
+  }
+  for (const size_t m : view.shown) {
+    const Module& module = view.modules[m];
+    std::vector<std::string> row;
+    for (const size_t role : role_of) {
+      switch (role) {
+      case 0:
+        row.emplace_back(module.name);
+        break;
+      case 1:
+        row.emplace_back(to_string(module.kind));
+        break;
+      case 2:
+        row.push_back(group_of(module));
+        break;
+      case 3:
+        row.push_back(fit && module.format != StorageFormat::inconsistent
+                          ? std::string(to_string(module.format)) + " " +
+                                std::string(to_string(inventory.tensors[module.primary].dtype))
+                          : describe_storage(inventory, module));
+        break;
+      case 4:
+        row.push_back(files_of(inventory, module));
+        break;
+      default:
+        row.push_back(built_cell(verdicts->of[m][role - 5]));
+        break;
+      }
+    }
+    for (size_t c = 0; c < columns; ++c) {
+      width[c] = std::max(width[c], display_width(row[c]));
+    }
+    rows.push_back(std::move(row));
+  }
+  if (fit) {
+    // Every column but the name keeps its width; the name gets what is left, at least 16.
+    size_t rest = 0;
+    for (size_t c = 1; c < columns; ++c) {
+      rest += 2 + width[c];
+    }
+    const size_t room = view.width > rest + 16 ? view.width - rest : 16;
+    width[0] = std::min(width[0], room);
+    for (auto& row : rows) {
+      row[0] = elide_left(row[0], width[0]);
+    }
+  }
+  return table;
+}
+
+// The table as text, painted: storage by format, a file no engine loads, a verdict that
+// differs from the disk.
+std::string
+paint_module_table(const InspectView& view, const ModuleTable& table, const TextStyle& style) {
+  const diagnose::ModuleVerdicts* verdicts = view.verdicts;
+  const std::vector<std::string>& titles = table.titles;
+  const std::vector<size_t>& role_of = table.role_of;
+  const std::vector<std::vector<std::string>>& rows = table.rows;
+  const std::vector<size_t>& width = table.width;
+  const size_t columns = titles.size();
+  std::string out;
+  std::string heading;
+  for (size_t c = 0; c < columns; ++c) {
+    heading += c + 1 < columns ? pad_display(titles[c], width[c] + 2) : titles[c];
+  }
+  out += style.paint(heading, Role::heading) + "\n";
+  for (size_t r = 0; r < rows.size(); ++r) {
+    const size_t m = view.shown[r];
+    const Module& module = view.modules[m];
+    std::string line;
+    for (size_t c = 0; c < columns; ++c) {
+      std::string cell = c + 1 < columns ? pad_display(rows[r][c], width[c] + 2) : rows[r][c];
+      const size_t role = role_of[c];
+      if (role == 3 && module.format == StorageFormat::inconsistent) {
+        cell = style.paint(cell, Role::error);
+      } else if (role == 3 && is_quantized(module.format)) {
+        cell = style.paint(cell, Role::emphasis);
+      } else if (role == 4 && !module.loaded) {
+        cell = style.paint(cell, Role::warning);
+      } else if (role >= 5 && !verdicts->of[m][role - 5].matches_disk) {
+        cell = style.paint(cell, Role::error);
+      }
+      line += cell;
+    }
+    while (!line.empty() && line.back() == ' ') {
+      line.pop_back();
+    }
+    out += line + "\n";
+  }
+  return out + "\n";
+}
+
+// The summary lines below the table: files, tensors, modules, kinds, what the config builds.
+std::string render_summary(const InspectView& view, const TextStyle& style) {
+  const Inventory& inventory = view.inventory;
+  const diagnose::ModuleVerdicts* verdicts = view.verdicts;
+  const size_t engines = verdicts != nullptr ? verdicts->engines.size() : 0;
+  std::string out;
   const Summary summary = summarize(view);
   const auto label = [&](std::string_view text) {
     return style.paint(pad(std::string(text), 12), Role::heading);
@@ -362,6 +393,16 @@ std::string render_inspect_text(const InspectView& view, const TextStyle& style)
     }
   }
   return out;
+}
+
+} // namespace
+
+std::string render_inspect_text(const InspectView& view, const TextStyle& style) {
+  std::string out;
+  if (view.rows == Rows::all && !view.shown.empty()) {
+    out += paint_module_table(view, module_table(view), style);
+  }
+  return out + render_summary(view, style);
 }
 
 std::vector<ProblemLine> inventory_problems(const Inventory& inventory) {
