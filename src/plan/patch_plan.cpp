@@ -217,6 +217,110 @@ apply_insert(const diagnose::ConfigInsert& insert, quant::ConfigSet& patched, Pa
 
 } // namespace
 
+namespace {
+
+// The diagnosis' edits of one config file applied to its text (`after`) and to its document
+// (`intended`), which verify() compares; `change` records what was added and removed.
+Status apply_edits(const diagnose::Diagnosis& diagnosis,
+                   const quant::ConfigFile& file,
+                   std::string& after,
+                   Json& intended,
+                   FileChange& change) {
+  for (const ArrayChange& edit : diagnosis.array_changes) {
+    if (edit.file != file.name) {
+      continue;
+    }
+    QP_TRY_ASSIGN(after, apply_change(after, edit));
+    apply_change(intended, edit);
+    change.added.insert(change.added.end(), edit.append.begin(), edit.append.end());
+    change.removed.insert(
+        change.removed.end(), edit.removed_values.begin(), edit.removed_values.end());
+  }
+  for (const diagnose::ObjectChange& edit : diagnosis.object_changes) {
+    if (edit.file != file.name) {
+      continue;
+    }
+    QP_TRY_ASSIGN(after, apply_change(after, edit));
+    apply_change(intended, edit);
+    if (edit.reported) {
+      const auto& [added, removed] = *edit.reported;
+      change.added.insert(change.added.end(), added.begin(), added.end());
+      change.removed.insert(change.removed.end(), removed.begin(), removed.end());
+      continue;
+    }
+    change.added.insert(change.added.end(), edit.prepend.begin(), edit.prepend.end());
+    for (const auto& [key, raw] : edit.append) {
+      change.added.push_back(key);
+    }
+    change.removed.insert(change.removed.end(), edit.remove.begin(), edit.remove.end());
+  }
+  return ok_status();
+}
+
+// The index entries the diagnosis adds (tensors of a file it does not list), appended to
+// weight_map and verified on the index's own parser; `reindexed` is the inventory as an engine
+// will read it after the patch (the added files indexed).
+Result<FileChange> add_index_entries(const diagnose::Diagnosis& diagnosis,
+                                     const checkpoint::Inventory& inventory,
+                                     checkpoint::Inventory& reindexed) {
+  const std::string name(checkpoint::k_index_file_name);
+  QP_TRY_ASSIGN(std::string text,
+                json::read_file(inventory.dir / name, name, limits::k_max_index_size));
+  FileChange change;
+  change.file = name;
+  change.before = text;
+  std::error_code ec;
+  change.is_symlink = std::filesystem::is_symlink(inventory.dir / name, ec);
+  QP_TRY_ASSIGN(change.after,
+                jsonedit::append_members(text, {"weight_map"}, diagnosis.index_additions, name));
+  // Verify on the index's own parser (nlohmann's ordered_json would be quadratic on 200k
+  // entries): every old entry kept in order, the new ones appended.
+  QP_TRY_ASSIGN(const checkpoint::IndexFile old_index, checkpoint::parse_index(text, name));
+  auto new_index = checkpoint::parse_index(change.after, name);
+  if (!new_index) {
+    return internal(name, "does not parse (" + new_index.error().message + ")");
+  }
+  const size_t old_count = old_index.entries.size();
+  bool same = new_index->entries.size() == old_count + diagnosis.index_additions.size();
+  for (size_t i = 0; same && i < new_index->entries.size(); ++i) {
+    const auto& entry = new_index->entries[i];
+    const std::string& shard = new_index->shards[entry.shard];
+    if (i < old_count) {
+      same = entry.tensor == old_index.entries[i].tensor &&
+             shard == old_index.shards[old_index.entries[i].shard];
+    } else {
+      same = entry.tensor == diagnosis.index_additions[i - old_count].first &&
+             shard == diagnosis.index_additions[i - old_count].second;
+    }
+  }
+  if (!same) {
+    return internal(name, "changed more than intended");
+  }
+  for (const auto& [tensor, file] : diagnosis.index_additions) {
+    change.added.push_back(tensor);
+  }
+  // Judge the patched checkpoint as an engine will load it: the added file is indexed now.
+  reindexed = inventory;
+  std::set<std::string> added_files;
+  for (const auto& [tensor, file] : diagnosis.index_additions) {
+    added_files.insert(file);
+  }
+  for (auto& file : reindexed.files) {
+    file.indexed = file.indexed || added_files.count(file.name) > 0;
+  }
+  reindexed.problems.erase(std::remove_if(reindexed.problems.begin(),
+                                          reindexed.problems.end(),
+                                          [&](const checkpoint::InventoryProblem& p) {
+                                            return p.code ==
+                                                       checkpoint::ProblemCode::unindexed_file &&
+                                                   added_files.count(p.path) > 0;
+                                          }),
+                           reindexed.problems.end());
+  return change;
+}
+
+} // namespace
+
 Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
                              const quant::ConfigSet& configs,
                              const checkpoint::Inventory& inventory,
@@ -236,33 +340,8 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
     change.file = file.name;
     change.before = file.text;
     change.is_symlink = file.is_symlink;
-    for (const ArrayChange& edit : diagnosis.array_changes) {
-      if (edit.file != file.name) {
-        continue;
-      }
-      QP_TRY_ASSIGN(after, apply_change(after, edit));
-      apply_change(intended, edit);
-      change.added.insert(change.added.end(), edit.append.begin(), edit.append.end());
-      change.removed.insert(
-          change.removed.end(), edit.removed_values.begin(), edit.removed_values.end());
-    }
-    for (const diagnose::ObjectChange& edit : diagnosis.object_changes) {
-      if (edit.file != file.name) {
-        continue;
-      }
-      QP_TRY_ASSIGN(after, apply_change(after, edit));
-      apply_change(intended, edit);
-      if (edit.reported) {
-        const auto& [added, removed] = *edit.reported;
-        change.added.insert(change.added.end(), added.begin(), added.end());
-        change.removed.insert(change.removed.end(), removed.begin(), removed.end());
-        continue;
-      }
-      change.added.insert(change.added.end(), edit.prepend.begin(), edit.prepend.end());
-      for (const auto& [key, raw] : edit.append) {
-        change.added.push_back(key);
-      }
-      change.removed.insert(change.removed.end(), edit.remove.begin(), edit.remove.end());
+    if (auto status = apply_edits(diagnosis, file, after, intended, change); !status) {
+      return status.take_error();
     }
     if (after == file.text) {
       continue;
@@ -283,59 +362,7 @@ Result<PatchPlan> plan_patch(const diagnose::Diagnosis& diagnosis,
   checkpoint::Inventory reindexed;
   const checkpoint::Inventory* judged = &inventory;
   if (!diagnosis.index_additions.empty()) {
-    const std::string name(checkpoint::k_index_file_name);
-    QP_TRY_ASSIGN(std::string text,
-                  json::read_file(inventory.dir / name, name, limits::k_max_index_size));
-    FileChange change;
-    change.file = name;
-    change.before = text;
-    std::error_code ec;
-    change.is_symlink = std::filesystem::is_symlink(inventory.dir / name, ec);
-    QP_TRY_ASSIGN(change.after,
-                  jsonedit::append_members(text, {"weight_map"}, diagnosis.index_additions, name));
-    // Verify on the index's own parser (nlohmann's ordered_json would be quadratic on 200k
-    // entries): every old entry kept in order, the new ones appended.
-    QP_TRY_ASSIGN(const checkpoint::IndexFile old_index, checkpoint::parse_index(text, name));
-    auto new_index = checkpoint::parse_index(change.after, name);
-    if (!new_index) {
-      return internal(name, "does not parse (" + new_index.error().message + ")");
-    }
-    const size_t old_count = old_index.entries.size();
-    bool same = new_index->entries.size() == old_count + diagnosis.index_additions.size();
-    for (size_t i = 0; same && i < new_index->entries.size(); ++i) {
-      const auto& entry = new_index->entries[i];
-      const std::string& shard = new_index->shards[entry.shard];
-      if (i < old_count) {
-        same = entry.tensor == old_index.entries[i].tensor &&
-               shard == old_index.shards[old_index.entries[i].shard];
-      } else {
-        same = entry.tensor == diagnosis.index_additions[i - old_count].first &&
-               shard == diagnosis.index_additions[i - old_count].second;
-      }
-    }
-    if (!same) {
-      return internal(name, "changed more than intended");
-    }
-    for (const auto& [tensor, file] : diagnosis.index_additions) {
-      change.added.push_back(tensor);
-    }
-    // Judge the patched checkpoint as an engine will load it: the added file is indexed now.
-    reindexed = inventory;
-    std::set<std::string> added_files;
-    for (const auto& [tensor, file] : diagnosis.index_additions) {
-      added_files.insert(file);
-    }
-    for (auto& file : reindexed.files) {
-      file.indexed = file.indexed || added_files.count(file.name) > 0;
-    }
-    reindexed.problems.erase(std::remove_if(reindexed.problems.begin(),
-                                            reindexed.problems.end(),
-                                            [&](const checkpoint::InventoryProblem& p) {
-                                              return p.code ==
-                                                         checkpoint::ProblemCode::unindexed_file &&
-                                                     added_files.count(p.path) > 0;
-                                            }),
-                             reindexed.problems.end());
+    QP_TRY_ASSIGN(FileChange change, add_index_entries(diagnosis, inventory, reindexed));
     judged = &reindexed;
     plan.changes.push_back(std::move(change));
   }
