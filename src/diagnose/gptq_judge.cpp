@@ -368,95 +368,112 @@ std::string negative_key(const std::vector<std::string>& names, bool hide_mtp) {
   return bare ? "-:^((" + heads + ")\\.)?" + tail + "$" : "-:^(" + heads + ")\\." + tail + "$";
 }
 
-GptqFix find_fix(const quant::GptqConfig& config,
-                 const engine::GptqHeaders& headers,
-                 const std::vector<std::unique_ptr<EngineView>>& judged,
-                 const ModuleList& modules) {
-  const std::vector<LayerView>& views = *judged.front()->views;
-  // Each engine's name for the layer holding a module, for keys every engine matches.
-  std::map<uint32_t, std::vector<std::string>> names_of;
-  for (const auto& engine_view : judged) {
-    if (engine_view->dialect.gptq.optimum_convert) {
-      continue; // optimum reads no dynamic
-    }
-    for (const LayerView& view : *engine_view->views) {
-      auto& names = names_of[view.layer->modules.front()];
-      if (std::find(names.begin(), names.end(), view.layer->prefix) == names.end()) {
-        names.push_back(view.layer->prefix);
+// The fix's rounds over every judged engine: optimum's list, the module list, then dynamic.
+class GptqFixer {
+public:
+  GptqFixer(const quant::GptqConfig& config,
+            const engine::GptqHeaders& headers,
+            const std::vector<std::unique_ptr<EngineView>>& judged,
+            const ModuleList& modules)
+      : m_config(config), m_headers(headers), m_judged(judged), m_modules(modules) {
+    // Each engine's name for the layer holding a module, for keys every engine matches.
+    for (const auto& engine_view : judged) {
+      if (engine_view->dialect.gptq.optimum_convert) {
+        continue; // optimum reads no dynamic
+      }
+      for (const LayerView& view : *engine_view->views) {
+        auto& names = m_names_of[view.layer->modules.front()];
+        if (std::find(names.begin(), names.end(), view.layer->prefix) == names.end()) {
+          names.push_back(view.layer->prefix);
+        }
       }
     }
+    const std::vector<LayerView>& views = *judged.front()->views;
+    m_mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
+      return !is_mtp(v) || v.disk == Disk::dense;
+    });
   }
-  GptqFix fix;
-  const bool mtp_all_dense = std::all_of(views.begin(), views.end(), [](const LayerView& v) {
-    return !is_mtp(v) || v.disk == Disk::dense;
-  });
-  fix_to_fixpoint([&] {
-    const quant::GptqConfig current = patched(config, fix);
-    // optimum's list (transformers reads nothing else), then vLLM's.
-    for (const auto& engine_view : judged) {
+
+  // One round: whether it changed the fix.
+  bool step(GptqFix& fix) const {
+    const quant::GptqConfig current = patched(m_config, fix);
+    return list_round(current, fix) || dynamic_round(current, fix);
+  }
+
+private:
+  // optimum's list (transformers reads nothing else), then the module list of every version
+  // that reads one (dynamic is judged on the list it will see, next round).
+  bool list_round(const quant::GptqConfig& current, GptqFix& fix) const {
+    for (const auto& engine_view : m_judged) {
       if (engine_view->dialect.gptq.optimum_convert &&
-          fix_optimum_round(config, current, headers, *engine_view, judged, fix)) {
+          fix_optimum_round(m_config, current, m_headers, *engine_view, m_judged, fix)) {
         return true;
       }
     }
-    // The module list first, for every version that reads one (dynamic is judged on the list
-    // it will see, next round).
-    if (current.modules_in_block) {
-      for (const auto& engine_view : judged) {
-        if (!engine_view->dialect.gptq.reads_module_list) {
-          continue;
-        }
-        const engine::GptqRules original(config, engine_view->model, headers, engine_view->version);
-        if (fix_list_round(
-                config,
-                original,
-                engine::GptqRules(current, engine_view->model, headers, engine_view->version),
-                *engine_view->views,
-                modules,
-                engine_view->model,
-                fix)) {
-          return true;
-        }
+    if (!current.modules_in_block) {
+      return false;
+    }
+    for (const auto& engine_view : m_judged) {
+      if (!engine_view->dialect.gptq.reads_module_list) {
+        continue;
+      }
+      const engine::GptqRules original(
+          m_config, engine_view->model, m_headers, engine_view->version);
+      if (fix_list_round(
+              m_config,
+              original,
+              engine::GptqRules(current, engine_view->model, m_headers, engine_view->version),
+              *engine_view->views,
+              m_modules,
+              engine_view->model,
+              fix)) {
+        return true;
       }
     }
+    return false;
+  }
+
+  // The negative dynamic key that makes the dense layer `view` dense under every engine.
+  std::string dense_key(const LayerView& view) const {
+    const auto found = m_names_of.find(view.layer->modules.front());
+    const std::vector<std::string> names =
+        found != m_names_of.end() ? found->second : std::vector<std::string>{view.layer->prefix};
+    // "-:^mtp\." only where every engine names the layer under mtp.: SGLang builds the
+    // Qwen3-Next draft at model.layers.0, which target layer 0's rules must not reach.
+    const bool every_mtp = std::all_of(names.begin(), names.end(), [](const std::string& name) {
+      return name.rfind("mtp.", 0) == 0;
+    });
+    if (is_mtp(view) && m_mtp_all_dense && every_mtp) {
+      return "-:^mtp\\.";
+    }
+    return negative_key(names, !m_mtp_all_dense);
+  }
+
+  // dynamic: prepend a negative key for each dense layer an engine quantizes, remove a rule
+  // that makes a quantized layer dense.
+  bool dynamic_round(const quant::GptqConfig& current, GptqFix& fix) const {
     // Where each rule of `current` came from: one of ours (nothing) or an original index.
     std::vector<std::optional<size_t>> origin(fix.prepend.size());
-    for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
       if (fix.removed.count(i) == 0) {
         origin.emplace_back(i);
       }
     }
     bool changed = false;
     std::vector<std::pair<size_t, std::string>> wanted;
-    for (const auto& engine_view : judged) {
+    for (const auto& engine_view : m_judged) {
       if (engine_view->dialect.gptq.optimum_convert) {
         continue; // its list round owns it
       }
-      const engine::GptqRules judge(current, engine_view->model, headers, engine_view->version);
+      const engine::GptqRules judge(current, engine_view->model, m_headers, engine_view->version);
       each_decided(
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             if (decision.by == DecidedBy::built_quantized ||
                 decision.verdict == Verdict::load_error) {
               return; // no rule changes it; the list round owns shards that disagree
             }
-            const bool wrong_dense = view.disk == Disk::dense && decision.verdict != Verdict::dense;
-            if (wrong_dense) {
-              std::string key;
-              const auto found = names_of.find(view.layer->modules.front());
-              const std::vector<std::string> names =
-                  found != names_of.end() ? found->second
-                                          : std::vector<std::string>{view.layer->prefix};
-              // "-:^mtp\." only where every engine names the layer under mtp.: SGLang builds the
-              // Qwen3-Next draft at model.layers.0, which target layer 0's rules must not reach.
-              const bool every_mtp =
-                  std::all_of(names.begin(), names.end(), [](const std::string& name) {
-                    return name.rfind("mtp.", 0) == 0;
-                  });
-              if (is_mtp(view) && mtp_all_dense && every_mtp) {
-                key = "-:^mtp\\.";
-              } else {
-                key = negative_key(names, !mtp_all_dense);
-              }
+            if (view.disk == Disk::dense && decision.verdict != Verdict::dense) {
+              const std::string key = dense_key(view);
               if (std::find(fix.prepend.begin(), fix.prepend.end(), key) == fix.prepend.end()) {
                 wanted.emplace_back(view.order, key);
               }
@@ -468,8 +485,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
             } else if (view.disk == Disk::quantized && decision.by == DecidedBy::built_dense &&
                        judge.mtp_special_case()) {
               // A "-:...mtp..." rule switched packed MTP decoder layers dense: drop such rules.
-              for (size_t i = 0; i < config.dynamic.size(); ++i) {
-                const auto& rule = config.dynamic[i];
+              for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+                const auto& rule = m_config.dynamic[i];
                 if (rule.negative && rule.key.find("mtp") != std::string::npos) {
                   changed = fix.removed.insert(i).second || changed;
                 }
@@ -483,8 +500,8 @@ GptqFix find_fix(const quant::GptqConfig& config,
         fix.prepend.push_back(key);
         // The key is already in dynamic, behind a rule that wins first: move it to the front
         // (a JSON object holds a key once).
-        for (size_t i = 0; i < config.dynamic.size(); ++i) {
-          if (config.dynamic[i].key == key) {
+        for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+          if (m_config.dynamic[i].key == key) {
             fix.removed.insert(i);
           }
         }
@@ -492,7 +509,23 @@ GptqFix find_fix(const quant::GptqConfig& config,
       }
     }
     return changed;
-  });
+  }
+
+  const quant::GptqConfig& m_config;
+  const engine::GptqHeaders& m_headers;
+  const std::vector<std::unique_ptr<EngineView>>& m_judged;
+  const ModuleList& m_modules;
+  std::map<uint32_t, std::vector<std::string>> m_names_of;
+  bool m_mtp_all_dense = true;
+};
+
+GptqFix find_fix(const quant::GptqConfig& config,
+                 const engine::GptqHeaders& headers,
+                 const std::vector<std::unique_ptr<EngineView>>& judged,
+                 const ModuleList& modules) {
+  GptqFix fix;
+  const GptqFixer fixer(config, headers, judged, modules);
+  fix_to_fixpoint([&] { return fixer.step(fix); });
   // New entries in checkpoint order, whatever round found them.
   std::vector<std::pair<size_t, std::string>> added;
   for (size_t i = 0; i < fix.list_added.size(); ++i) {
