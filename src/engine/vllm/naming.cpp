@@ -8,14 +8,10 @@
 
 namespace qpatch::engine {
 
-ModelInfo model_info_for(const std::string& architecture,
-                         uint64_t num_hidden_layers,
-                         const EngineVersion& version) {
-  ModelInfo info;
-  info.architecture = architecture;
-  info.num_hidden_layers = num_hidden_layers;
-  info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
-                 {"gate_up_proj", {"gate_proj", "up_proj"}}};
+namespace {
+
+// Qwen3.5/3.6 (VLM and text-only) and Qwen3-Next.
+void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
   const bool qwen35_vlm = architecture == "Qwen3_5ForConditionalGeneration" ||
                           architecture == "Qwen3_5MoeForConditionalGeneration";
   const bool qwen35_text =
@@ -66,13 +62,13 @@ ModelInfo model_info_for(const std::string& architecture,
     info.layer_renames = {{"model.language_model.", "model."}};
     info.row += "/unmapped";
   }
-  if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
-    info.known = true;
-    info.renumbered_from = "model.mtp_layers.";
-    info.renumber_base = num_hidden_layers;
-    info.draft_prefix = "model.mtp_layers.";
-    info.plain_linears = {"input_proj"};
-  }
+}
+
+// DeepSeek-V2/V3/V3.2, GLM-5 (GlmMoeDsaForCausalLM) and GLM-4.5 (Glm4MoeForCausalLM): the draft
+// at model.layers.{num_hidden_layers}.
+void deepseek_glm_rows(ModelInfo& info,
+                       const std::string& architecture,
+                       uint64_t num_hidden_layers) {
   // DeepseekV32ForCausalLM and GlmMoeDsaForCausalLM (GLM-5) are DeepseekV2ForCausalLM
   // (models/registry.py; deepseek_v2.py `class GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM)`).
   const bool deepseek =
@@ -110,26 +106,52 @@ ModelInfo model_info_for(const std::string& architecture,
         "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
         "that includes MTP layer weights, or disable speculative decoding.";
   }
+}
+
+// DeepSeek-V4 (vllm/models/deepseek_v4/, 017e9f4).
+void deepseek_v4_row(ModelInfo& info) {
+  // vllm/models/deepseek_v4/quant_config.py DeepseekV4FP8Config ("deepseek_v4_fp8", since
+  // #40860 4d51588e2, 2026-04-26): override_quantization_method swaps it in for quant_method
+  // "fp8" (and Quark MXFP4) whenever model_type is deepseek_v4. Its is_layer_skipped, the
+  // model's own mapper (model.py _make_deepseek_v4_weights_mapper: layers. -> model.layers.,
+  // mtp. -> model.mtp.) and a draft built at model.layers.{N+i} (mtp.py DeepSeekV4MTP) are
+  // not modelled yet, so vLLM is not judged rather than judged by Fp8Config's rules.
+  info.own_quant_method = "deepseek_v4_fp8";
+  // DeepseekV4FP8Config.override_quantization_method: "fp8", "deepseek_v4_fp8", and "quark"
+  // when its global weight is OCP MXFP4 (qpatch does not tell those Quark configs apart, so
+  // every Quark config of this model is left unjudged). compressed-tensors and the others keep
+  // their own config classes (bf27e34eb added compressed-tensors support to the model).
+  info.own_quant_method_replaces = {"fp8", "deepseek_v4_fp8", "quark"};
+  // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
+  // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
+  // ba1892907, 2026-07-22).
+  info.draft_missing_error =
+      "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
+      "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
+      "that includes MTP layer weights, or disable speculative decoding.";
+}
+
+} // namespace
+
+ModelInfo model_info_for(const std::string& architecture,
+                         uint64_t num_hidden_layers,
+                         const EngineVersion& version) {
+  ModelInfo info;
+  info.architecture = architecture;
+  info.num_hidden_layers = num_hidden_layers;
+  info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                 {"gate_up_proj", {"gate_proj", "up_proj"}}};
+  qwen_rows(info, architecture, version);
+  if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
+    info.known = true;
+    info.renumbered_from = "model.mtp_layers.";
+    info.renumber_base = num_hidden_layers;
+    info.draft_prefix = "model.mtp_layers.";
+    info.plain_linears = {"input_proj"};
+  }
+  deepseek_glm_rows(info, architecture, num_hidden_layers);
   if (architecture == "DeepseekV4ForCausalLM") {
-    // vllm/models/deepseek_v4/quant_config.py DeepseekV4FP8Config ("deepseek_v4_fp8", since
-    // #40860 4d51588e2, 2026-04-26): override_quantization_method swaps it in for quant_method
-    // "fp8" (and Quark MXFP4) whenever model_type is deepseek_v4. Its is_layer_skipped, the
-    // model's own mapper (model.py _make_deepseek_v4_weights_mapper: layers. -> model.layers.,
-    // mtp. -> model.mtp.) and a draft built at model.layers.{N+i} (mtp.py DeepSeekV4MTP) are
-    // not modelled yet, so vLLM is not judged rather than judged by Fp8Config's rules.
-    info.own_quant_method = "deepseek_v4_fp8";
-    // DeepseekV4FP8Config.override_quantization_method: "fp8", "deepseek_v4_fp8", and "quark"
-    // when its global weight is OCP MXFP4 (qpatch does not tell those Quark configs apart, so
-    // every Quark config of this model is left unjudged). compressed-tensors and the others keep
-    // their own config classes (bf27e34eb added compressed-tensors support to the model).
-    info.own_quant_method_replaces = {"fp8", "deepseek_v4_fp8", "quark"};
-    // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
-    // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
-    // ba1892907, 2026-07-22).
-    info.draft_missing_error =
-        "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
-        "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
-        "that includes MTP layer weights, or disable speculative decoding.";
+    deepseek_v4_row(info);
   }
   return info;
 }
