@@ -47,6 +47,48 @@ void nextn_draft(ModelInfo& info, uint64_t num_hidden_layers) {
 // The change that moved the Qwen3.5 text model to model.language_model (sglang/history.cpp).
 constexpr std::string_view k_language_model_prefix = "#18926";
 
+// Qwen3.5/3.6 VLM classes, before and after #18926, and their draft.
+void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
+  info.known = true;
+  info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+  info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+  info.embedding_quant_config = false;
+  if (version.has(k_language_model_prefix)) {
+    // Since #18926 (qwen3_vl.py, qwen3_5.py at a5ea6158, and at xbfs/sglang@c72ed54, one
+    // commit each): the text model is built at
+    // add_prefix("model.language_model"), so its layers carry the checkpoint's names
+    // (model.language_model.layers.N.linear_attn.in_proj_ba, shards in_proj_b/in_proj_a); the
+    // vision tower is built at model.visual with quant_config=None: always dense.
+    info.built_without_quant_config = {"model.visual."};
+    info.row = "qwen3_5_vlm/language_model";
+  } else {
+    // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
+    // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71:
+    // Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration) sets
+    // hf_to_sglang_mapper = None and packed_modules_mapping =
+    // Qwen3_5ForCausalLM.packed_modules_mapping (no Qwen3-VL "qkv" entry). The text model is
+    // built at add_prefix("model", ""), its layers at model.layers.N (make_layers) with
+    // self_attn / linear_attn children; lm_head at "lm_head"; embed_tokens without a quant
+    // config. qwen3_vl.py @005fa83 Qwen3VLForConditionalGeneration.__init__ builds the vision
+    // tower at "visual" with the quant config; VisionAttention(use_qkv_parallel=True) names its
+    // fused projection qkv_proj (load_weights: attn.qkv. -> attn.qkv_proj.).
+    info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
+    info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+    info.row = "qwen3_5_vlm/model";
+  }
+  // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
+  // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
+  // class declares no packed_modules_mapping, so its quant config judges qkv_proj and
+  // gate_up_proj by the fused names (sglang#35797); PR #35887 gives it the text model's.
+  // Unchanged at a5ea6158.
+  info.draft_prefix = "mtp.";
+  info.plain_linears = {"fc"};
+  info.draft_layer_prefix = "mtp.";
+  if (!version.has("#35887")) {
+    info.draft_packed = PackedMapping{}; // the quant mapping only: the layers are the same
+  }
+}
+
 } // namespace
 
 ModelInfo sglang_model_info(const std::string& architecture,
@@ -59,44 +101,7 @@ ModelInfo sglang_model_info(const std::string& architecture,
   info.separate_layer_names = true; // layer_renames only; no class below renames config entries
   info.packed = k_qkv_gate_up;
   if (is_qwen35_vlm(architecture)) {
-    info.known = true;
-    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
-    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
-    info.embedding_quant_config = false;
-    if (version.has(k_language_model_prefix)) {
-      // Since #18926 (qwen3_vl.py, qwen3_5.py at a5ea6158, and at xbfs/sglang@c72ed54, one
-      // commit each): the text model is built at
-      // add_prefix("model.language_model"), so its layers carry the checkpoint's names
-      // (model.language_model.layers.N.linear_attn.in_proj_ba, shards in_proj_b/in_proj_a); the
-      // vision tower is built at model.visual with quant_config=None: always dense.
-      info.built_without_quant_config = {"model.visual."};
-      info.row = "qwen3_5_vlm/language_model";
-    } else {
-      // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
-      // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71:
-      // Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration) sets
-      // hf_to_sglang_mapper = None and packed_modules_mapping =
-      // Qwen3_5ForCausalLM.packed_modules_mapping (no Qwen3-VL "qkv" entry). The text model is
-      // built at add_prefix("model", ""), its layers at model.layers.N (make_layers) with
-      // self_attn / linear_attn children; lm_head at "lm_head"; embed_tokens without a quant
-      // config. qwen3_vl.py @005fa83 Qwen3VLForConditionalGeneration.__init__ builds the vision
-      // tower at "visual" with the quant config; VisionAttention(use_qkv_parallel=True) names its
-      // fused projection qkv_proj (load_weights: attn.qkv. -> attn.qkv_proj.).
-      info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
-      info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
-      info.row = "qwen3_5_vlm/model";
-    }
-    // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
-    // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
-    // class declares no packed_modules_mapping, so its quant config judges qkv_proj and
-    // gate_up_proj by the fused names (sglang#35797); PR #35887 gives it the text model's.
-    // Unchanged at a5ea6158.
-    info.draft_prefix = "mtp.";
-    info.plain_linears = {"fc"};
-    info.draft_layer_prefix = "mtp.";
-    if (!version.has("#35887")) {
-      info.draft_packed = PackedMapping{}; // the quant mapping only: the layers are the same
-    }
+    qwen35_vlm_row(info, version);
     return info;
   }
   if (architecture == "Qwen3NextForCausalLM") {
