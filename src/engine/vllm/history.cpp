@@ -9,34 +9,10 @@ namespace qpatch::engine {
 
 namespace {
 
-History make_vllm_history() {
-  History h;
-  h.name = "vllm";
-  h.display_name = "vLLM";
-  h.column = "vllm";
-  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes quark";
-  h.rules = "vllm main 017e9f4 (2026-08-17)";
-  // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
-  // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
-  h.method_rules = {
-      {"bitsandbytes", "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847"}};
-  h.engine = Engine::vllm;
-  // Qwen3.5 landed on 2026-02-09 (#34110, 9562912ce), and its naming changed five times in the
-  // next three weeks (#34313, #34492 and its revert #34683, #34723, #34697, #35581; no release is
-  // known to ship any of those days): qpatch models main from 2026-02-28 (#35581, 63d7972f1),
-  // when the Qwen3.5 naming took the form it keeps to 017e9f4.
-  h.first = "2026-02-28";
-  h.newest_commit = "017e9f4";
-  h.newest_date = "2026-08-17";
-  // Architectures vLLM registered later than `first` (models/registry.py).
-  h.support = {{"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM", "2026-07-29"}}; // #50210
-  // bitsandbytes: the rules modelled are vllm-bnb-plugin's (85de847), which vLLM loads the
-  // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
-  // is not modelled, so earlier days are judged as of then.
-  h.method_support = {{"bitsandbytes", "2026-08-09"}};
-  // Only the changes whose rules qpatch models (the rule cites the change); the others of the
-  // window are listed in docs/research/vllm-versions.md with why they are left out.
-  h.changes = {
+// Only the changes whose rules qpatch models (the rule cites the change); the others of the
+// window are listed in docs/research/vllm-versions.md with why they are left out.
+std::vector<Change> vllm_changes() {
+  return {
       {"#37291",
        "e8b055a5a",
        "2026-03-30",
@@ -166,6 +142,34 @@ History make_vllm_history() {
        "",
        "Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM"},
   };
+}
+
+History make_vllm_history() {
+  History h;
+  h.name = "vllm";
+  h.display_name = "vLLM";
+  h.column = "vllm";
+  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes quark";
+  h.rules = "vllm main 017e9f4 (2026-08-17)";
+  // bitsandbytes left vLLM's tree in #43529 (073c510c9); main loads it only with the
+  // vllm-bnb-plugin package installed, whose rules (v0.0.2, 85de847) are the ones judged.
+  h.method_rules = {
+      {"bitsandbytes", "vllm main 017e9f4 (2026-08-17) with vllm-bnb-plugin 85de847"}};
+  h.engine = Engine::vllm;
+  // Qwen3.5 landed on 2026-02-09 (#34110, 9562912ce), and its naming changed five times in the
+  // next three weeks (#34313, #34492 and its revert #34683, #34723, #34697, #35581; no release is
+  // known to ship any of those days): qpatch models main from 2026-02-28 (#35581, 63d7972f1),
+  // when the Qwen3.5 naming took the form it keeps to 017e9f4.
+  h.first = "2026-02-28";
+  h.newest_commit = "017e9f4";
+  h.newest_date = "2026-08-17";
+  // Architectures vLLM registered later than `first` (models/registry.py).
+  h.support = {{"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM", "2026-07-29"}}; // #50210
+  // bitsandbytes: the rules modelled are vllm-bnb-plugin's (85de847), which vLLM loads the
+  // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
+  // is not modelled, so earlier days are judged as of then.
+  h.method_support = {{"bitsandbytes", "2026-08-09"}};
+  h.changes = vllm_changes();
   // Where each release was cut from main: the last main commit the day before the release
   // (vLLM tags on a release branch, not on main); dates from release announcements, so each is
   // inferred but 0.28's tag (2cf0a6915ce5, after 017e9f4). docs/research/vllm-versions.md.
