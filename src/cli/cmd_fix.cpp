@@ -103,6 +103,31 @@ struct Judged {
   bool only_matched = false; // --only matched at least one module here
 };
 
+// What the report says of the judgement itself: the method, and the engines and versions judged.
+void describe_judgement(const diagnose::Diagnosis& diagnosis, CheckpointOutcome& outcome) {
+  outcome.quant_method = diagnosis.quant_method;
+  outcome.built_weight = diagnosis.built_weight;
+  outcome.engine_rules = diagnosis.engine_rules;
+  outcome.engines = diagnosis.engines;
+  for (const std::string& name : diagnosis.engines) {
+    std::vector<std::string> labels;
+    std::vector<engine::EngineVersion> versions;
+    for (const engine::EngineVersion& version : diagnosis.versions_judged) {
+      if (engine::to_string(version.engine) == name) {
+        labels.push_back(version.label());
+        versions.push_back(version);
+      }
+    }
+    outcome.engine_versions.emplace_back(name, std::move(labels));
+    // Several versions, or one other than the newest (--engine ENGINE@REF): the header says.
+    if (versions.size() > 1 ||
+        (versions.size() == 1 && (versions.front().spans_eras || !versions.front().newest() ||
+                                  !versions.front().with.empty()))) {
+      outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
+    }
+  }
+}
+
 // `shown` is what the report calls `dir`: the DIR argument, or a repo id with --remote.
 Judged judge(const std::string& dir,
              const std::string& shown,
@@ -145,27 +170,7 @@ Judged judge(const std::string& dir,
   if (!diagnosis) {
     return fail(diagnosis.take_error());
   }
-  outcome.quant_method = diagnosis->quant_method;
-  outcome.built_weight = diagnosis->built_weight;
-  outcome.engine_rules = diagnosis->engine_rules;
-  outcome.engines = diagnosis->engines;
-  for (const std::string& name : diagnosis->engines) {
-    std::vector<std::string> labels;
-    std::vector<engine::EngineVersion> versions;
-    for (const engine::EngineVersion& version : diagnosis->versions_judged) {
-      if (engine::to_string(version.engine) == name) {
-        labels.push_back(version.label());
-        versions.push_back(version);
-      }
-    }
-    outcome.engine_versions.emplace_back(name, std::move(labels));
-    // Several versions, or one other than the newest (--engine ENGINE@REF): the header says.
-    if (versions.size() > 1 ||
-        (versions.size() == 1 && (versions.front().spans_eras || !versions.front().newest() ||
-                                  !versions.front().with.empty()))) {
-      outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
-    }
-  }
+  describe_judgement(*diagnosis, outcome);
   outcome.findings = diagnosis->findings;
   outcome.notes = diagnosis->notes;
   if (!diagnose_options.prune) {
