@@ -88,16 +88,13 @@ ExitCode write_failure(Io& io, const Error& error, const std::string& dir) {
                                                   : ExitCode::write_failed;
 }
 
-// Restore `options.dir`; with --json its entry goes to `entries` instead of text to stdout.
-ExitCode restore_one(const RestoreOptions& options,
-                     const std::string& label_prefix,
-                     Io& io,
-                     json::Json& entries) {
-  const fs::path dir = options.dir;
-  // An interrupted graft or transaction is finished or undone first (recovery.hpp): restore
-  // then undoes a whole graft, never half of one (issue 24: a SIGKILL at a graft's rename, then
-  // restore, used to say "nothing to restore" and leave the grafted shards).
-  std::optional<commit::CheckpointLock> lock;
+// Before a restore writes, the checkpoint's lock, and what an interrupted graft or transaction
+// left finished or undone (recovery.hpp): restore then undoes a whole graft, never half of one
+// (issue 24: a SIGKILL at a graft's rename, then restore, used to say "nothing to restore" and
+// leave the grafted shards). A dry run takes no lock and notes what is pending.
+std::optional<ExitCode> lock_for_restore(const RestoreOptions& options,
+                                         Io& io,
+                                         std::optional<commit::CheckpointLock>& lock) {
   if (!options.dry_run) {
     auto recovered = lock_and_recover(options.dir, io);
     if (!recovered) {
@@ -114,11 +111,11 @@ ExitCode restore_one(const RestoreOptions& options,
   } else if (const std::string note = pending_work(options.dir); !note.empty()) {
     report(io.err, Level::note, note);
   }
-  auto planned = commit::plan_restore(dir, patched_files());
-  if (!planned) {
-    return write_failure(io, planned.error(), options.dir);
-  }
-  const commit::RestorePlan& plan = *planned;
+  return std::nullopt;
+}
+
+// The files restore leaves alone, said once.
+void note_left_alone(const RestoreOptions& options, const commit::RestorePlan& plan, Io& io) {
   for (const std::string& name : plan.unrecorded) {
     report(io.err,
            Level::note,
@@ -133,6 +130,55 @@ ExitCode restore_one(const RestoreOptions& options,
                " holds bytes qpatch found and did not write (another program's version, or "
                "edits a restore --force replaced): restore leaves it for you");
   }
+}
+
+// --dry-run (or nothing to restore): what restore would do, as text or the JSON entry.
+ExitCode report_dry_run(const RestoreOptions& options,
+                        const commit::RestorePlan& plan,
+                        const std::optional<graft::GraftRecord>& graft_record,
+                        const std::string& diff,
+                        Io& io,
+                        json::Json& entries) {
+  if (options.dry_run && graft_record && !options.json) {
+    for (const auto& [file, backup] : graft_record->moved) {
+      io.out << options.dir << ": would restore " << file << " from " << backup << "\n";
+    }
+    for (const std::string& file : graft_record->created) {
+      io.out << options.dir << ": would remove " << file << "\n";
+    }
+  }
+  if (options.json) {
+    entries.push_back(restore_json(options, plan, graft_record, false, diff));
+    return ExitCode::ok;
+  }
+  if (plan.steps.empty() && !graft_record) {
+    io.out << options.dir << ": no qpatch backups; nothing to restore\n";
+    return ExitCode::ok;
+  }
+  for (const commit::RestoreStep& step : plan.steps) {
+    io.out << options.dir << ": would restore " << step.file << " from " << step.from
+           << (step.edited ? " (edited since qpatch wrote it: needs --force)" : "") << "\n";
+  }
+  io.out << diff;
+  return ExitCode::ok;
+}
+
+// Restore `options.dir`; with --json its entry goes to `entries` instead of text to stdout.
+ExitCode restore_one(const RestoreOptions& options,
+                     const std::string& label_prefix,
+                     Io& io,
+                     json::Json& entries) {
+  const fs::path dir = options.dir;
+  std::optional<commit::CheckpointLock> lock;
+  if (const auto failed = lock_for_restore(options, io, lock)) {
+    return *failed;
+  }
+  auto planned = commit::plan_restore(dir, patched_files());
+  if (!planned) {
+    return write_failure(io, planned.error(), options.dir);
+  }
+  const commit::RestorePlan& plan = *planned;
+  note_left_alone(options, plan, io);
   std::string diff;
   bool edited = false;
   for (const commit::RestoreStep& step : plan.steps) {
@@ -142,31 +188,10 @@ ExitCode restore_one(const RestoreOptions& options,
   // A graft also moved shards aside and created new ones (its record): the shards go back
   // before the index that names them, the new ones leave after it.
   const auto graft_record = graft::read_record(dir);
-  if (options.dry_run && graft_record && !options.json) {
-    for (const auto& [file, backup] : graft_record->moved) {
-      io.out << options.dir << ": would restore " << file << " from " << backup << "\n";
-    }
-    for (const std::string& file : graft_record->created) {
-      io.out << options.dir << ": would remove " << file << "\n";
-    }
-  }
   // No config left to restore but a graft record: a restore stopped after the configs and
   // before the graft's shards (a SIGKILL at one of its unlinks) is finished here.
   if (options.dry_run || (plan.steps.empty() && !graft_record)) {
-    if (options.json) {
-      entries.push_back(restore_json(options, plan, graft_record, false, diff));
-      return ExitCode::ok;
-    }
-    if (plan.steps.empty() && !graft_record) {
-      io.out << options.dir << ": no qpatch backups; nothing to restore\n";
-      return ExitCode::ok;
-    }
-    for (const commit::RestoreStep& step : plan.steps) {
-      io.out << options.dir << ": would restore " << step.file << " from " << step.from
-             << (step.edited ? " (edited since qpatch wrote it: needs --force)" : "") << "\n";
-    }
-    io.out << diff;
-    return ExitCode::ok;
+    return report_dry_run(options, plan, graft_record, diff, io, entries);
   }
   if (edited && !options.force) {
     io.out << diff; // what restoring would undo
