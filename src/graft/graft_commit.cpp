@@ -266,21 +266,14 @@ bool interrupted(const fs::path& dir) {
   return journal && journal->state == "committing";
 }
 
-Result<GraftResult> commit_graft(const fs::path& dir,
-                                 const std::string& display,
-                                 const GraftPlan& plan,
-                                 const CommitOptions& options) {
-  commit::FileSystem& fs = options.fs != nullptr ? *options.fs : commit::posix_file_system();
-  // SIGINT, SIGTERM and SIGHUP are held off for the whole graft: while the shards are copied
-  // and verified they stop it between chunks (the temp files go as the error unwinds); once
-  // the journal is written the transaction finishes its step and completes or undoes it.
-  const commit::InterruptGuard guard;
-  if (present(dir / std::string(k_journal_name))) {
-    return failure(ErrorCode::write_failed,
-                   joined(display, std::string(k_journal_name)),
-                   "records an earlier graft; run 'qpatch restore " + display +
-                       "' first, or remove the file to keep that graft; nothing was changed");
-  }
+// 1. Every new shard written and verified under a temp name (the temps, in plan order); the
+// bytes copied go to `result`.
+Result<std::vector<std::unique_ptr<ShardTemp>>> write_new_shards(commit::FileSystem& fs,
+                                                                 const fs::path& dir,
+                                                                 const std::string& display,
+                                                                 const GraftPlan& plan,
+                                                                 const CommitOptions& options,
+                                                                 GraftResult& result) {
   OpenFiles sources;
   std::vector<std::string> source_names;
   for (const SourceFile& source : plan.sources) {
@@ -290,8 +283,6 @@ Result<GraftResult> commit_graft(const fs::path& dir,
       return failure(ErrorCode::io_error, source.display, "cannot open: " + commit::errno_text());
     }
   }
-  // 1. Write and verify every new shard under a temp name.
-  GraftResult result;
   std::vector<std::unique_ptr<ShardTemp>> temps;
   uint64_t done_before = 0;
   for (const ShardLayout& layout : plan.new_shards) {
@@ -326,7 +317,11 @@ Result<GraftResult> commit_graft(const fs::path& dir,
       return verified.take_error();
     }
   }
-  // 2. The journal, so an interruption from here on is finished or rolled back by the next run.
+  return temps;
+}
+
+// 2. The journal, so an interruption from here on is finished or rolled back by the next run.
+Journal graft_journal(const fs::path& dir, const GraftPlan& plan, const CommitOptions& options) {
   Journal journal;
   journal.state = "committing";
   for (const ShardLayout& layout : plan.new_shards) {
@@ -347,14 +342,17 @@ Result<GraftResult> commit_graft(const fs::path& dir,
       journal.backups_before.push_back(std::move(backup));
     }
   }
-  if (std::string error =
-          commit::replace_file(fs, dir, std::string(k_journal_name), encode(journal), 0644);
-      !error.empty()) {
-    return failure(ErrorCode::write_failed,
-                   joined(display, std::string(k_journal_name)),
-                   error + "; nothing was changed");
-  }
-  // 3. The new shards under their names; the old index does not name them.
+  return journal;
+}
+
+// 3. The new shards under their names; the old index does not name them. A failure removes the
+// ones renamed so far.
+Status rename_new_shards(commit::FileSystem& fs,
+                         const fs::path& dir,
+                         const std::string& display,
+                         const GraftPlan& plan,
+                         std::vector<std::unique_ptr<ShardTemp>>& temps,
+                         const Journal& journal) {
   for (size_t k = 0; k < temps.size(); ++k) {
     const std::string& name = plan.new_shards[k].file;
     const bool taken = present(dir / name);
@@ -368,6 +366,39 @@ Result<GraftResult> commit_graft(const fs::path& dir,
                      "cannot rename the new shard into place (" + why + "); nothing was changed");
     }
     temps[k]->renamed();
+  }
+  return ok_status();
+}
+
+Result<GraftResult> commit_graft(const fs::path& dir,
+                                 const std::string& display,
+                                 const GraftPlan& plan,
+                                 const CommitOptions& options) {
+  commit::FileSystem& fs = options.fs != nullptr ? *options.fs : commit::posix_file_system();
+  // SIGINT, SIGTERM and SIGHUP are held off for the whole graft: while the shards are copied
+  // and verified they stop it between chunks (the temp files go as the error unwinds); once
+  // the journal is written the transaction finishes its step and completes or undoes it.
+  const commit::InterruptGuard guard;
+  if (present(dir / std::string(k_journal_name))) {
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   "records an earlier graft; run 'qpatch restore " + display +
+                       "' first, or remove the file to keep that graft; nothing was changed");
+  }
+  GraftResult result;
+  QP_TRY_ASSIGN(auto temps, write_new_shards(fs, dir, display, plan, options, result));
+  // 2. The journal, so an interruption from here on is finished or rolled back by the next run.
+  Journal journal = graft_journal(dir, plan, options);
+  if (std::string error =
+          commit::replace_file(fs, dir, std::string(k_journal_name), encode(journal), 0644);
+      !error.empty()) {
+    return failure(ErrorCode::write_failed,
+                   joined(display, std::string(k_journal_name)),
+                   error + "; nothing was changed");
+  }
+  // 3. The new shards under their names; the old index does not name them.
+  if (auto renamed = rename_new_shards(fs, dir, display, plan, temps, journal); !renamed) {
+    return renamed.take_error();
   }
   commit::fsync_directory(fs, dir);
   // 4. The index (the commit point), then the configs.
