@@ -114,20 +114,35 @@ std::string explain_command(const std::string& path, const std::string& module, 
          shell_command("", module).substr(1);
 }
 
-std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
-                            const TextOptions& options) {
-  const TextStyle& style = options.style;
-  const bool verbose = options.verbosity == Verbosity::verbose;
-  const size_t width = verbose ? 0 : options.width; // -v: every line whole, even on a TTY
-  const auto line = [&](const std::string& left, Role role, const std::string& text) {
-    return column(style, left, role) + wrap(text, width == 0 ? 0 : width - k_indent, k_indent) +
-           "\n";
-  };
-  std::string out;
-  for (const CheckpointOutcome& outcome : outcomes) {
-    if (options.verbosity == Verbosity::quiet) {
-      continue;
+namespace {
+
+// One checkpoint's report: a heading line, then a labelled line each, wrapped to the width.
+class OutcomeText {
+public:
+  OutcomeText(const CheckpointOutcome& judged, const TextOptions& text_options)
+      : outcome(judged), options(text_options), style(text_options.style),
+        verbose(text_options.verbosity == Verbosity::verbose),
+        width(verbose ? 0 : text_options.width) {} // -v: every line whole, even on a TTY
+
+  std::string render() {
+    if (outcome.error) {
+      render_error();
+    } else {
+      render_heading();
+      render_lint();
+      render_findings();
+      render_changes();
     }
+    return out;
+  }
+
+private:
+  void line(const std::string& left, Role role, const std::string& text) {
+    out +=
+        column(style, left, role) + wrap(text, width == 0 ? 0 : width - k_indent, k_indent) + "\n";
+  }
+
+  void render_error() {
     if (outcome.error) {
       // The error itself is on stderr in the one diagnostic form; the report keeps its place.
       // Judged and planned, then stopped while writing (a full disk, a file-size limit, another
@@ -138,8 +153,10 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
       out += column(style, "status", Role::heading) +
              style.paint(std::string(to_string(outcome.status)), status_role(outcome.status)) +
              "\n";
-      continue;
     }
+  }
+
+  void render_heading() {
     // Stored quantized but read by no engine as such: "not quantized" would be the very trap.
     const bool unread = std::any_of(
         outcome.findings.begin(), outcome.findings.end(), [](const diagnose::Finding& f) {
@@ -154,22 +171,25 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
                   plain_engines(outcome.engines, outcome.quant_method, outcome.engine_ranges);
     out += wrap(style.paint(outcome.path, Role::heading) + ": " + what, width, 4) + "\n";
     if (verbose && !outcome.engine_rules.empty()) {
-      out += line("rules", Role::dim, outcome.engine_rules);
+      line("rules", Role::dim, outcome.engine_rules);
     }
     if (!outcome.mtp.empty()) {
-      out += line("mtp head", Role::dim, outcome.mtp);
+      line("mtp head", Role::dim, outcome.mtp);
     }
     for (const std::string& note : outcome.notes) {
-      out += line("note", Role::dim, note);
+      line("note", Role::dim, note);
     }
+  }
+
+  void render_lint() {
     if (outcome.lint) {
       if (const std::string summary = diagnose::lint_summary(*outcome.lint); !summary.empty()) {
         const bool prunable = !outcome.lint->dead.empty() || !outcome.lint->duplicates.empty();
-        out += line("lint",
-                    Role::dim,
-                    summary + (prunable ? "; " + shell_command("qpatch --prune", outcome.path) +
-                                              " removes the dead and duplicate ones"
-                                        : ""));
+        line("lint",
+             Role::dim,
+             summary + (prunable ? "; " + shell_command("qpatch --prune", outcome.path) +
+                                       " removes the dead and duplicate ones"
+                                 : ""));
         if (verbose) {
           for (const size_t i : outcome.lint->dead) {
             out += std::string(k_indent, ' ') + "dead: " + outcome.lint->entries[i] + "\n";
@@ -183,6 +203,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         }
       }
     }
+  }
+
+  void render_findings() {
     // A run that wrote its patch fixed what it called fixable: the report says so, not
     // "fixable" (issue 25: after a patch the findings still read as work to do).
     const bool fixed = options.mode == Mode::fix && !outcome.held_back && !outcome.changes.empty();
@@ -195,13 +218,17 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         }
         engines += "]";
       }
-      out += !finding.fixable ? line("not fixable", Role::error, finding.detail + engines)
-             : fixed          ? line("fixed", Role::emphasis, finding.detail + engines)
-                              : line("fixable", Role::warning, finding.detail + engines);
+      line(!finding.fixable ? "not fixable"
+           : fixed          ? "fixed"
+                            : "fixable",
+           !finding.fixable ? Role::error
+           : fixed          ? Role::emphasis
+                            : Role::warning,
+           finding.detail + engines);
       const std::string effect =
           consequence(finding, outcome.quant_method, outcome.engines, outcome.built_weight);
       if (!effect.empty()) {
-        out += line("breaks", Role::dim, effect);
+        line("breaks", Role::dim, effect);
       }
       if (verbose) {
         for (const std::string& module : finding.modules) {
@@ -209,6 +236,9 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
         }
       }
     }
+  }
+
+  void render_changes() {
     const bool written = options.mode == Mode::fix && !outcome.held_back;
     for (const ChangeSummary& change : outcome.changes) {
       const size_t room = width == 0 ? 0 : width - k_indent - change.file.size() - 1;
@@ -219,17 +249,17 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
       if (!change.removed.empty()) {
         text += (change.added.empty() ? " " : "; ") + elided_list("-", change.removed, room);
       }
-      out += line(written ? "patched" : "would patch", Role::emphasis, text);
+      line(written ? "patched" : "would patch", Role::emphasis, text);
     }
     for (const std::string& backup : outcome.backups) {
-      out += line("backup", Role::dim, backup);
+      line("backup", Role::dim, backup);
     }
     for (const std::string& link : outcome.replaced_links) {
-      out += line("note",
-                  Role::dim,
-                  link + " was a symlink (Hugging Face cache); it is now a regular file and the "
-                         "blob it pointed to is unchanged, so this cache copy now differs from "
-                         "the Hub (qpatch restore puts the original back)");
+      line("note",
+           Role::dim,
+           link + " was a symlink (Hugging Face cache); it is now a regular file and the "
+                  "blob it pointed to is unchanged, so this cache copy now differs from "
+                  "the Hub (qpatch restore puts the original back)");
     }
     std::string status =
         style.paint(std::string(to_string(outcome.status)), status_role(outcome.status));
@@ -239,7 +269,26 @@ std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
     out += column(style, "status", Role::heading) + status + "\n";
     if (const std::string next = next_step(outcome); !next.empty()) {
       const size_t colon = next.find(": ");
-      out += line(next.substr(0, colon), Role::emphasis, next.substr(colon + 2));
+      line(next.substr(0, colon), Role::emphasis, next.substr(colon + 2));
+    }
+  }
+
+  const CheckpointOutcome& outcome;
+  const TextOptions& options;
+  const TextStyle& style;
+  const bool verbose;
+  const size_t width;
+  std::string out;
+};
+
+} // namespace
+
+std::string render_fix_text(const std::vector<CheckpointOutcome>& outcomes,
+                            const TextOptions& options) {
+  std::string out;
+  for (const CheckpointOutcome& outcome : outcomes) {
+    if (options.verbosity != Verbosity::quiet) {
+      out += OutcomeText(outcome, options).render();
     }
   }
   return out;
