@@ -321,6 +321,62 @@ Decision GptqRules::decide_unchecked(const Layer& layer) const {
   return decision;
 }
 
+void GptqRules::trace_optimum(const Layer& layer, TraceLines& lines) const {
+  if (m_block.empty()) {
+    lines.emplace_back("block", "no BLOCK_PATTERNS entry starts a module name: optimum raises");
+    return;
+  }
+  if (!in_optimum_block(layer.prefix)) {
+    lines.emplace_back(
+        "block", layer.prefix + " is not under " + m_block + ": optimum never replaces it (dense)");
+    return;
+  }
+  lines.emplace_back("block", layer.prefix + " is under " + m_block);
+  if (!m_config.optimum.given) {
+    lines.emplace_back("list", "no modules_in_block_to_quantize: every Linear of the block");
+  } else if (auto entry = optimum_entry(layer.prefix)) {
+    lines.emplace_back("list", layer.prefix + " ends with \"" + *entry + "\"");
+  } else {
+    lines.emplace_back("list", "no entry of modules_in_block_to_quantize ends " + layer.prefix);
+  }
+  lines.emplace_back("dynamic", "optimum never reads dynamic or lm_head");
+}
+
+void GptqRules::trace_dynamic(const Layer& layer, TraceLines& lines) const {
+  bool decided = false;
+  for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
+    const auto& rule = m_config.dynamic[i];
+    bool matched = false;
+    bool gave_up = false;
+    if (m_patterns[i]) {
+      const auto result = m_patterns[i]->matches(layer.prefix, MatchMode::match);
+      gave_up = !result;
+      matched = result.value_or(false);
+    }
+    if (gave_up) {
+      lines.emplace_back("dynamic[" + std::to_string(i) + "]",
+                         "\"" + rule.key + "\" gave up (match limit) on " + layer.prefix +
+                             ": the verdict cannot be known");
+      decided = true;
+      break;
+    }
+    lines.emplace_back("dynamic[" + std::to_string(i) + "]",
+                       "\"" + rule.key + "\" " +
+                           (!m_patterns[i] ? std::string("is not a valid regex")
+                            : matched      ? std::string("matches ") + layer.prefix +
+                                            (rule.negative ? ": dense, first match wins"
+                                                           : ": stops the scan (positive rule)")
+                                      : "does not match " + layer.prefix));
+    if (matched) {
+      decided = true;
+      break;
+    }
+  }
+  if (!decided) {
+    lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
+  }
+}
+
 std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& layer) const {
   std::vector<std::pair<std::string, std::string>> lines;
   const Decision decision = decide(layer);
@@ -335,25 +391,7 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
   }
   if (m_gptq.optimum_convert && layer.kind != LayerKind::built_dense &&
       layer.kind != LayerKind::embedding) {
-    if (m_block.empty()) {
-      lines.emplace_back("block", "no BLOCK_PATTERNS entry starts a module name: optimum raises");
-      return verdict();
-    }
-    if (!in_optimum_block(layer.prefix)) {
-      lines.emplace_back("block",
-                         layer.prefix + " is not under " + m_block +
-                             ": optimum never replaces it (dense)");
-      return verdict();
-    }
-    lines.emplace_back("block", layer.prefix + " is under " + m_block);
-    if (!m_config.optimum.given) {
-      lines.emplace_back("list", "no modules_in_block_to_quantize: every Linear of the block");
-    } else if (auto entry = optimum_entry(layer.prefix)) {
-      lines.emplace_back("list", layer.prefix + " ends with \"" + *entry + "\"");
-    } else {
-      lines.emplace_back("list", "no entry of modules_in_block_to_quantize ends " + layer.prefix);
-    }
-    lines.emplace_back("dynamic", "optimum never reads dynamic or lm_head");
+    trace_optimum(layer, lines);
     return verdict();
   }
   if (!m_gptq.moe_reads_dynamic && layer.kind == LayerKind::experts) {
@@ -364,42 +402,8 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
   if (mtp_special_case()) {
     lines.emplace_back("special", std::string(k_qwen35_dynamic_mtp_trace));
   }
-  const auto dynamic_lines = [&] {
-    bool decided = false;
-    for (size_t i = 0; i < m_config.dynamic.size(); ++i) {
-      const auto& rule = m_config.dynamic[i];
-      bool matched = false;
-      bool gave_up = false;
-      if (m_patterns[i]) {
-        const auto result = m_patterns[i]->matches(layer.prefix, MatchMode::match);
-        gave_up = !result;
-        matched = result.value_or(false);
-      }
-      if (gave_up) {
-        lines.emplace_back("dynamic[" + std::to_string(i) + "]",
-                           "\"" + rule.key + "\" gave up (match limit) on " + layer.prefix +
-                               ": the verdict cannot be known");
-        decided = true;
-        break;
-      }
-      lines.emplace_back("dynamic[" + std::to_string(i) + "]",
-                         "\"" + rule.key + "\" " +
-                             (!m_patterns[i] ? std::string("is not a valid regex")
-                              : matched      ? std::string("matches ") + layer.prefix +
-                                              (rule.negative ? ": dense, first match wins"
-                                                             : ": stops the scan (positive rule)")
-                                        : "does not match " + layer.prefix));
-      if (matched) {
-        decided = true;
-        break;
-      }
-    }
-    if (!decided) {
-      lines.emplace_back("dynamic", "no rule matches " + layer.prefix);
-    }
-  };
   if (!m_gptq.reads_module_list || layer.kind == LayerKind::experts) {
-    dynamic_lines();
+    trace_dynamic(layer, lines);
     if (!m_gptq.reads_module_list) {
       lines.emplace_back("default",
                          engine + " reads no modules_in_block_to_quantize: a layer no negative "
@@ -428,7 +432,7 @@ std::vector<std::pair<std::string, std::string>> GptqRules::trace(const Layer& l
                            : "\"" + *hit + "\" of " + source + " is a substring of " + name);
   }
   if (decision.verdict != Verdict::load_error && any) {
-    dynamic_lines(); // get_linear_quant_method reads dynamic after the list test
+    trace_dynamic(layer, lines); // get_linear_quant_method reads dynamic after the list test
   }
   return verdict();
 }

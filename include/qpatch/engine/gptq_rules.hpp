@@ -85,6 +85,11 @@ public:
   std::optional<std::string> optimum_entry(const std::string& prefix) const;
 
 private:
+  using TraceLines = std::vector<std::pair<std::string, std::string>>;
+  // trace(): how optimum's convert_model reads the layer (block, list; never dynamic).
+  void trace_optimum(const Layer& layer, TraceLines& lines) const;
+  // trace(): each dynamic rule tried on the layer, up to the first that matches.
+  void trace_dynamic(const Layer& layer, TraceLines& lines) const;
   std::optional<Decision> decide_dynamic(const Layer& layer) const;
   // The first matching rule of a layer built quantized, and what override_config raises for
   // it, when it overrides bits or sym to what the kernel serving the config cannot take.
