@@ -161,6 +161,86 @@ Result<Explanation> explain(const checkpoint::Inventory& inventory,
 
 namespace detail {
 
+namespace {
+
+using TraceLines = std::vector<std::pair<std::string, std::string>>;
+using VersionTraces = std::vector<std::pair<engine::EngineVersion, TraceLines>>;
+
+// Each version's trace; versions whose traces are equal are shown once, named together.
+void add_grouped_traces(const VersionTraces& traces,
+                        const std::vector<engine::EngineVersion>& versions,
+                        TraceLines& lines) {
+  std::vector<bool> shown_trace(traces.size(), false);
+  for (size_t i = 0; i < traces.size(); ++i) {
+    if (shown_trace[i]) {
+      continue;
+    }
+    std::vector<engine::EngineVersion> same;
+    for (size_t j = i; j < traces.size(); ++j) {
+      if (!shown_trace[j] && traces[j].second == traces[i].second) {
+        same.push_back(traces[j].first);
+        shown_trace[j] = true;
+      }
+    }
+    if (same.size() < traces.size()) {
+      lines.emplace_back("version", engine::subset_text(same, versions));
+    }
+    lines.insert(lines.end(), traces[i].second.begin(), traces[i].second.end());
+  }
+}
+
+// One version's trace of the layers over the module asked about (`mine`); an engine whose
+// verdict differs from the disk goes into `wrong`.
+template <class Mine>
+TraceLines trace_one_version(const ExplainContext& context,
+                             const EngineView& view,
+                             const LayerRules& rules,
+                             const Mine& mine,
+                             std::vector<std::string>& wrong) {
+  const Layer* layer = &context.layer;
+  const std::string engine_name(engine::to_string(view.engine));
+  const std::string shown(engine::display_name(view.engine));
+  std::vector<std::pair<std::string, std::string>> trace_lines;
+  bool traced = false;
+  for (const Layer& candidate : view.not_built) {
+    if (mine(candidate)) {
+      traced = true;
+      trace_lines.emplace_back("not built",
+                               candidate.name + ": " + shown + " never builds the MTP head");
+    }
+  }
+  for (const LayerView& candidate : *view.views) {
+    if (!mine(*candidate.layer) || candidate.layer->draft) {
+      continue;
+    }
+    traced = true;
+    // An engine that builds layers of its own may name them otherwise (one that builds a
+    // layer per module names it in the trace below).
+    if (view.model.engine_layers && candidate.layer->prefix != layer->prefix) {
+      trace_lines.emplace_back("layer", candidate.layer->prefix + " (" + shown + "'s name)");
+    }
+    const auto trace = rules.trace(*candidate.layer);
+    trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
+    if (!consistent(candidate, rules.decide(*candidate.layer)) &&
+        std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
+      wrong.push_back(engine_name);
+    }
+    if (view.model.engine_layers) {
+      break; // an engine that fuses builds one layer over the module
+    }
+  }
+  if (!traced) {
+    trace_lines.emplace_back("not built", shown + " builds no layer of this name");
+    if (std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end() &&
+        context.view == nullptr) {
+      wrong.push_back(engine_name);
+    }
+  }
+  return trace_lines;
+}
+
+} // namespace
+
 Status trace_versions(ExplainContext& context) {
   const ModuleList& modules = context.modules;
   const Layer* layer = &context.layer;
@@ -197,9 +277,7 @@ Status trace_versions(ExplainContext& context) {
     if (list.size() > 1) {
       lines.emplace_back("engine", engine::versions_text(versions, context.method));
     }
-    // Each version's trace; versions whose traces are equal are shown once, named together.
-    std::vector<std::pair<engine::EngineVersion, std::vector<std::pair<std::string, std::string>>>>
-        traces;
+    VersionTraces traces;
     for (const auto& view : views) {
       if (view->engine != engine) {
         continue;
@@ -207,61 +285,9 @@ Status trace_versions(ExplainContext& context) {
       QP_TRY_ASSIGN(
           const auto rules,
           context.row.rules({context.active, context.configs, modules, context.inventory, *view}));
-      std::vector<std::pair<std::string, std::string>> trace_lines;
-      bool traced = false;
-      for (const Layer& candidate : view->not_built) {
-        if (mine(candidate)) {
-          traced = true;
-          trace_lines.emplace_back("not built",
-                                   candidate.name + ": " + shown + " never builds the MTP head");
-        }
-      }
-      for (const LayerView& candidate : *view->views) {
-        if (!mine(*candidate.layer) || candidate.layer->draft) {
-          continue;
-        }
-        traced = true;
-        // An engine that builds layers of its own may name them otherwise (one that builds a
-        // layer per module names it in the trace below).
-        if (view->model.engine_layers && candidate.layer->prefix != layer->prefix) {
-          trace_lines.emplace_back("layer", candidate.layer->prefix + " (" + shown + "'s name)");
-        }
-        const auto trace = rules->trace(*candidate.layer);
-        trace_lines.insert(trace_lines.end(), trace.begin(), trace.end());
-        if (!consistent(candidate, rules->decide(*candidate.layer)) &&
-            std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end()) {
-          wrong.push_back(engine_name);
-        }
-        if (view->model.engine_layers) {
-          break; // an engine that fuses builds one layer over the module
-        }
-      }
-      if (!traced) {
-        trace_lines.emplace_back("not built", shown + " builds no layer of this name");
-        if (std::find(wrong.begin(), wrong.end(), engine_name) == wrong.end() &&
-            context.view == nullptr) {
-          wrong.push_back(engine_name);
-        }
-      }
-      traces.emplace_back(view->version, std::move(trace_lines));
+      traces.emplace_back(view->version, trace_one_version(context, *view, *rules, mine, wrong));
     }
-    std::vector<bool> shown_trace(traces.size(), false);
-    for (size_t i = 0; i < traces.size(); ++i) {
-      if (shown_trace[i]) {
-        continue;
-      }
-      std::vector<engine::EngineVersion> same;
-      for (size_t j = i; j < traces.size(); ++j) {
-        if (!shown_trace[j] && traces[j].second == traces[i].second) {
-          same.push_back(traces[j].first);
-          shown_trace[j] = true;
-        }
-      }
-      if (same.size() < traces.size()) {
-        lines.emplace_back("version", engine::subset_text(same, versions));
-      }
-      lines.insert(lines.end(), traces[i].second.begin(), traces[i].second.end());
-    }
+    add_grouped_traces(traces, versions, lines);
   }
   close_trace(context, wrong);
   return ok_status();
