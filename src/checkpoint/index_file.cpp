@@ -243,43 +243,10 @@ Result<IndexFile> finish_index(IndexFile index, std::string_view path) {
   return index;
 }
 
-// `owner` keeps `padded` alive; the fast path's names point into it.
-Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
-                               std::string_view path,
-                               std::shared_ptr<const char> owner,
-                               bool plain_fast_path = true,
-                               const std::function<void(size_t)>& consumed = {}) {
+// The index's root checked (an object, no key twice, metadata an object or null) and its
+// weight_map found.
+Result<simdjson::dom::element> find_weight_map(simdjson::dom::element root, std::string_view path) {
   using simdjson::dom::element;
-  const std::string_view text(padded.data(), padded.length());
-  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
-    return index_error(ErrorCode::invalid_json,
-                       path,
-                       0,
-                       "",
-                       "file starts with a UTF-8 byte-order mark, which Python's json rejects");
-  }
-  {
-    IndexFile index;
-    if (plain_fast_path && scan_plain_index(text, index, consumed)) {
-      index.text = std::move(owner);
-      return finish_index(std::move(index), path);
-    }
-  }
-  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
-    return index_error(ErrorCode::invalid_json, path, nul, "", "NUL byte in JSON text");
-  }
-  simdjson::dom::parser parser;
-  if (parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
-    return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "", "index too large");
-  }
-  element root;
-  if (auto code = parser.parse(padded).get(root)) {
-    if (auto located = json::locate_syntax_error(text)) {
-      return index_error(ErrorCode::invalid_json, path, located->pos, "", located->message);
-    }
-    return index_error(
-        ErrorCode::invalid_json, path, std::nullopt, "", simdjson::error_message(code));
-  }
   if (!root.is_object()) {
     return index_error(ErrorCode::invalid_index,
                        path,
@@ -332,6 +299,12 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
                        "/metadata",
                        "metadata is " + json::type_name(metadata.type()) + ", expected an object");
   }
+  return weight_map;
+}
+
+// weight_map's entries read (each a file name, every new file name safe, within the limits),
+// their names copied out of the parser.
+Result<IndexFile> read_weight_map(simdjson::dom::element weight_map, std::string_view path) {
   const auto map = weight_map.get_object().value_unsafe();
   if (map.size() > limits::k_max_index_entries) {
     return index_error(ErrorCode::limit_exceeded,
@@ -385,6 +358,47 @@ Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
   }
   index.text = std::shared_ptr<const char>(names, names.get());
   return finish_index(std::move(index), path);
+}
+
+// `owner` keeps `padded` alive; the fast path's names point into it.
+Result<IndexFile> parse_padded(simdjson::padded_string_view padded,
+                               std::string_view path,
+                               std::shared_ptr<const char> owner,
+                               bool plain_fast_path = true,
+                               const std::function<void(size_t)>& consumed = {}) {
+  using simdjson::dom::element;
+  const std::string_view text(padded.data(), padded.length());
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
+    return index_error(ErrorCode::invalid_json,
+                       path,
+                       0,
+                       "",
+                       "file starts with a UTF-8 byte-order mark, which Python's json rejects");
+  }
+  {
+    IndexFile index;
+    if (plain_fast_path && scan_plain_index(text, index, consumed)) {
+      index.text = std::move(owner);
+      return finish_index(std::move(index), path);
+    }
+  }
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return index_error(ErrorCode::invalid_json, path, nul, "", "NUL byte in JSON text");
+  }
+  simdjson::dom::parser parser;
+  if (parser.allocate(std::max<size_t>(text.size(), 4096), limits::k_max_json_depth)) {
+    return index_error(ErrorCode::limit_exceeded, path, std::nullopt, "", "index too large");
+  }
+  element root;
+  if (auto code = parser.parse(padded).get(root)) {
+    if (auto located = json::locate_syntax_error(text)) {
+      return index_error(ErrorCode::invalid_json, path, located->pos, "", located->message);
+    }
+    return index_error(
+        ErrorCode::invalid_json, path, std::nullopt, "", simdjson::error_message(code));
+  }
+  QP_TRY_ASSIGN(const element weight_map, find_weight_map(root, path));
+  return read_weight_map(weight_map, path);
 }
 
 } // namespace
