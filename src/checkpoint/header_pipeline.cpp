@@ -11,6 +11,101 @@
 
 namespace qpatch::checkpoint {
 
+namespace {
+
+// Headers read on `workers` threads and handed to the consumer in file order. Workers stay at
+// most `window` files ahead of the consumer (a bound on waiting headers); consumed tensor lists
+// go back to the workers' parsers for reuse.
+class OrderedReads {
+public:
+  OrderedReads(const std::filesystem::path& dir,
+               const std::vector<std::string>& names,
+               const safetensors::ReaderOptions& options,
+               unsigned workers)
+      : m_dir(dir), m_names(names), m_options(options), m_slots(names.size()),
+        m_window(size_t{4} * workers) {}
+
+  // One worker: claim the next file, wait for room, read it into its slot.
+  void work() {
+    try {
+      safetensors::HeaderParser parser;
+      for (size_t i = m_next_claim++; i < m_names.size(); i = m_next_claim++) {
+        {
+          std::unique_lock lock(m_mutex);
+          m_room.wait(lock, [&] { return m_stop || i < m_consumed + m_window; });
+          if (m_stop) {
+            return;
+          }
+          if (!m_spare.empty()) {
+            parser.reuse(std::move(m_spare.back()));
+            m_spare.pop_back();
+          }
+        }
+        auto result = parser.read(m_dir / m_names[i], m_names[i], m_options);
+        {
+          const std::lock_guard lock(m_mutex);
+          m_slots[i].emplace(std::move(result));
+        }
+        m_ready.notify_all();
+      }
+    } catch (...) {
+      const std::lock_guard lock(m_mutex);
+      m_failure = std::current_exception();
+      m_ready.notify_all();
+    }
+  }
+
+  // On the caller's thread: each header in order, as soon as it is read. What a worker threw
+  // (bad_alloc, in practice) is rethrown here.
+  void consume_all(const HeaderConsumer& consume) {
+    for (size_t i = 0; i < m_names.size(); ++i) {
+      std::optional<Result<safetensors::Header>> result;
+      {
+        std::unique_lock lock(m_mutex);
+        m_ready.wait(lock, [&] { return m_slots[i].has_value() || m_failure != nullptr; });
+        if (!m_slots[i].has_value()) {
+          std::rethrow_exception(m_failure);
+        }
+        result = std::move(m_slots[i]);
+        m_slots[i].reset();
+        m_consumed = i + 1;
+      }
+      m_room.notify_all();
+      consume(i, *result);
+      if (*result) {
+        const std::lock_guard lock(m_mutex);
+        m_spare.push_back(std::move((*result)->tensors));
+      }
+    }
+  }
+
+  // Workers stop at their next wait.
+  void stop() {
+    {
+      const std::lock_guard lock(m_mutex);
+      m_stop = true;
+    }
+    m_room.notify_all();
+  }
+
+private:
+  const std::filesystem::path& m_dir;
+  const std::vector<std::string>& m_names;
+  const safetensors::ReaderOptions& m_options;
+  std::vector<std::optional<Result<safetensors::Header>>> m_slots;
+  const size_t m_window;
+  std::mutex m_mutex;
+  std::condition_variable m_ready; // a slot was filled, or a worker failed
+  std::condition_variable m_room;  // the consumer moved on, or stopped
+  std::atomic<size_t> m_next_claim{0};
+  size_t m_consumed = 0;        // guarded by m_mutex
+  bool m_stop = false;          // guarded by m_mutex: the consumer gave up (it threw)
+  std::exception_ptr m_failure; // guarded by m_mutex: what a worker threw
+  std::vector<std::vector<safetensors::TensorEntry>> m_spare; // guarded: consumed lists
+};
+
+} // namespace
+
 void read_headers_in_order(const std::filesystem::path& dir,
                            const std::vector<std::string>& names,
                            const safetensors::ReaderOptions& options,
@@ -30,54 +125,12 @@ void read_headers_in_order(const std::filesystem::path& dir,
     }
     return;
   }
-  std::vector<std::optional<Result<safetensors::Header>>> slots(names.size());
-  std::mutex mutex;
-  std::condition_variable ready; // a slot was filled, or a worker failed
-  std::condition_variable room;  // the consumer moved on, or stopped
-  std::atomic<size_t> next_claim{0};
-  size_t consumed = 0;        // guarded by mutex
-  bool stop = false;          // guarded by mutex: the consumer gave up (it threw)
-  std::exception_ptr failure; // guarded by mutex: what a worker threw (bad_alloc, in practice)
-  std::vector<std::vector<safetensors::TensorEntry>> spare; // guarded by mutex: consumed lists
-  // Workers stay at most this far ahead of the consumer: a bound on waiting headers.
-  const size_t window = size_t{4} * workers;
-  const auto work = [&] {
-    try {
-      safetensors::HeaderParser parser;
-      for (size_t i = next_claim++; i < names.size(); i = next_claim++) {
-        {
-          std::unique_lock lock(mutex);
-          room.wait(lock, [&] { return stop || i < consumed + window; });
-          if (stop) {
-            return;
-          }
-          if (!spare.empty()) {
-            parser.reuse(std::move(spare.back()));
-            spare.pop_back();
-          }
-        }
-        auto result = parser.read(dir / names[i], names[i], options);
-        {
-          const std::lock_guard lock(mutex);
-          slots[i].emplace(std::move(result));
-        }
-        ready.notify_all();
-      }
-    } catch (...) {
-      const std::lock_guard lock(mutex);
-      failure = std::current_exception();
-      ready.notify_all();
-    }
-  };
+  OrderedReads reads(dir, names, options, workers);
   std::vector<std::thread> pool;
   // Threads are joined however this ends; an exception from a worker or from `consume` is
   // rethrown here, on the caller's thread, once every worker has stopped.
   const auto finish = [&] {
-    {
-      const std::lock_guard lock(mutex);
-      stop = true;
-    }
-    room.notify_all();
+    reads.stop();
     for (std::thread& thread : pool) {
       thread.join();
     }
@@ -87,32 +140,9 @@ void read_headers_in_order(const std::filesystem::path& dir,
   try {
     pool.reserve(workers);
     for (unsigned w = 0; w < workers; ++w) {
-      pool.emplace_back(work);
+      pool.emplace_back([&reads] { reads.work(); });
     }
-  } catch (...) {
-    finish();
-    throw;
-  }
-  try {
-    for (size_t i = 0; i < names.size(); ++i) {
-      std::optional<Result<safetensors::Header>> result;
-      {
-        std::unique_lock lock(mutex);
-        ready.wait(lock, [&] { return slots[i].has_value() || failure != nullptr; });
-        if (!slots[i].has_value()) {
-          std::rethrow_exception(failure);
-        }
-        result = std::move(slots[i]);
-        slots[i].reset();
-        consumed = i + 1;
-      }
-      room.notify_all();
-      consume(i, *result);
-      if (*result) {
-        const std::lock_guard lock(mutex);
-        spare.push_back(std::move((*result)->tensors));
-      }
-    }
+    reads.consume_all(consume);
   } catch (...) {
     finish();
     throw;
