@@ -9,9 +9,8 @@ namespace qpatch::engine {
 
 namespace {
 
-// Only the changes whose rules qpatch models (the rule cites the change); the others of the
-// window are listed in docs/research/vllm-versions.md with why they are left out.
-std::vector<Change> vllm_changes() {
+// Merged up to 2026-06-15.
+std::vector<Change> changes_merged_to_06_15() {
   return {
       {"#37291",
        "e8b055a5a",
@@ -78,6 +77,12 @@ std::vector<Change> vllm_changes() {
        "(before: only its shards' names)",
        "fp8 modelopt awq",
        ""},
+  };
+}
+
+// Merged from 2026-06-17 on.
+std::vector<Change> changes_merged_from_06_17() {
+  return {
       {"#40601",
        "bcb518ad7",
        "2026-06-17",
@@ -142,6 +147,16 @@ std::vector<Change> vllm_changes() {
        "",
        "Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM"},
   };
+}
+
+// Only the changes whose rules qpatch models (the rule cites the change), by merge date; the
+// others of the window are listed in docs/research/vllm-versions.md with why they are left out.
+std::vector<Change> vllm_changes() {
+  std::vector<Change> changes = changes_merged_to_06_15();
+  for (Change& change : changes_merged_from_06_17()) {
+    changes.push_back(std::move(change));
+  }
+  return changes;
 }
 
 History make_vllm_history() {
