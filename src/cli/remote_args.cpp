@@ -24,13 +24,15 @@ RemoteCheckpoints::~RemoteCheckpoints() {
   }
 }
 
-std::optional<int> RemoteCheckpoints::fetch(std::vector<std::string>& dirs,
-                                            std::vector<std::string>& labels,
-                                            std::vector<report::HubSource>& sources,
+std::optional<int> RemoteCheckpoints::fetch(CheckedDirs& checked,
                                             const std::string& revision,
                                             bool quiet,
-                                            std::ostream& err,
-                                            std::vector<std::optional<Error>>* failed) {
+                                            bool keep_going,
+                                            std::ostream& err) {
+  std::vector<std::string>& dirs = checked.dirs;
+  std::vector<std::string>& labels = checked.labels;
+  std::vector<report::HubSource>& sources = checked.sources;
+  std::vector<std::optional<Error>>* failed = keep_going ? &checked.remote_failures : nullptr;
   hub::RemoteSettings settings = hub::remote_settings(hub::process_environment());
   settings.user_agent = "qpatch/" QPATCH_VERSION;
   if (settings.offline) {

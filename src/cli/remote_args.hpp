@@ -5,6 +5,7 @@
 // under labels that name the repo, so every message and report says "Org/Name/config.json".
 #pragma once
 
+#include "command_table.hpp"
 #include "exit_code.hpp"
 
 #include <qpatch/error.hpp>
@@ -25,19 +26,18 @@ public:
   RemoteCheckpoints(const RemoteCheckpoints&) = delete;
   RemoteCheckpoints& operator=(const RemoteCheckpoints&) = delete;
 
-  // Replace each repo id of `dirs` by its local copy and fill `labels` with the repo ids, so
-  // dirs[i] is read and labels[i] is shown. `revision` is --revision. Unless `quiet`, note what
-  // was read on `err`. On failure the error is on `err` and the exit code is returned: usage (2)
-  // for an argument that is not a repo id or HF_HUB_OFFLINE, invalid_input (3) for a Hub error,
-  // 128+N for a signal. With `failed` (the fix command, whose report has a place for it), a Hub
-  // error is instead recorded at failed[i] and the other repos are still read.
-  std::optional<int> fetch(std::vector<std::string>& dirs,
-                           std::vector<std::string>& labels,
-                           std::vector<report::HubSource>& sources,
+  // Replace each repo id of checked.dirs by its local copy and fill checked.labels with the repo
+  // ids (dirs[i] is read, labels[i] shown) and checked.sources with what was read. `revision`
+  // is --revision. Unless `quiet`, note what was read on `err`. On failure the error is on
+  // `err` and the exit code is returned: usage (2) for an argument that is not a repo id or
+  // HF_HUB_OFFLINE, invalid_input (3) for a Hub error, 128+N for a signal. With `keep_going`
+  // (the fix command, whose report has a place for it), a Hub error is instead recorded in
+  // checked.remote_failures[i] and the other repos are still read.
+  std::optional<int> fetch(CheckedDirs& checked,
                            const std::string& revision,
                            bool quiet,
-                           std::ostream& err,
-                           std::vector<std::optional<Error>>* failed = nullptr);
+                           bool keep_going,
+                           std::ostream& err);
 
 private:
   std::filesystem::path m_root; // the temporary directory, "" until made

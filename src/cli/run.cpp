@@ -68,14 +68,8 @@ std::optional<int> check_dirs(Command& command,
       report(err, Level::error, refusal);
       return to_int(ExitCode::usage);
     }
-    return remote_copies.fetch(dirs,
-                               checked.labels,
-                               checked.sources,
-                               revision,
-                               command.quiet(),
-                               err,
-                               command.reports_remote_failures() ? &checked.remote_failures
-                                                                 : nullptr);
+    return remote_copies.fetch(
+        checked, revision, command.quiet(), command.reports_remote_failures(), err);
   }
   if (command.recursive()) {
     // Each DIR is a root to search; what is judged is every checkpoint found below them.

@@ -813,15 +813,16 @@ void sync_other_files(const JudgeInput& in,
   }
 }
 
-// FP8's two keys kept in step for the engines that read the other one. `key` is the list the fix
-// edited, `wanted` that list after the fix, `emptied` the emptying of ignored_layers (if any).
+// FP8's two keys kept in step for the engines that read the other one. `edited` is the list the
+// fix edited, as it reads after the fix; `emptied` the emptying of ignored_layers (if any).
 void sync_fp8_keys(const EngineViews& judged,
                    const SkipListSetting& skip_list,
                    const quant::ConfigFile& active,
-                   const std::string& key,
-                   const std::vector<std::string>& wanted,
+                   const SkipList& edited,
                    std::optional<ArrayChange>& emptied,
                    Diagnosis& diagnosis) {
+  const std::string& key = edited.key;
+  const std::vector<std::string>& wanted = edited.entries;
   // An engine that prefers modules_to_not_convert (transformers) reads it whenever it is there,
   // so where vLLM reads ignored_layers the two are made the same list.
   const bool mtnc_read = std::any_of(judged.begin(), judged.end(), [](const auto& view) {
@@ -901,8 +902,10 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   ListChange edited = list_change(active, edit, replaced);
   sync_other_files(in, method, edit.list.key, edited, writes, diagnosis);
   if (method == SkipListMethod::fp8) {
-    const std::vector<std::string> wanted = writes ? edited.final_list : edit.list.entries;
-    sync_fp8_keys(judged, skip_list, active, edit.list.key, wanted, emptied, diagnosis);
+    SkipList after;
+    after.key = edit.list.key;
+    after.entries = writes ? edited.final_list : edit.list.entries;
+    sync_fp8_keys(judged, skip_list, active, after, emptied, diagnosis);
   }
   if (writes) {
     diagnosis.array_changes.push_back(std::move(edited.change));
