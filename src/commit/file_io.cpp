@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "commit/file_io.hpp"
 
+#include <qpatch/commit/temp_file.hpp>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -101,25 +103,21 @@ std::string replace_file(FileSystem& fs,
                          const std::string& name,
                          const std::string& data,
                          mode_t mode) {
-  std::string temp = (dir / ("." + name + ".qpatch-XXXXXX")).string();
-  const int fd = fs.mkstemp(temp.data());
-  if (fd < 0) {
+  TempFile temp(fs, dir, name);
+  if (!temp.ok()) {
     return "cannot create a temporary file for " + name + ": " + errno_text();
   }
-  std::string error;
-  if (fs.fchmod(fd, mode) != 0 || !write_all(fs, fd, data) || fs.fsync(fd) != 0) {
-    error = "cannot write " + name + ": " + errno_text();
+  if (fs.fchmod(temp.fd(), mode) != 0 || !write_all(fs, temp.fd(), data) ||
+      fs.fsync(temp.fd()) != 0) {
+    return "cannot write " + name + ": " + errno_text();
   }
-  if (fs.close(fd) != 0 && error.empty()) {
-    error = "cannot close " + name + ": " + errno_text();
+  if (!temp.close()) {
+    return "cannot close " + name + ": " + errno_text();
   }
-  if (error.empty() && fs.rename(temp.c_str(), (dir / name).c_str()) != 0) {
-    error = "cannot rename the temporary file over " + name + ": " + errno_text();
+  if (fs.rename(temp.path().c_str(), (dir / name).c_str()) != 0) {
+    return "cannot rename the temporary file over " + name + ": " + errno_text();
   }
-  if (!error.empty()) {
-    fs.unlink(temp.c_str());
-    return error;
-  }
+  temp.keep();
   fsync_directory(fs, dir);
   return "";
 }

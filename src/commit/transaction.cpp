@@ -4,6 +4,7 @@
 
 #include <qpatch/commit/interrupt.hpp>
 #include <qpatch/commit/manifest.hpp>
+#include <qpatch/commit/temp_file.hpp>
 #include <qpatch/commit/transaction.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
@@ -104,30 +105,29 @@ std::string stage_temp(FileSystem& fs,
                        const Metadata& meta,
                        std::string& error,
                        const std::optional<timespec>& mtime = std::nullopt) {
-  std::string path = (dir / ("." + file + ".qpatch-XXXXXX")).string();
-  const int fd = fs.mkstemp(path.data());
-  if (fd < 0) {
+  TempFile temp(fs, dir, file);
+  if (!temp.ok()) {
     error = "cannot create a temporary file: " + errno_text();
     return "";
   }
-  error = apply_metadata(fs, fd, meta);
-  if (error.empty() && !write_all(fs, fd, data)) {
+  error = apply_metadata(fs, temp.fd(), meta);
+  if (error.empty() && !write_all(fs, temp.fd(), data)) {
     error = "cannot write the temporary file: " + errno_text();
   }
   if (error.empty()) {
-    error = set_mtime(fd, mtime);
+    error = set_mtime(temp.fd(), mtime);
   }
-  if (error.empty() && fs.fsync(fd) != 0) {
+  if (error.empty() && fs.fsync(temp.fd()) != 0) {
     error = "cannot fsync the temporary file: " + errno_text();
   }
-  if (fs.close(fd) != 0 && error.empty()) {
+  if (!temp.close() && error.empty()) {
     error = "cannot close the temporary file: " + errno_text();
   }
   if (!error.empty()) {
-    fs.unlink(path.c_str());
     return "";
   }
-  return fs::path(path).filename().string();
+  temp.keep(); // the transaction exchanges it into place, or removes it on rollback
+  return temp.name();
 }
 
 struct Target {

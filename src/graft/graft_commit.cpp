@@ -2,6 +2,7 @@
 #include "commit/file_io.hpp"
 
 #include <qpatch/commit/interrupt.hpp>
+#include <qpatch/commit/temp_file.hpp>
 #include <qpatch/graft/graft_commit.hpp>
 #include <qpatch/json/strict_json.hpp>
 #include <qpatch/limits.hpp>
@@ -48,39 +49,6 @@ std::string hex_hash(const std::string& text) {
 }
 
 // A new shard's temp file beside its final name; removed unless renamed.
-class ShardTemp {
-public:
-  ShardTemp(commit::FileSystem& fs, const fs::path& dir, const std::string& name) : m_fs(fs) {
-    std::string path = (dir / ("." + name + ".qpatch-XXXXXX")).string();
-    m_fd = m_fs.mkstemp(path.data());
-    if (m_fd >= 0) {
-      m_path = path;
-    }
-  }
-  ~ShardTemp() {
-    close();
-    if (!m_path.empty() && !m_renamed) {
-      m_fs.unlink(m_path.c_str());
-    }
-  }
-  ShardTemp(const ShardTemp&) = delete;
-  ShardTemp& operator=(const ShardTemp&) = delete;
-  int fd() const { return m_fd; }
-  const std::string& path() const { return m_path; }
-  bool close() {
-    const int fd = m_fd;
-    m_fd = -1;
-    return fd < 0 || m_fs.close(fd) == 0;
-  }
-  void renamed() { m_renamed = true; }
-
-private:
-  commit::FileSystem& m_fs;
-  std::string m_path;
-  int m_fd = -1;
-  bool m_renamed = false;
-};
-
 struct Journal {
   std::string state; // "committing" or "committed"
   std::vector<std::string> created;
@@ -268,12 +236,13 @@ bool interrupted(const fs::path& dir) {
 
 // 1. Every new shard written and verified under a temp name (the temps, in plan order); the
 // bytes copied go to `result`.
-Result<std::vector<std::unique_ptr<ShardTemp>>> write_new_shards(commit::FileSystem& fs,
-                                                                 const fs::path& dir,
-                                                                 const std::string& display,
-                                                                 const GraftPlan& plan,
-                                                                 const CommitOptions& options,
-                                                                 GraftResult& result) {
+Result<std::vector<std::unique_ptr<commit::TempFile>>>
+write_new_shards(commit::FileSystem& fs,
+                 const fs::path& dir,
+                 const std::string& display,
+                 const GraftPlan& plan,
+                 const CommitOptions& options,
+                 GraftResult& result) {
   OpenFiles sources;
   std::vector<std::string> source_names;
   for (const SourceFile& source : plan.sources) {
@@ -283,13 +252,13 @@ Result<std::vector<std::unique_ptr<ShardTemp>>> write_new_shards(commit::FileSys
       return failure(ErrorCode::io_error, source.display, "cannot open: " + commit::errno_text());
     }
   }
-  std::vector<std::unique_ptr<ShardTemp>> temps;
+  std::vector<std::unique_ptr<commit::TempFile>> temps;
   uint64_t done_before = 0;
   for (const ShardLayout& layout : plan.new_shards) {
     const std::string shown = joined(display, layout.file);
-    temps.push_back(std::make_unique<ShardTemp>(fs, dir, layout.file));
-    ShardTemp& temp = *temps.back();
-    if (temp.fd() < 0 || fs.fchmod(temp.fd(), 0644) != 0) {
+    temps.push_back(std::make_unique<commit::TempFile>(fs, dir, layout.file));
+    commit::TempFile& temp = *temps.back();
+    if (!temp.ok() || fs.fchmod(temp.fd(), 0644) != 0) {
       return failure(ErrorCode::write_failed,
                      shown,
                      "cannot create a temporary file: " + commit::errno_text() +
@@ -351,7 +320,7 @@ Status rename_new_shards(commit::FileSystem& fs,
                          const fs::path& dir,
                          const std::string& display,
                          const GraftPlan& plan,
-                         std::vector<std::unique_ptr<ShardTemp>>& temps,
+                         std::vector<std::unique_ptr<commit::TempFile>>& temps,
                          const Journal& journal) {
   for (size_t k = 0; k < temps.size(); ++k) {
     const std::string& name = plan.new_shards[k].file;
@@ -365,7 +334,7 @@ Status rename_new_shards(commit::FileSystem& fs,
                      joined(display, name),
                      "cannot rename the new shard into place (" + why + "); nothing was changed");
     }
-    temps[k]->renamed();
+    temps[k]->keep();
   }
   return ok_status();
 }
