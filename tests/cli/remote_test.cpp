@@ -11,7 +11,6 @@
 #include "support/spawn.hpp"
 #include "support/temp_dir.hpp"
 
-#include <qpatch/hub/remote_checkpoint.hpp>
 #include <qpatch/util/names.hpp>
 
 #include <gtest/gtest.h>
@@ -395,19 +394,6 @@ TEST_F(RemoteTest, TheWholeReadStopsAtTheDeadlineWhateverTheRetries) {
             "QPATCH_REMOTE_DEADLINE sets a longer one\n");
   EXPECT_LT(seconds, 3.0);
   EXPECT_TRUE(tmp_is_empty());
-}
-
-TEST(RemoteSettingsTest, TheDeadlineIs30SecondsUnlessAPositiveNumberIsSet) {
-  const auto with = [](const char* value) {
-    return hub::remote_settings([value](const char* name) -> const char* {
-             return std::string(name) == "QPATCH_REMOTE_DEADLINE" ? value : nullptr;
-           })
-        .deadline_seconds;
-  };
-  EXPECT_EQ(with(nullptr), 30);
-  EXPECT_EQ(with("120"), 120);
-  EXPECT_EQ(with("0"), 30);
-  EXPECT_EQ(with("soon"), 30);
 }
 
 // `--json` prints its document whatever the Hub says: a repo that could not be read is an entry

@@ -1,148 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Issue 16, item 1: Hub repo ids resolved through a local cache laid out as huggingface_hub lays
-// it out (blobs/, snapshots/<commit>/ of relative symlinks, refs/), with its environment rules.
+// Issue 16, item 1: Hub repo ids as DIR arguments, resolved through a local cache
+// (support/hub_cache_fixture.hpp), on the CLI.
 #include "run.hpp"
-#include "support/fixtures.hpp"
-#include "support/temp_dir.hpp"
-
-#include <qpatch/hub/hub_cache.hpp>
+#include "support/hub_cache_fixture.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 
 namespace qpatch::hub {
 namespace {
-
-namespace fs = std::filesystem;
-
-Environment fake(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* name) -> const char* {
-    const auto it = shared->find(name);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
-}
-
-TEST(HubCacheDir, PrecedenceIsHuggingfaceHubs) {
-  EXPECT_EQ(hub_cache_dir(fake({{"HOME", "/h"}})).path, "/h/.cache/huggingface/hub");
-  EXPECT_EQ(hub_cache_dir(fake({{"HOME", "/h"}})).decided_by, "the default");
-  EXPECT_EQ(hub_cache_dir(fake({{"HOME", "/h"}, {"XDG_CACHE_HOME", "/x"}})).path,
-            "/x/huggingface/hub");
-  EXPECT_EQ(hub_cache_dir(fake({{"XDG_CACHE_HOME", "/x"}, {"HF_HOME", "/hf"}})).path, "/hf/hub");
-  const CacheDir both = hub_cache_dir(fake({{"HF_HOME", "/hf"}, {"HF_HUB_CACHE", "/hub"}}));
-  EXPECT_EQ(both.path, "/hub");
-  EXPECT_EQ(both.decided_by, "HF_HUB_CACHE");
-  // The legacy variable sits between HF_HUB_CACHE and HF_HOME.
-  EXPECT_EQ(hub_cache_dir(fake({{"HF_HOME", "/hf"}, {"HUGGINGFACE_HUB_CACHE", "/old"}})).path,
-            "/old");
-  EXPECT_EQ(hub_cache_dir(fake({{"HUGGINGFACE_HUB_CACHE", "/old"}, {"HF_HUB_CACHE", "/new"}})).path,
-            "/new");
-}
-
-TEST(HubCacheDir, ExpandsUserAndVariablesLikePosixpath) {
-  EXPECT_EQ(hub_cache_dir(fake({{"HOME", "/h/"}, {"HF_HOME", "~/hf"}})).path, "/h/hf/hub");
-  EXPECT_EQ(hub_cache_dir(fake({{"D", "/data"}, {"HF_HUB_CACHE", "$D/hub"}})).path, "/data/hub");
-  EXPECT_EQ(hub_cache_dir(fake({{"D", "/data"}, {"HF_HUB_CACHE", "${D}/x/$NOPE"}})).path,
-            "/data/x/$NOPE");
-  // os.getenv: a variable set to "" is used as it is, and "" joined with "hub" is "hub".
-  EXPECT_EQ(hub_cache_dir(fake({{"HF_HOME", ""}})).path, "hub");
-}
-
-TEST(RepoRef, ParsesOrgNameAndRevision) {
-  const auto plain = parse_repo_ref("Qwen/Qwen3.5-27B-W4A16");
-  ASSERT_TRUE(plain);
-  EXPECT_EQ(plain->repo_id, "Qwen/Qwen3.5-27B-W4A16");
-  EXPECT_EQ(plain->revision, "");
-  const auto pinned = parse_repo_ref("org/name@v1.0");
-  ASSERT_TRUE(pinned);
-  EXPECT_EQ(pinned->repo_id, "org/name");
-  EXPECT_EQ(pinned->revision, "v1.0");
-  for (const char* bad : {"name",
-                          "a/b/c",
-                          "./ck",
-                          "org/",
-                          "/name",
-                          "org/na--me",
-                          "org/..x",
-                          "-org/name",
-                          "org/name.",
-                          "org/name@",
-                          "org/na me"}) {
-    EXPECT_FALSE(parse_repo_ref(bad)) << bad;
-  }
-}
-
-constexpr const char* k_main = "0123456789abcdef0123456789abcdef01234567";
-constexpr const char* k_old = "fedcba9876543210fedcba9876543210fedcba98";
-
-// A cache holding Org/Name at two commits: refs/main names the first, refs/v1 the second.
-class HubCacheTest : public test::TempDirTest {
-protected:
-  fs::path cache() const { return dir() / "hub"; }
-  fs::path repo() const { return cache() / "models--Org--Name"; }
-  // Move every file of checkpoint `source` into blobs/ and link it from snapshots/<commit>/ by a
-  // relative symlink, as huggingface_hub's _create_symlink does.
-  void add_snapshot(const fs::path& source, const std::string& commit) {
-    fs::create_directories(repo() / "blobs");
-    fs::create_directories(repo() / "snapshots" / commit);
-    for (const auto& entry : fs::directory_iterator(source)) {
-      const std::string name = entry.path().filename().string();
-      const std::string blob = commit.substr(0, 8) + "-" + name;
-      fs::rename(entry.path(), repo() / "blobs" / blob);
-      fs::create_symlink("../../blobs/" + blob, repo() / "snapshots" / commit / name);
-    }
-  }
-  void add_ref(const std::string& name, const std::string& commit) {
-    fs::create_directories((repo() / "refs" / name).parent_path());
-    std::ofstream(repo() / "refs" / name, std::ios::binary) << commit; // no newline, as the Hub
-  }
-  void write_cache() {
-    for (const std::string commit : {k_main, k_old}) {
-      const fs::path staging = dir() / ("staging-" + commit);
-      test::write_mini(staging,
-                       {test::Head::dense,
-                        test::HeadFile::indexed_shard,
-                        test::ct_config_json("[\n      \"lm_head\"\n    ]",
-                                             "[\n          \"Linear\"\n        ]")});
-      add_snapshot(staging, commit);
-      fs::remove_all(staging);
-    }
-    add_ref("main", k_main);
-    add_ref("v1", k_old);
-  }
-  CacheDir cache_dir() const { return {cache(), "HF_HUB_CACHE"}; }
-};
-
-TEST_F(HubCacheTest, ResolvesRefsCommitsAndUniquePrefixes) {
-  write_cache();
-  const auto main = resolve_snapshot(cache_dir(), {"Org/Name", ""});
-  ASSERT_TRUE(main) << main.error().to_string();
-  EXPECT_EQ(main->commit, k_main);
-  EXPECT_EQ(main->revision, "main");
-  EXPECT_EQ(main->dir, repo() / "snapshots" / k_main);
-  EXPECT_EQ(resolve_snapshot(cache_dir(), {"Org/Name", "v1"})->commit, k_old);
-  EXPECT_EQ(resolve_snapshot(cache_dir(), {"Org/Name", k_old})->commit, k_old);
-  EXPECT_EQ(resolve_snapshot(cache_dir(), {"Org/Name", "fedcb"})->commit, k_old);
-  const auto short_prefix = resolve_snapshot(cache_dir(), {"Org/Name", "fedc"});
-  ASSERT_FALSE(short_prefix);
-  EXPECT_EQ(short_prefix.error().to_string(),
-            "Org/Name: revision 'fedc' is neither a ref in " + (repo() / "refs").string() +
-                " nor a snapshot in " + (repo() / "snapshots").string() +
-                " (cached: 0123456789ab, fedcba987654)");
-}
-
-TEST_F(HubCacheTest, PathInsideTheCacheNamesItsRepo) {
-  const auto snapshot = snapshot_of_path(repo() / "snapshots" / k_main);
-  ASSERT_TRUE(snapshot);
-  EXPECT_EQ(snapshot->repo_id, "Org/Name");
-  EXPECT_EQ(snapshot->commit, k_main);
-  EXPECT_FALSE(snapshot_of_path(dir()));
-}
 
 // The CLI, with HF_HUB_CACHE pointing at the test's cache.
 class HubCliTest : public HubCacheTest {
