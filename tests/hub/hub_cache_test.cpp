@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Issue 16, item 1: the hub cache's directory, repo ids and snapshots resolved by
 // huggingface_hub's own rules (hub/hub_cache.hpp), on the library.
+#include "support/fake_environment.hpp"
 #include "support/hub_cache_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -12,11 +13,7 @@ namespace qpatch::hub {
 namespace {
 
 Environment fake(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* name) -> const char* {
-    const auto it = shared->find(name);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
+  return test::fake_environment(std::move(vars));
 }
 
 TEST(HubCacheDir, PrecedenceIsHuggingfaceHubs) {

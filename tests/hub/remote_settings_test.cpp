@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What --remote reads from the environment (hub/remote_checkpoint.hpp remote_settings), and the
 // URL quoting of hub/http_client.hpp, on the library.
+#include "support/fake_environment.hpp"
+
 #include <qpatch/hub/http_client.hpp>
 #include <qpatch/hub/remote_checkpoint.hpp>
 
@@ -14,11 +16,7 @@ namespace qpatch::hub {
 namespace {
 
 Environment fake(std::map<std::string, std::string> vars) {
-  auto shared = std::make_shared<std::map<std::string, std::string>>(std::move(vars));
-  return [shared](const char* name) -> const char* {
-    const auto it = shared->find(name);
-    return it == shared->end() ? nullptr : it->second.c_str();
-  };
+  return test::fake_environment(std::move(vars));
 }
 
 TEST(RemoteSettingsTest, TheDeadlineIs30SecondsUnlessAPositiveNumberIsSet) {

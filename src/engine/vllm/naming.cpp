@@ -6,9 +6,19 @@
 // says otherwise.
 #include <qpatch/engine/model_info.hpp>
 
+#include <string_view>
+
 namespace qpatch::engine {
 
 namespace {
+
+// The error DeepSeekMTP.load_weights (deepseek_mtp.py, since #35548 2562e0271) and
+// DeepSeekV4MTP.load_weights (deepseek_v4/nvidia/mtp.py, since 4d51588e2) raise for a declared
+// draft layer with no weights; {} is the layer index.
+constexpr std::string_view k_mtp_layer_missing =
+    "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
+    "checkpoint may have been quantized without including the MTP layers. Use a checkpoint that "
+    "includes MTP layer weights, or disable speculative decoding.";
 
 // Qwen3.5/3.6 (VLM and text-only) and Qwen3-Next.
 void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
@@ -101,10 +111,7 @@ void deepseek_glm_rows(ModelInfo& info,
     // glm_moe_dsa draft through DeepSeekMTP, whose load_weights raises for a declared layer with
     // no weights loaded (deepseek_mtp.py, since #35548 2562e0271, 2026-02-28: every version
     // judged). Glm4MoeMTP and Qwen3_5MTP have no such check.
-    info.draft_missing_error =
-        "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
-        "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
-        "that includes MTP layer weights, or disable speculative decoding.";
+    info.draft_missing_error = std::string(k_mtp_layer_missing);
   }
 }
 
@@ -125,10 +132,7 @@ void deepseek_v4_row(ModelInfo& info) {
   // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
   // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
   // ba1892907, 2026-07-22).
-  info.draft_missing_error =
-      "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
-      "checkpoint may have been quantized without including the MTP layers. Use a checkpoint "
-      "that includes MTP layer weights, or disable speculative decoding.";
+  info.draft_missing_error = std::string(k_mtp_layer_missing);
 }
 
 } // namespace
