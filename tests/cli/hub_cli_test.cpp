@@ -92,6 +92,11 @@ TEST_F(HubCliTest, JsonNamesTheRepoRevisionAndCommitOfACacheSnapshot) {
   EXPECT_NE(flag.out.find(hub_of("\"v1\"", k_old)), std::string::npos) << flag.out;
   const Outcome main = run_args({"--check", "--json", "-q", "Org/Name"});
   EXPECT_NE(main.out.find(hub_of("\"main\"", k_main)), std::string::npos) << main.out;
+  // `path` is where the files are: the snapshot the repo id resolved to.
+  EXPECT_NE(main.out.find("\"path\": \"" + (repo() / "snapshots" / k_main).string() +
+                          "\",\n      \"hub\""),
+            std::string::npos)
+      << main.out;
   const Outcome path =
       run_args({"--check", "--json", "-q", (repo() / "snapshots" / k_main).string()});
   EXPECT_NE(path.out.find(hub_of("null", k_main)), std::string::npos) << path.out;
