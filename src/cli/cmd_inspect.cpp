@@ -56,6 +56,13 @@ ExitCode run_inspect(const InspectOptions& options, Io& io) {
     const std::string& dir = options.dirs[d];
     const std::string& label = label_of(options.dirs, options.labels, d);
     // --summary stays a header read only; --json shows the disk, not the verdicts.
+    if (d < options.remote_failures.size() && options.remote_failures[d]) {
+      // The Hub refused the repo: its entry holds the error, and the others are still read.
+      inspected[d].inventory.emplace();
+      inspected[d].inventory->display_dir = label;
+      inspected[d].inventory->errors.push_back(*options.remote_failures[d]);
+      continue;
+    }
     checkpoint::OpenOptions open_options;
     open_options.read_configs = !options.json && !options.summary_only;
     auto opened = checkpoint::open(dir, label, open_options);
@@ -140,11 +147,14 @@ class InspectCommand final : public Command {
 public:
   explicit InspectCommand(CLI::App& root) { parser = setup_inspect(root, m_options); }
   std::vector<std::string> dir_arguments() const override { return m_options.dirs; }
+  // --json prints a document whatever the Hub says; the text report has no place for it.
+  bool reports_remote_failures() const override { return m_options.json; }
   bool raw_stdout() const override { return m_options.json; }
   ExitCode run(CheckedDirs checked, Io& io) override {
     m_options.dirs = std::move(checked.dirs);
     m_options.labels = std::move(checked.labels);
     m_options.remote = checked.remote;
+    m_options.remote_failures = std::move(checked.remote_failures);
     return run_inspect(m_options, io);
   }
 

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -33,6 +34,8 @@ struct InspectOptions {
   std::vector<std::string> dirs;
   std::vector<std::string> labels; // what dirs[i] is called in reports (--remote: the repo id)
   bool remote = false;
+  // With --remote --json: why repo i could not be read (its entry says so).
+  std::vector<std::optional<Error>> remote_failures;
   bool json = false;
   bool summary_only = false;
   bool verbose = false;

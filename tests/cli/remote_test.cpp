@@ -422,6 +422,30 @@ TEST_F(RemoteTest, JsonIsADocumentWhenTheHubFails) {
   EXPECT_TRUE(tmp_is_empty());
 }
 
+// inspect --json too: the refused repo is an entry whose problem is the Hub's answer.
+TEST_F(RemoteTest, InspectJsonIsADocumentWhenTheHubFails) {
+  m_server.add_repo("Org/Name", k_commit, write_small());
+  const Outcome both = run({"inspect", "--json", "--summary", "--remote", "Org/Nope", "Org/Name"});
+  EXPECT_EQ(both.code, 3);
+  const auto doc = nlohmann::ordered_json::parse(both.out);
+  ASSERT_EQ(doc.at("checkpoints").size(), 2u);
+  EXPECT_EQ(
+      doc["checkpoints"][0].dump(),
+      R"js({"path":"Org/Nope","has_index":false,"files":[],"summary":{"files":0,)js"
+      R"js("tensors":0,"modules":0,"storage":{},"kinds":{},"header_bytes":0,)js"
+      R"js("unindexed_files":[]},"problems":[{"code":"remote_failed","severity":"error",)js"
+      R"js("path":"","offset":null,"subject":"","message":"HTTP 401: Org/Nope not found )js"
+      R"js(on ENDPOINT, or private: if it is yours or shared with you, set HF_TOKEN or run )js"
+      R"js('hf auth login' (qpatch reads its token file)","count":1}]})js");
+  EXPECT_EQ(doc["checkpoints"][1]["path"], "Org/Name");
+  // The note says what was read of the repo that could be; the error is the refused one's.
+  EXPECT_EQ(without_read_note(both.err),
+            "qpatch: error: Org/Nope: HTTP 401: Org/Nope not found on ENDPOINT, or private: if it "
+            "is yours or shared with you, set HF_TOKEN or run 'hf auth login' (qpatch reads its "
+            "token file)\n");
+  EXPECT_TRUE(tmp_is_empty());
+}
+
 TEST_F(RemoteTest, SigintWhileReadingTheHubStopsAndRemovesTheCopy) {
   m_server.add_repo("Org/Name", k_commit, write_small());
   m_server.stall(true);
