@@ -472,10 +472,17 @@ private:
     // SGLang's FP8 and ModelOpt test a layer their quant config's mapping does not fuse by its
     // own name (the Qwen3.5 draft's mtp.layers.0.self_attn.qkv_proj, mapping {}; ModelOpt's
     // is_layer_skipped is FP8's, and is_layer_excluded full-matches the whole name): once the
-    // checkpoint's names are listed and it is still quantized, that name.
+    // checkpoint's names are listed and it is still quantized, that name. So does any engine
+    // version whose layer names are not its entries' renamed (vLLM's Qwen3_5ForCausalLM from
+    // #50210 to #50355, no mapper: layers at model.layers.N, entries as written), for every
+    // method whose entries it reads exactly (Quark, FP8, ModelOpt).
     const auto& dialect = engine_view.dialect.skip_list;
+    const bool exact_reader = method == SkipListMethod::fp8 || method == SkipListMethod::modelopt ||
+                              method == SkipListMethod::quark;
     if (((method == SkipListMethod::fp8 && dialect.fp8_first_present_key) ||
-         (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded)) &&
+         (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded) ||
+         (exact_reader && engine_view.engine == engine::Engine::vllm &&
+          engine_view.model.separate_layer_names)) &&
         std::all_of(names.begin(), names.end(), [&](const std::string& name) {
           return std::find(entries.begin(), entries.end(), name) != entries.end();
         })) {
