@@ -300,6 +300,38 @@ TEST_F(VllmDiffRegressionTest, Fp8EmptiedIgnoredLayersFallsBackToModulesToNotCon
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
+// Quark FP8 per tensor, as amd's exports store it.
+void quark_fp8(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".weight", "F8_E4M3", {64, 64}});
+  out.push_back({module + ".weight_scale", "F32", {}});
+  out.push_back({module + ".input_scale", "F32", {}});
+}
+
+// Between #50210 (2026-07-29) and #50355 (2026-08-06) vLLM built Qwen3_5ForCausalLM's layers at
+// model.layers.N with no mapper, so an exclude entry in checkpoint naming reached nothing; from
+// #50355 the mapper renames it. The fix names both, and every version judged loads the dense
+// layer dense (tools/vllm_diff seed 108,000,022: it said "not fixable").
+TEST_F(VllmDiffRegressionTest, QuarkExcludeNamesTheLayerInBothEras) {
+  std::vector<TensorSpec> tensors = {
+      {"lm_head.weight", "BF16", {256, 64}},
+      {"model.language_model.layers.0.mlp.down_proj.weight", "BF16", {64, 64}}};
+  quark_fp8(tensors, "model.language_model.layers.0.mlp.up_proj");
+  write(config("Qwen3_5ForCausalLM",
+               "{\"exclude\": [\"lm_head\"], \"global_quant_config\": {\"weight\": "
+               "{\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": false}, "
+               "\"input_tensors\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", "
+               "\"is_dynamic\": false}}, \"layer_quant_config\": {}, \"quant_method\": "
+               "\"quark\"}"),
+        tensors);
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "vllm"}).first, 0);
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["exclude"].dump(),
+      R"(["lm_head","model.language_model.layers.0.mlp.down_proj",)"
+      R"("model.layers.0.mlp.down_proj"])");
+  const auto [code, out] = run_qpatch({"--check", "--engine", "vllm"});
+  EXPECT_EQ(code, 0) << out;
+}
+
 // vLLM refuses some configs before it builds a layer (each method's from_config): reported as
 // config_rejected with vLLM's own exception, whatever the skip lists say.
 TEST_F(VllmDiffRegressionTest, ConfigVllmRefusesIsReportedWithItsError) {
