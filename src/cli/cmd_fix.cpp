@@ -20,16 +20,13 @@
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
 #include <qpatch/report/scan_report.hpp>
-#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <exception>
 #include <filesystem>
 #include <functional>
 #include <mutex>
-#include <string_view>
 #include <thread>
 
 namespace qpatch::cli {
@@ -235,15 +232,6 @@ void apply(const std::string& dir, const FixOptions& options, Judged& judged) {
   }
 }
 
-// `text` as one word for a POSIX shell: as is when it holds nothing the shell reads, else quoted.
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-           std::string_view("_./@%+=:,-").find(c) != std::string_view::npos;
-  });
-  return plain ? text : "'" + util::replace_all(text, "'", "'\\''") + "'";
-}
-
 // A dry-run diff for files that are symlinks (a Hugging Face cache snapshot links each file into
 // blobs/) cannot be applied as printed: `git apply` fails ("patch does not apply": it reads the
 // link itself), GNU patch refuses ("not a regular file"), and `patch --follow-symlinks` would
@@ -259,13 +247,14 @@ std::string symlinked_diff_note(const std::string& dir, const CheckpointOutcome&
   if (linked.empty()) {
     return "";
   }
-  const std::string first = shell_word((fs::path(dir) / linked.front()).string());
+  const std::string first =
+      report::shell_command("", (fs::path(dir) / linked.front()).string()).substr(1);
   return display_path(dir, linked.front()) +
          (linked.size() > 1 ? " and " + std::to_string(linked.size() - 1) + " more are" : " is") +
          " a symlink into the Hub cache's blobs/, which `git apply` and `patch` refuse (and "
          "`patch --follow-symlinks` would change the blob other snapshots share): apply the fix "
-         "with `qpatch " +
-         shell_word(dir) +
+         "with `" +
+         report::shell_command("qpatch", dir) +
          "`, which writes a regular file and keeps the blob, or make the link a copy first: cp "
          "--remove-destination \"$(readlink -f " +
          first + ")\" " + first;

@@ -704,16 +704,17 @@ void report_layers(const EngineViews& judged,
 struct ListChange {
   ArrayChange change;
   std::vector<std::string> final_list; // empty when nothing is written
+  bool writes = false;                 // the fix edits the list (or replaces it)
 };
 
 ListChange list_change(const quant::ConfigFile& active,
                        ListEdit& edit,
                        const std::vector<std::string>& replaced) {
-  const bool writes = edit.edits() || !replaced.empty();
   std::stable_sort(edit.appended.begin(), edit.appended.end(), [](const auto& a, const auto& b) {
     return a.second < b.second;
   });
   ListChange out;
+  out.writes = edit.edits() || !replaced.empty();
   ArrayChange& change = out.change;
   change.file = active.name;
   change.pointer = active.pointer;
@@ -741,7 +742,7 @@ ListChange list_change(const quant::ConfigFile& active,
     change.append.push_back(added.first);
   }
   out.final_list.insert(out.final_list.end(), change.append.begin(), change.append.end());
-  if (edit.list.derived && !writes) {
+  if (edit.list.derived && !out.writes) {
     out.final_list.clear(); // nothing is written
   }
   return out;
@@ -754,7 +755,6 @@ void sync_other_files(const JudgeInput& in,
                       SkipListMethod method,
                       const std::string& key,
                       const ListChange& edited,
-                      bool writes,
                       Diagnosis& diagnosis) {
   const Method* family = find_method(quant::declared_method(in.active));
   for (const quant::ConfigFile& file : in.configs.files) {
@@ -779,7 +779,7 @@ void sync_other_files(const JudgeInput& in,
       sync.pointer.push_back(key);
       sync.create = !has_key;
       sync.append = edited.final_list;
-      if (!writes) {
+      if (!edited.writes) {
         Finding finding;
         finding.kind = FindingKind::configs_disagree;
         finding.label = file.name;
@@ -793,7 +793,7 @@ void sync_other_files(const JudgeInput& in,
       diagnosis.array_changes.push_back(std::move(sync));
       continue;
     }
-    if (!writes) {
+    if (!edited.writes) {
       continue;
     }
     ArrayChange sync;
@@ -905,16 +905,15 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       method == SkipListMethod::fp8 ? fall_back_to_modules_to_not_convert(edit, fixer, active)
                                     : std::nullopt;
   report_layers(judged, modules, skip_list, edit, method_name, diagnosis);
-  const bool writes = edit.edits() || !replaced.empty();
   ListChange edited = list_change(active, edit, replaced);
-  sync_other_files(in, method, edit.list.key, edited, writes, diagnosis);
+  sync_other_files(in, method, edit.list.key, edited, diagnosis);
   if (method == SkipListMethod::fp8) {
     SkipList after;
     after.key = edit.list.key;
-    after.entries = writes ? edited.final_list : edit.list.entries;
+    after.entries = edited.writes ? edited.final_list : edit.list.entries;
     sync_fp8_keys(judged, skip_list, active, after, emptied, diagnosis);
   }
-  if (writes) {
+  if (edited.writes) {
     diagnosis.array_changes.push_back(std::move(edited.change));
   }
   if (emptied) {

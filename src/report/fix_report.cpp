@@ -143,17 +143,14 @@ private:
   }
 
   void render_error() {
-    if (outcome.error) {
-      // The error itself is on stderr in the one diagnostic form; the report keeps its place.
-      // Judged and planned, then stopped while writing (a full disk, a file-size limit, another
-      // writer): saying "could not be judged" would send the user to the wrong problem.
-      out += style.paint(outcome.path, Role::heading) +
-             (outcome.changes.empty() ? ": could not be judged (see the error)\n"
-                                      : ": judged; the patch was stopped (see the error)\n");
-      out += column(style, "status", Role::heading) +
-             style.paint(std::string(to_string(outcome.status)), status_role(outcome.status)) +
-             "\n";
-    }
+    // The error itself is on stderr in the one diagnostic form; the report keeps its place.
+    // Judged and planned, then stopped while writing (a full disk, a file-size limit, another
+    // writer): saying "could not be judged" would send the user to the wrong problem.
+    out += style.paint(outcome.path, Role::heading) +
+           (outcome.changes.empty() ? ": could not be judged (see the error)\n"
+                                    : ": judged; the patch was stopped (see the error)\n");
+    out += column(style, "status", Role::heading) +
+           style.paint(std::string(to_string(outcome.status)), status_role(outcome.status)) + "\n";
   }
 
   void render_heading() {
