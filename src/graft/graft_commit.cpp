@@ -293,6 +293,9 @@ write_new_shards(commit::FileSystem& fs,
 Journal graft_journal(const fs::path& dir, const GraftPlan& plan, const CommitOptions& options) {
   Journal journal;
   journal.state = "committing";
+  if (plan.index_created) {
+    journal.created.push_back(plan.index.file); // first: step 2b creates it
+  }
   for (const ShardLayout& layout : plan.new_shards) {
     journal.created.push_back(layout.file);
   }
@@ -328,7 +331,7 @@ Status rename_new_shards(commit::FileSystem& fs,
     if (taken || fs.rename(temps[k]->path().c_str(), (dir / name).c_str()) != 0) {
       const std::string why = taken ? "the name was taken meanwhile" : commit::errno_text();
       Journal renamed = journal;
-      renamed.created.resize(k); // the shards renamed so far
+      renamed.created.resize(k + (plan.index_created ? 1 : 0)); // the index, the shards so far
       remove_created(fs, dir, renamed);
       return failure(ErrorCode::write_failed,
                      joined(display, name),
@@ -337,6 +340,33 @@ Status rename_new_shards(commit::FileSystem& fs,
     temps[k]->keep();
   }
   return ok_status();
+}
+
+// 2b. A single-file checkpoint's index as it is before the graft (graft_plan.cpp
+// identity_index), a new file no engine loads differently; from here the graft is the sharded
+// one. A failure removes it and the journal.
+Status create_index(commit::FileSystem& fs,
+                    const fs::path& dir,
+                    const std::string& display,
+                    const GraftPlan& plan,
+                    const Journal& journal) {
+  const bool taken = present(dir / plan.index.file);
+  const std::string error =
+      taken ? "the name was taken meanwhile"
+            : commit::replace_file(fs, dir, plan.index.file, plan.index.before, 0644);
+  if (error.empty()) {
+    return ok_status();
+  }
+  Journal undo = journal;
+  undo.created.clear();
+  if (!taken) {
+    undo.created.push_back(plan.index.file);
+  }
+  remove_created(fs, dir, undo);
+  return failure(ErrorCode::write_failed,
+                 joined(display, plan.index.file),
+                 "cannot create the index a second shard needs (" + error +
+                     "); nothing was changed");
 }
 
 Result<GraftResult> commit_graft(const fs::path& dir,
@@ -364,6 +394,11 @@ Result<GraftResult> commit_graft(const fs::path& dir,
     return failure(ErrorCode::write_failed,
                    joined(display, std::string(k_journal_name)),
                    error + "; nothing was changed");
+  }
+  if (plan.index_created) {
+    if (auto created = create_index(fs, dir, display, plan, journal); !created) {
+      return created.take_error();
+    }
   }
   // 3. The new shards under their names; the old index does not name them.
   if (auto renamed = rename_new_shards(fs, dir, display, plan, temps, journal); !renamed) {

@@ -118,6 +118,7 @@ Inventory after_graft(const Checkpoint& dir,
     Entry& entry = by_name[it == renamed.end() ? file.name : it->second];
     entry.file = file;
     entry.file.name = it == renamed.end() ? file.name : it->second;
+    entry.file.indexed = entry.file.indexed || plan.index_created; // the new index names it
   }
   for (const Tensor& tensor : before.tensors) {
     const std::string& name = before.files[tensor.file].name;
@@ -166,6 +167,44 @@ Inventory after_graft(const Checkpoint& dir,
   return after;
 }
 
+uint64_t indexed_bytes(const Inventory& after) {
+  uint64_t total = 0;
+  for (const Tensor& tensor : after.tensors) {
+    if (after.files[tensor.file].indexed && !tensor.shadowed) {
+      total += tensor_bytes(tensor.dtype, tensor.shape);
+    }
+  }
+  return total;
+}
+
+// Return the index a single-file checkpoint is given before the graft: every tensor -> the file
+// holding it, keys sorted and indented as transformers' save_pretrained writes an index
+// (json.dumps(index, indent=2, sort_keys=True) + "\n"). It changes what no engine loads: vLLM
+// loads every *.safetensors in a folder without an index and, with one, exactly the files its
+// weight_map names (weight_utils.py filter_duplicate_safetensors_files, vLLM 017e9f4; it
+// raises on a named file that is missing); transformers loads model.safetensors while it exists
+// and the index only when it does not (modeling_utils.py _get_resolved_checkpoint_files). With
+// it, the graft is the sharded one: new shards under names the index does not name, then the
+// index swapped (the commit point), then the replaced file moved aside; a single file has no
+// instant at which vLLM would load the old and the new shards together.
+std::string identity_index(const Inventory& inventory) {
+  std::map<std::string_view, const std::string*> map; // sorted; the first file's copy
+  uint64_t total = 0;
+  for (const Tensor& tensor : inventory.tensors) {
+    if (!tensor.shadowed && map.emplace(tensor.name, &inventory.files[tensor.file].name).second) {
+      total += tensor_bytes(tensor.dtype, tensor.shape);
+    }
+  }
+  json::Json weight_map = json::Json::object();
+  for (const auto& [name, file] : map) {
+    weight_map[std::string(name)] = *file;
+  }
+  json::Json doc = json::Json::object();
+  doc["metadata"] = {{"total_size", total}};
+  doc["weight_map"] = std::move(weight_map);
+  return doc.dump(2, ' ', true) + "\n";
+}
+
 // Return the new index text: every entry but the removed ones, kept in order and renamed with
 // their shard, then the grafted tensors; total_size the sum of every indexed tensor's bytes.
 Result<std::string> new_index(const Checkpoint& dir,
@@ -173,8 +212,12 @@ Result<std::string> new_index(const Checkpoint& dir,
                               const std::set<std::string_view>& removed,
                               GraftPlan& plan) {
   const std::string name(checkpoint::k_index_file_name);
-  QP_TRY_ASSIGN(plan.index.before,
-                json::read_file(dir.inventory.dir / name, name, limits::k_max_index_size));
+  if (plan.index_created) {
+    plan.index.before = identity_index(dir.inventory);
+  } else {
+    QP_TRY_ASSIGN(plan.index.before,
+                  json::read_file(dir.inventory.dir / name, name, limits::k_max_index_size));
+  }
   QP_TRY_ASSIGN(json::Json doc, json::parse_strict(plan.index.before, joined(dir.display, name)));
   if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object()) {
     return refused(joined(dir.display, name), "has no weight_map object to rewrite");
@@ -203,12 +246,7 @@ Result<std::string> new_index(const Checkpoint& dir,
     map[copy.name] = plan.head_file;
     ++plan.index_added;
   }
-  uint64_t total = 0;
-  for (const Tensor& tensor : after.tensors) {
-    if (after.files[tensor.file].indexed && !tensor.shadowed) {
-      total += tensor_bytes(tensor.dtype, tensor.shape);
-    }
-  }
+  const uint64_t total = indexed_bytes(after);
   if (doc.contains("metadata") && doc["metadata"].is_object() &&
       doc["metadata"].contains("total_size") &&
       doc["metadata"]["total_size"].is_number_unsigned()) {
@@ -412,8 +450,15 @@ plan_graft(const Checkpoint& dir, const Checkpoint& donor, const PlanOptions& op
     return plan;
   }
   if (!dir.inventory.has_index) {
-    return refused(joined(dir.display, std::string(checkpoint::k_index_file_name)),
-                   "not found; graft needs a sharded checkpoint with an index");
+    // A single-file checkpoint gets the index a second shard needs; a file it could not read
+    // would be left out of it, so none is allowed.
+    for (const ShardFile& file : dir.inventory.files) {
+      if (!file.readable) {
+        return refused(joined(dir.display, file.name),
+                       "cannot be read, and the index the graft creates would leave it out");
+      }
+    }
+    plan.index_created = true;
   }
   std::set<std::string_view> removed;
   for (const Selected& selected : plan.modules) {
@@ -432,16 +477,15 @@ plan_graft(const Checkpoint& dir, const Checkpoint& donor, const PlanOptions& op
   if (auto planned = plan_configs(dir, after, configs, options, plan); !planned) {
     return planned.take_error();
   }
-  QP_TRY_ASSIGN(std::string index_text, new_index(dir, after, removed, plan));
   plan.index.file = std::string(checkpoint::k_index_file_name);
-  plan.index.after = std::move(index_text);
+  QP_TRY_ASSIGN(plan.index.after, new_index(dir, after, removed, plan));
   for (const ShardLayout& layout : plan.new_shards) {
     for (const TensorCopy& tensor : layout.tensors) {
       plan.bytes_to_copy += tensor.size;
     }
     plan.disk_needed += shard_size(layout);
   }
-  plan.disk_needed += plan.index.after.size();
+  plan.disk_needed += plan.index.after.size() + (plan.index_created ? plan.index.before.size() : 0);
   for (const ConfigEdit& edit : plan.configs) {
     plan.disk_needed += edit.after.size();
   }

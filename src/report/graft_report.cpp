@@ -60,7 +60,8 @@ std::string plan_lines(const GraftOutcome& outcome) {
     }
   }
   out += line("index",
-              plan.index.file + ": " + std::to_string(plan.index_removed) + " entries out, " +
+              plan.index.file + (plan.index_created ? " (new: the checkpoint had one file)" : "") +
+                  ": " + std::to_string(plan.index_removed) + " entries out, " +
                   std::to_string(plan.index_added) + " in; total_size " +
                   std::to_string(plan.total_size_before) + " -> " +
                   std::to_string(plan.total_size_after));
@@ -161,6 +162,7 @@ json::Json render_graft_json(const GraftOutcome& outcome) {
            {"tensors_kept", change.kept}});
     }
     index = {{"file", plan.index.file},
+             {"created", plan.index_created},
              {"entries_removed", plan.index_removed},
              {"entries_added", plan.index_added},
              {"total_size_before", plan.total_size_before},

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <functional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -116,6 +117,25 @@ protected:
     fill_real_data(ck(), "dropped");
   }
 
+  // A single-file checkpoint (model.safetensors, no index): the main model quantized, and the
+  // head quantized with it, or dropped by the exporter with its declaration.
+  void write_single_file(bool with_head) const {
+    synth::CheckpointSpec spec;
+    spec.config_json =
+        with_head ? quantized_config() : without_head_declaration(quantized_config());
+    spec.write_index = false;
+    ShardSpec file{"model.safetensors", {}, false};
+    main_model(file.tensors, true);
+    if (with_head) {
+      dense(file.tensors, "mtp.norm.weight", {64});
+      layer(file.tensors, "mtp.layers.0", true);
+      ct_linear(file.tensors, "mtp.fc", 64, 128, true);
+    }
+    spec.shards = {file};
+    ASSERT_TRUE(synth::write_checkpoint(ck(), spec).ok());
+    fill_real_data(ck(), with_head ? "single" : "single-dropped");
+  }
+
   std::pair<int, std::string> graft(std::vector<std::string> args) const {
     std::vector<std::string> full{"graft", "--from", base().string()};
     full.insert(full.end(), args.begin(), args.end());
@@ -143,6 +163,7 @@ protected:
     return {code, named(out.str()), named(err.str())};
   }
 
+public:
   std::pair<int, std::string> run_args(std::vector<std::string> args) const {
     std::ostringstream out;
     std::ostringstream err;
@@ -332,6 +353,7 @@ TEST_F(GraftTest, OnlyNarrowsTheSelection) {
   EXPECT_EQ(checkpoint["modules"].size(), 1U);
   EXPECT_EQ(checkpoint["modules"][0]["name"], "mtp.fc");
   EXPECT_EQ(checkpoint["shards"][0]["action"], "drop");
+  EXPECT_EQ(checkpoint["index"]["created"], false);
   EXPECT_TRUE(fs::exists(ck() / "model-00001-of-00002.safetensors")); // untouched
   expect_index_exact();
 }
@@ -558,45 +580,111 @@ Loaded loaded_state(const fs::path& dir) {
   return out;
 }
 
-TEST_F(GraftTest, KilledAtEveryRenameLoadsAndConverges) {
-  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
-    GTEST_SKIP() << "strace is not installed";
+// What vLLM loads from `dir`: with an index, the files its weight_map names (it raises on a
+// missing one), each holding exactly what the map says; without, every *.safetensors file,
+// no name in two of them.
+Loaded vllm_view(const fs::path& dir) {
+  if (fs::exists(dir / "model.safetensors.index.json")) {
+    return loaded_state(dir);
   }
-  write_base();
-  write_quantized();
-  const fs::path pristine = dir() / "pristine";
-  fs::copy(ck(), pristine, fs::copy_options::recursive);
-  ASSERT_EQ(graft({}).first, 0);
-  const auto done = snapshot_tree(ck());
-  const Loaded grafted = loaded_state(ck());
-  fs::remove_all(ck());
-  fs::copy(pristine, ck(), fs::copy_options::recursive);
-  const Loaded original = loaded_state(ck());
-  ASSERT_TRUE(grafted.ok && original.ok);
+  Loaded out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".safetensors") {
+      continue;
+    }
+    for (const auto& [name, bytes] : tensor_bytes(entry.path())) {
+      if (!out.tensors.insert(name).second) {
+        return {};
+      }
+    }
+  }
+  out.ok = true;
+  return out;
+}
+
+// What transformers loads: model.safetensors while it exists, else the index's files.
+Loaded transformers_view(const fs::path& dir) {
+  if (!fs::exists(dir / "model.safetensors")) {
+    return loaded_state(dir);
+  }
+  Loaded out{true, {}};
+  for (const auto& [name, bytes] : tensor_bytes(dir / "model.safetensors")) {
+    out.tensors.insert(name);
+  }
+  return out;
+}
+
+// Kill the real binary at its k-th rename for every k (strace): each engine's view of DIR must
+// be the old or the new checkpoint, and the next run must converge on the files an
+// uninterrupted graft writes. `write` makes DIR.
+void expect_every_kill_loads_and_converges(const GraftTest& test,
+                                           const fs::path& base,
+                                           const fs::path& ck,
+                                           const std::function<void()>& write) {
+  using View = Loaded (*)(const fs::path&);
+  const std::vector<std::pair<std::string, View>> views{{"vLLM", vllm_view},
+                                                        {"transformers", transformers_view}};
+  write();
+  const fs::path pristine = ck.parent_path() / "pristine";
+  fs::copy(ck, pristine, fs::copy_options::recursive);
+  ASSERT_EQ(test.run_args({"graft", "--from", base.string(), ck.string()}).first, 0);
+  const auto done = snapshot_tree(ck);
+  std::vector<Loaded> grafted;
+  for (const auto& view : views) {
+    grafted.push_back(view.second(ck));
+  }
+  fs::remove_all(ck);
+  fs::copy(pristine, ck, fs::copy_options::recursive);
+  std::vector<Loaded> originals;
+  for (size_t v = 0; v < views.size(); ++v) {
+    originals.push_back(views[v].second(ck));
+    ASSERT_TRUE(grafted[v].ok && originals[v].ok) << views[v].first;
+  }
   for (int k = 1;; ++k) {
-    fs::remove_all(ck());
-    fs::copy(pristine, ck(), fs::copy_options::recursive);
+    fs::remove_all(ck);
+    fs::copy(pristine, ck, fs::copy_options::recursive);
     // LeakSanitizer refuses to run under ptrace and fails the exit of an ASan build
     // (QPATCH_SANITIZE); the leak check is not what this test is about.
     const std::string command =
         "ASAN_OPTIONS=detect_leaks=0 strace -f -o /dev/null -e trace=rename "
         "-e inject=rename:signal=SIGKILL:when=" +
-        std::to_string(k) + " " QPATCH_EXE " graft --from '" + base().string() + "' '" +
-        ck().string() + "' >/dev/null 2>&1";
+        std::to_string(k) + " " QPATCH_EXE " graft --from '" + base.string() + "' '" + ck.string() +
+        "' >/dev/null 2>&1";
     const int status = std::system(command.c_str());
     if (status == 0) {
       EXPECT_GT(k, 5); // ran past its last rename: every point was tried
       break;
     }
-    const Loaded state = loaded_state(ck());
-    EXPECT_TRUE(state.ok) << "killed at rename " << k;
-    EXPECT_TRUE(state.tensors == original.tensors || state.tensors == grafted.tensors)
-        << "killed at rename " << k;
-    const auto [code, text] = graft({});
+    for (size_t v = 0; v < views.size(); ++v) {
+      const Loaded state = views[v].second(ck);
+      EXPECT_TRUE(state.ok) << views[v].first << ", killed at rename " << k;
+      EXPECT_TRUE(state.tensors == originals[v].tensors || state.tensors == grafted[v].tensors)
+          << views[v].first << ", killed at rename " << k;
+    }
+    const auto [code, text] = test.run_args({"graft", "--from", base.string(), ck.string()});
     EXPECT_EQ(code, 0) << "after rename " << k << ": " << text;
-    EXPECT_EQ(snapshot_tree(ck()), done) << "after rename " << k;
+    EXPECT_EQ(snapshot_tree(ck), done) << "after rename " << k;
     ASSERT_LT(k, 20);
   }
+}
+
+TEST_F(GraftTest, KilledAtEveryRenameLoadsAndConverges) {
+  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace is not installed";
+  }
+  write_base();
+  expect_every_kill_loads_and_converges(*this, base(), ck(), [&] { write_quantized(); });
+}
+
+// A single file has no index to switch: the graft first gives it one naming the file as it is
+// (graft_commit.hpp step 2b), so vLLM, which loads every *.safetensors of a folder without an
+// index, never sees the new shards beside the old file.
+TEST_F(GraftTest, ASingleFileKilledAtEveryRenameLoadsAndConverges) {
+  if (std::system("command -v strace >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "strace is not installed";
+  }
+  write_base();
+  expect_every_kill_loads_and_converges(*this, base(), ck(), [&] { write_single_file(true); });
 }
 
 // Run the graft binary through `sh -c` with `prefix` before it; its stdout and stderr, with the
@@ -755,6 +843,109 @@ TEST_F(GraftTest, RestoreRemovesTheShardOfADroppedHeadsGraft) {
             "DIR: restored config.json from config.json.bak\n"
             "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
             "DIR: removed model-mtp-grafted.safetensors\n");
+  EXPECT_EQ(snapshot_tree(ck()), pristine);
+}
+
+// A single-file checkpoint used to be refused ("graft needs a sharded checkpoint with an
+// index"; issue 23 item 5). It is given the index of its file as it is, then grafted as a
+// sharded one: the file keeps its name and its bytes when nothing leaves it.
+TEST_F(GraftTest, ASingleFileGetsAnIndexAndKeepsItsBytesWhenTheHeadWasDropped) {
+  write_base();
+  write_single_file(false);
+  const auto pristine = snapshot_tree(ck());
+  const std::string file_before = read_bytes(ck() / "model.safetensors");
+  const Streams dry = graft_streams({"--dry-run", "--json"});
+  EXPECT_EQ(dry.code, 1) << dry.err;
+  auto doc = json::parse_strict(dry.out, "stdout");
+  ASSERT_TRUE(doc.ok()) << dry.out;
+  EXPECT_EQ((*doc)["checkpoints"][0]["index"].dump(),
+            "{\"file\":\"model.safetensors.index.json\",\"created\":true,\"entries_removed\":0,"
+            "\"entries_added\":11,\"total_size_before\":89072,\"total_size_after\":187760}");
+  EXPECT_EQ(snapshot_tree(ck()), pristine); // a dry run writes nothing, the index included
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
+            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
+            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
+            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
+            "DONOR/model-00002-of-00002.safetensors\n"
+            "  index       model.safetensors.index.json (new: the checkpoint had one file): 0 "
+            "entries out, 11 in; total_size 89072 -> 187760\n"
+            "  config      config.json +9: mtp_num_hidden_layers: 1, "
+            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+            "  disk        105938 bytes to write (98688 of tensor data), N free\n"
+            "  status      grafted\n"
+            "  backups     model.safetensors.index.json.bak, config.json.bak\n"
+            "  undo        qpatch restore DIR\n");
+  EXPECT_EQ(read_bytes(ck() / "model.safetensors"), file_before);
+  expect_index_exact();
+  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+  EXPECT_EQ(check_code, 0) << check_text;
+  const auto [restore_code, restore_text] = run_args({"restore", ck().string()});
+  EXPECT_EQ(restore_code, 0) << restore_text;
+  EXPECT_EQ(restore_text,
+            "DIR: restored config.json from config.json.bak\n"
+            "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
+            "DIR: removed model.safetensors.index.json\n"
+            "DIR: removed model-mtp-grafted.safetensors\n");
+  EXPECT_EQ(snapshot_tree(ck()), pristine);
+}
+
+// The head stored quantized in the single file: the file is rewritten under a new name and
+// moved aside, so transformers, which loads model.safetensors alone while it exists, loads the
+// index from then on.
+TEST_F(GraftTest, ASingleFileWithAQuantizedHeadIsRewrittenBesideItsIndex) {
+  write_base();
+  write_single_file(true);
+  const auto pristine = snapshot_tree(ck());
+  const auto before = all_tensors(ck());
+  const auto donor = all_tensors(base());
+  const auto [code, text] = graft({});
+  ASSERT_EQ(code, 0) << text;
+  EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
+            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
+            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
+            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
+            "DONOR/model-00002-of-00002.safetensors\n"
+            "  rewrite     model.safetensors -> model-rewritten.safetensors: 27 tensors out, 26 "
+            "kept\n"
+            "  index       model.safetensors.index.json (new: the checkpoint had one file): 27 "
+            "entries out, 11 in; total_size 117232 -> 187760\n"
+            "  config      config.json +8: "
+            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+            "  disk        200150 bytes to write (187760 of tensor data), N free\n"
+            "  status      grafted\n"
+            "  backups     model.safetensors.index.json.bak, config.json.bak, "
+            "model.safetensors.bak\n"
+            "  undo        qpatch restore DIR\n");
+  EXPECT_FALSE(fs::exists(ck() / "model.safetensors"));
+  for (const auto& [name, where] : all_tensors(ck())) {
+    const auto& expected = name.rfind("mtp.", 0) == 0 ? donor : before;
+    ASSERT_EQ(expected.count(name), 1U) << name;
+    EXPECT_EQ(where.second, expected.at(name).second) << name;
+  }
+  expect_index_exact();
+  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+  EXPECT_EQ(check_code, 0) << check_text;
+  const auto [restore_code, restore_text] = run_args({"restore", ck().string()});
+  EXPECT_EQ(restore_code, 0) << restore_text;
+  EXPECT_EQ(restore_text,
+            "DIR: restored config.json from config.json.bak\n"
+            "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
+            "DIR: restored model.safetensors from model.safetensors.bak\n"
+            "DIR: removed model.safetensors.index.json\n"
+            "DIR: removed model-mtp-grafted.safetensors\n"
+            "DIR: removed model-rewritten.safetensors\n");
   EXPECT_EQ(snapshot_tree(ck()), pristine);
 }
 

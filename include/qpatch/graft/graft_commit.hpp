@@ -5,6 +5,9 @@
 //      (graft/shard_writer); a failure removes them: nothing changed;
 //   2. the journal .qpatch-graft.json records the plan (files created, files moved aside, the
 //      new index's hash, the new config texts), written atomically;
+//   2b. a single-file checkpoint gets the index of its file as it is (no engine loads anything
+//      else for it; graft_plan.cpp identity_index), recorded as created; from here on it is a
+//      sharded graft;
 //   3. the temps are renamed to their new names, which the old index does not name, so engines
 //      still load the old checkpoint;
 //   4. the index and the configs go through commit::commit, index first: its rename is the

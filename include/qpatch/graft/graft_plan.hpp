@@ -56,6 +56,10 @@ struct GraftPlan {
   std::vector<ConfigEdit> configs; // config.json and sidecars that change
   ConfigRepair config_repair;      // keys put back from DONOR's config.json
   commit::WriteRequest index;      // model.safetensors.index.json
+  // DIR had no index (a single-file checkpoint): the graft first creates `index.before`, an
+  // index naming the file as it is (graft_plan.cpp identity_index), then edits it as any index;
+  // the record lists it as created, so `restore` removes it.
+  bool index_created = false;
   size_t index_removed = 0;
   size_t index_added = 0;
   uint64_t total_size_before = 0; // the index's claim
