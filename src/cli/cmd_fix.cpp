@@ -59,7 +59,7 @@ void setup_fix(CLI::App& app, FixOptions& options) {
   app.add_flag("--no-backup", options.no_backup, "Do not keep a backup of changed files");
   app.add_flag("--prune",
                options.prune,
-               "Also remove the compressed-tensors ignore entries no verdict depends on (dead "
+               "Also remove the skip-list entries no verdict depends on (dead "
                "ones and duplicates, as the lint line counts them)");
   app.add_option("--color", options.color, "auto|always|never (auto: a TTY without NO_COLOR)")
       ->check(one_of("--color value", {"auto", "always", "never"}));

@@ -409,22 +409,8 @@ void lint_and_prune(Fixer& fixer,
       (!diagnosis.lint->dead.empty() || !diagnosis.lint->duplicates.empty())) {
     // Dead entries of the list as written: an entry shadowed by one the fix removes covers
     // layers the fix names exactly (dense) or would make dense (quantized), so it goes too.
-    const SkipListLint& found = *diagnosis.lint;
-    std::vector<size_t> gone = found.dead;
-    gone.insert(gone.end(), found.duplicates.begin(), found.duplicates.end());
-    fixer.prune(gone);
-    Finding finding;
-    finding.kind = FindingKind::dead_skip_entries;
-    finding.label = found.pointer.back();
-    for (const size_t i : gone) {
-      finding.modules.push_back(found.entries[i]);
-    }
-    finding.detail = found.pointer.back() + ": " + std::to_string(found.dead.size()) +
-                     " dead and " + std::to_string(found.duplicates.size()) +
-                     " duplicate entries (--prune): no verdict changes without them, in any "
-                     "version judged";
-    finding.fixable = true;
-    diagnosis.findings.push_back(std::move(finding));
+    fixer.prune(pruned_entries(*diagnosis.lint));
+    diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint));
   }
 }
 

@@ -145,6 +145,11 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
                                           const checkpoint::ModuleList& modules,
                                           const checkpoint::Inventory& inventory);
 std::string quoted(const std::string& text);
+
+// --prune (skip_list_lint.hpp): the entries of the list as written that go, dead ones then
+// duplicates, and the finding that names them.
+std::vector<size_t> pruned_entries(const SkipListLint& lint);
+Finding pruned_entries_finding(const SkipListLint& lint);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds,

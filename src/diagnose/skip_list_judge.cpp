@@ -863,6 +863,71 @@ void sync_fp8_keys(const EngineViews& judged,
   }
 }
 
+// The lint of the list as written (skip_list_lint.hpp). Every judged view decides with this
+// list, also one that reads FP8's other key: the patch may copy this list there (sync_fp8_keys),
+// and then transformers' FP8 quantizes lm_head unless the list names it. An entry is dead only
+// if no view's verdict changes without it; over-broad counts the views that read the list.
+// A derived AWQ list is not written, so not linted; nor is a list longer than
+// k_lint_by_default_up_to without --prune (each candidate set is judged again).
+std::optional<SkipListLint> lint_list(const EngineViews& judged,
+                                      const SkipListSetting& setting,
+                                      const SkipList& list,
+                                      const quant::ConfigFile& active,
+                                      const DiagnoseOptions& options) {
+  if (list.derived || list.entries.empty() ||
+      (list.entries.size() > k_lint_by_default_up_to && !options.prune)) {
+    return std::nullopt;
+  }
+  SkipListLint lint;
+  lint.file = active.name;
+  lint.pointer = active.pointer;
+  lint.pointer.push_back(list.key);
+  lint.entries = list.entries;
+  std::set<size_t> live;
+  std::set<size_t> over_broad;
+  std::vector<std::vector<Decision>> first(judged.size());
+  for (size_t r = 0; r < judged.size(); ++r) {
+    const EngineView& reader = *judged[r];
+    const bool reads_it = setting.key_read_by(reader.version, reader.model) == list.key &&
+                          setting.read_by(reader.version, reader.model) == list.entries;
+    const engine::SkipListRules rules = setting.judge(reader.version, list.entries, reader.model);
+    for (const LayerView& view : *reader.views) {
+      first[r].push_back(rules.decide(*view.layer));
+      const Decision& decision = first[r].back();
+      if (decision.ignore_index) {
+        live.insert(*decision.ignore_index);
+        if (reads_it && decision.by == DecidedBy::ignore_entry && view.disk == Disk::quantized) {
+          over_broad.insert(*decision.ignore_index);
+        }
+      }
+    }
+  }
+  lint.over_broad.assign(over_broad.begin(), over_broad.end());
+  find_dead_entries(lint, live, [&](const std::vector<size_t>& removed) {
+    std::vector<std::string> without;
+    for (size_t i = 0; i < list.entries.size(); ++i) {
+      if (!std::binary_search(removed.begin(), removed.end(), i)) {
+        without.push_back(list.entries[i]);
+      }
+    }
+    for (size_t r = 0; r < judged.size(); ++r) {
+      const engine::SkipListRules rules =
+          setting.judge(judged[r]->version, without, judged[r]->model);
+      const auto& views = *judged[r]->views;
+      for (size_t v = 0; v < views.size(); ++v) {
+        const Decision decision = rules.decide(*views[v].layer);
+        const Decision& before = first[r][v];
+        if (decision.verdict != before.verdict || decision.by != before.by ||
+            decision.shard_ignored != before.shard_ignored) {
+          return false;
+        }
+      }
+    }
+    return true;
+  });
+  return lint;
+}
+
 } // namespace
 
 Status
@@ -883,6 +948,19 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
                              in.options,
                              skip_list_method_name(method));
   judged_versions(judged, diagnosis);
+  // Dead is "in every engine asked for": an engine whose loader for the method qpatch has not
+  // read (Quark outside vLLM; methods.cpp) could need any entry, and one that refuses the config
+  // judges no entry, so the list is then not linted.
+  const Method* row = find_method(method_name);
+  const std::vector<engine::Engine> asked = in.options.engines.list();
+  const bool lintable =
+      row != nullptr &&
+      std::all_of(asked.begin(),
+                  asked.end(),
+                  [&](engine::Engine engine) { return row->engines.has(engine); }) &&
+      std::none_of(diagnosis.findings.begin(), diagnosis.findings.end(), [](const Finding& f) {
+        return f.kind == FindingKind::config_rejected;
+      });
   // An engine with no quantizer for the method skips the whole config: its refusal is the one
   // finding (config_checks), no layer of it is judged or patched for.
   judged.erase(std::remove_if(judged.begin(),
@@ -896,8 +974,20 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
     return ok_status();
   }
   ListEdit edit{list_all_read(judged, skip_list, active).value_or(skip_list.list), {}, {}};
+  if (lintable) {
+    diagnosis.lint = lint_list(judged, skip_list, edit.list, active, in.options);
+  }
   const SkipListFixer fixer(judged, modules, skip_list);
   fixer.run(edit);
+  if (in.options.prune && diagnosis.lint &&
+      (!diagnosis.lint->dead.empty() || !diagnosis.lint->duplicates.empty())) {
+    // Removed after the fix: an entry the fix appends is never one of them, and an entry the
+    // fix removed is dead or over-broad, never both.
+    for (const size_t i : pruned_entries(*diagnosis.lint)) {
+      edit.removed.insert(i);
+    }
+    diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint));
+  }
   const std::vector<std::string> replaced =
       method == SkipListMethod::awq ? write_derived_awq_list(edit, fixer, modules, inventory)
                                     : std::vector<std::string>();

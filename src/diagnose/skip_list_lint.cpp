@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "diagnose/judge_common.hpp"
+
 #include <qpatch/diagnose/skip_list_lint.hpp>
 
 #include <algorithm>
@@ -58,4 +60,28 @@ std::string lint_summary(const SkipListLint& lint) {
          " over-broad (a layer stored quantized is built " + "dense by them)";
 }
 
+namespace detail {
+
+std::vector<size_t> pruned_entries(const SkipListLint& lint) {
+  std::vector<size_t> gone = lint.dead;
+  gone.insert(gone.end(), lint.duplicates.begin(), lint.duplicates.end());
+  return gone;
+}
+
+Finding pruned_entries_finding(const SkipListLint& lint) {
+  Finding finding;
+  finding.kind = FindingKind::dead_skip_entries;
+  finding.label = lint.pointer.back();
+  for (const size_t i : pruned_entries(lint)) {
+    finding.modules.push_back(lint.entries[i]);
+  }
+  finding.detail = lint.pointer.back() + ": " + std::to_string(lint.dead.size()) + " dead and " +
+                   std::to_string(lint.duplicates.size()) +
+                   " duplicate entries (--prune): no verdict changes without them, in any "
+                   "version judged";
+  finding.fixable = true;
+  return finding;
+}
+
+} // namespace detail
 } // namespace qpatch::diagnose

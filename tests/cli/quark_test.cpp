@@ -51,6 +51,9 @@ TEST_F(QuarkTest, DenseMtpHeadIsAddedToExcludeAndIsCleanAfter) {
   EXPECT_EQ(out,
             "DIR: quark, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  lint        exclude: 1 entry; 1 dead (no verdict changes without them, in any "
+            "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
+            "by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "  fixable     mtp: 8 modules stored BF16 but quantized by quark (not in exclude)\n"
             "  breaks      vLLM: loads without an error: the stored BF16 weight of mtp.fc is cast "
             "into its FP8 `weight` parameter and the weight scale is never loaded, so the layer "
@@ -91,6 +94,9 @@ TEST_F(QuarkTest, AFusedNameInExcludeIsNotEnough) {
   EXPECT_EQ(out,
             "DIR: quark, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
+            "  lint        exclude: 4 entries; 2 dead (no verdict changes without them, in any "
+            "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
+            "by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "  fixable     mtp.layers.0.self_attn: 3 modules stored BF16 but quantized by quark "
             "(not in exclude)\n"
             "  breaks      vLLM: loads without an error: the stored BF16 weight of "

@@ -53,6 +53,9 @@ TEST_F(SglangDiffRegressionTest, AwqLmHeadTrueQuantizesTheHeadUnderMarlin) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for SGLang\n"
+            "  lint        modules_to_not_convert: 1 entry; 1 dead (no verdict changes without "
+            "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
+            "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized by awq (not in "
             "modules_to_not_convert)\n"
             "  breaks      SGLang: loads, and drops the stored weights silently\n"

@@ -254,6 +254,9 @@ TEST_F(SglangRulesTest, ModelOptExcludeMatchesTheWholeNameOrAPart) {
       run_qpatch({"--check"}).second,
       "DIR: modelopt, judged for SGLang\n"
       "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n"
+      "  lint        ignore: 2 entries; 2 dead (no verdict changes without them, in any version "
+      "judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by them); "
+      "qpatch --prune DIR removes the dead and duplicate ones\n"
       "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by modelopt (not in "
       "ignore)\n"
       "  breaks      SGLang: loads, and drops the stored weights silently\n"
@@ -283,6 +286,9 @@ TEST_F(SglangRulesTest, ModelOptNvfp4BuildsAttentionAndDraftDense) {
       run_qpatch({"--check"}).second,
       "DIR: modelopt, judged for SGLang\n"
       "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n"
+      "  lint        ignore: 1 entry; 1 dead (no verdict changes without them, in any version "
+      "judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by them); "
+      "qpatch --prune DIR removes the dead and duplicate ones\n"
       "  not fixable model.language_model.layers.0.self_attn: 4 modules stored modelopt-nvfp4 but "
       "SGLang builds this layer dense: not fixable by a config patch\n"
       "  breaks      SGLang: loads, and drops the stored weights silently\n"

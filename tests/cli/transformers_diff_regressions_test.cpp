@@ -99,6 +99,9 @@ TEST_F(TransformersDiffRegressionTest, AwqMatchesFromTheStartAndAlwaysSkipsTheHe
       out,
       "DIR: awq, judged for transformers\n"
       "  mtp head    1 linear BF16 in model.safetensors\n"
+      "  lint        modules_to_not_convert: 1 entry; 1 dead (no verdict changes without them, in "
+      "any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
+      "them); qpatch --prune DIR removes the dead and duplicate ones\n"
       "  fixable     model.visual.blocks.0.attn.qkv: 1 module stored BF16 but quantized by "
       "awq (not in modules_to_not_convert)\n"
       "  breaks      transformers: loads with \"Some weights ... were not used\" and initialises "

@@ -261,6 +261,9 @@ TEST_F(VllmDiffRegressionTest, BitsandbytesEntriesAreNotRenamed) {
   EXPECT_EQ(out,
             "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
+            "  lint        llm_int8_skip_modules: 2 entries; 1 dead (no verdict changes without "
+            "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
+            "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "  status      clean\n");
 }
 

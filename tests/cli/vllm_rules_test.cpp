@@ -127,6 +127,9 @@ TEST_F(VllmRulesTest, AwqAndModelOptShardsStoredDifferentlyAreReported) {
   EXPECT_EQ(
       out,
       "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
+      "  lint        modules_to_not_convert: 1 entry; 1 dead (no verdict changes without them, in "
+      "any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
+      "them); qpatch --prune DIR removes the dead and duplicate ones\n"
       "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
       "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: vLLM "
       "builds one layer for them, so no config can load it\n"
@@ -346,6 +349,9 @@ TEST_F(VllmRulesTest, AwqLmHeadFlagQuantizesTheHead) {
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main, 2026-08-17)\n"
             "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
+            "  lint        modules_to_not_convert: 1 entry; 1 dead (no verdict changes without "
+            "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
+            "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized by awq (not in "
             "modules_to_not_convert)\n"
             "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "

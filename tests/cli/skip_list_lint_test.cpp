@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// The skip-list lint (README "Skip-list lint") for the methods whose config is one list of
+// module names: AWQ `modules_to_not_convert`, FP8 `ignored_layers`, ModelOpt `ignore`. Dead
+// entries (no verdict changes without them in any version judged), duplicates and over-broad
+// entries are counted; --prune removes the dead and duplicate ones as an ordinary patch.
+#include "run.hpp"
+#include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
+#include "support/temp_dir.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace qpatch::cli {
+namespace {
+
+using test::Head;
+using test::HeadFile;
+using test::Packing;
+
+std::string skip_config(const std::string& method, const std::string& fields) {
+  return "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"
+         "  \"mtp_num_hidden_layers\": 1,\n"
+         "  \"quantization_config\": {\n" +
+         test::required_fields(method, fields) + fields + "    \"quant_method\": \"" + method +
+         "\"\n  }\n}\n";
+}
+
+class SkipListLintTest : public test::CheckpointCliTest {
+public:
+  SkipListLintTest() { m_engine = "all"; }
+};
+
+TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    skip_config("awq",
+                                "    \"modules_to_not_convert\": [\"visual\", \"mtp\", \"mtp\", "
+                                "\"down_proj\"],\n"),
+                    Packing::awq});
+  const auto [code, out] = run_qpatch({"--check", "-v"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: awq, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+            "2026-02-09..2026-08-31) and transformers\n"
+            "  rules       vLLM main 2026-07-29..017e9f4 (2026-08-17), 2 versions, SGLang main "
+            "2026-02-09..a5ea6158 (2026-08-31), 3 versions and transformers quantizer_awq.py + "
+            "quantizers_utils.py 0eb492c\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+            "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+            "  lint        modules_to_not_convert: 4 entries; 1 dead (no verdict changes without "
+            "them, in any version judged), 1 duplicate, 1 over-broad (a layer stored quantized is "
+            "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n"
+            "              dead: visual\n"
+            "              duplicate: mtp\n"
+            "              over-broad: down_proj\n"
+            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored awq but "
+            "made dense by modules_to_not_convert entry \"down_proj\"\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.mlp.down_proj.qweight' in ...\"; SGLang: loads, "
+            "and drops the stored weights silently; transformers: loads with \"Some weights ... "
+            "were not used\" and initialises the layer at random\n"
+            "              model.language_model.layers.0.mlp.down_proj\n"
+            "  would patch config.json -1: down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  const auto [dry_code, dry] = run_qpatch({"--dry-run", "--prune"});
+  EXPECT_EQ(dry_code, 1);
+  EXPECT_EQ(dry,
+            "--- a/config.json\n+++ b/config.json\n@@ -7,7 +7,7 @@\n     \"bits\": 4,\n"
+            "     \"group_size\": 32,\n     \"zero_point\": true,\n"
+            "-    \"modules_to_not_convert\": [\"visual\", \"mtp\", \"mtp\", \"down_proj\"],\n"
+            "+    \"modules_to_not_convert\": [\"mtp\"],\n"
+            "     \"quant_method\": \"awq\"\n   }\n }\n"
+            "DIR: awq, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+            "2026-02-09..2026-08-31) and transformers\n"
+            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
+            "(mtp_num_hidden_layers: 1)\n"
+            "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
+            "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
+            "  fixable     modules_to_not_convert: 1 dead and 1 duplicate entries (--prune): no "
+            "verdict changes without them, in any version judged\n"
+            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored awq but "
+            "made dense by modules_to_not_convert entry \"down_proj\"\n"
+            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+            "named 'model.language_model.layers.0.mlp.down_proj.qweight' in ...\"; SGLang: loads, "
+            "and drops the stored weights silently; transformers: loads with \"Some weights ... "
+            "were not used\" and initialises the layer at random\n"
+            "  would patch config.json -3: visual, mtp, down_proj\n"
+            "  status      needs-patch\n"
+            "  apply       qpatch DIR\n");
+  // Applied, the list is clean and has nothing left to lint away; a second run writes nothing.
+  EXPECT_EQ(run_qpatch({"-q", "--prune"}).first, 0);
+  EXPECT_EQ(nlohmann::ordered_json::parse(
+                read("config.json"))["quantization_config"]["modules_to_not_convert"]
+                .dump(),
+            R"(["mtp"])");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--check"}).second.find("lint"), std::string::npos);
+  EXPECT_EQ(run_qpatch({"-q", "--prune"}).first, 0);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree);
+}
+
+// FP8 with both lists: vLLM and SGLang read `ignored_layers`, transformers
+// `modules_to_not_convert` (fp8.py, quantizer_finegrained_fp8.py): `ignored_layers` is linted
+// by the versions that read it, and an entry only transformers' list needs is not its concern.
+TEST_F(SkipListLintTest, Fp8LintsTheListTheReadersOfItJudge) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    skip_config("fp8",
+                                "    \"activation_scheme\": \"dynamic\",\n"
+                                "    \"ignored_layers\": [\"lm_head\", \"mtp.fc\", \"mlp.gate\"],\n"
+                                "    \"modules_to_not_convert\": [\"lm_head\", \"mtp\"],\n"),
+                    Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check", "-v"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: fp8, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers\n  rules       vLLM main 2026-07-29..017e9f4 "
+      "(2026-08-17), 2 versions, SGLang main 2026-02-09..a5ea6158 (2026-08-31), 3 versions and "
+      "transformers quantizer_finegrained_fp8.py + quantizers_utils.py 0eb492c\n  mtp head    8 "
+      "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
+      "       SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names (the "
+      "checkpoint's, q/k/v and gate/up fused and judged through their shards)\n  lint        "
+      "ignored_layers: 3 entries; 1 dead (no verdict changes without them, in any version judged), "
+      "0 duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch "
+      "--prune DIR removes the dead and duplicate ones\n              dead: mlp.gate\n  fixable    "
+      " mtp.layers.0: 7 modules stored BF16 but quantized by fp8 (not in ignored_layers) [vllm, "
+      "sglang]\n  breaks      vLLM: loads without an error: the stored BF16 weight of "
+      "mtp.layers.0.self_attn.q_proj is cast into its FP8 `weight` parameter and the weight scale "
+      "is never loaded, so the layer computes garbage and the draft's acceptance collapses; "
+      "SGLang: loads, and drops the stored weights silently\n              "
+      "mtp.layers.0.self_attn.q_proj\n              mtp.layers.0.self_attn.k_proj\n              "
+      "mtp.layers.0.self_attn.v_proj\n              mtp.layers.0.self_attn.o_proj\n              "
+      "mtp.layers.0.mlp.gate_proj\n              mtp.layers.0.mlp.up_proj\n              "
+      "mtp.layers.0.mlp.down_proj\n  would patch config.json +17: lm_head, mtp.fc, mlp.gate, "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+      "mtp.layers.0.mlp.down_proj; -2: lm_head, mtp\n  status      needs-patch\n  apply       "
+      "qpatch DIR\n");
+  const auto [prune_code, pruned] = run_qpatch({"--prune"});
+  EXPECT_EQ(prune_code, 0) << pruned;
+  const auto [check_code, checked] = run_qpatch({"--check"});
+  EXPECT_EQ(check_code, 0) << checked;
+  EXPECT_EQ(read("config.json"),
+            "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n  "
+            "\"mtp_num_hidden_layers\": 1,\n  \"quantization_config\": {\n    "
+            "\"activation_scheme\": \"dynamic\",\n    \"ignored_layers\": [\"lm_head\", "
+            "\"mtp.fc\", \"mtp.layers.0.self_attn.q_proj\", \"mtp.layers.0.self_attn.k_proj\", "
+            "\"mtp.layers.0.self_attn.v_proj\", \"mtp.layers.0.self_attn.o_proj\", "
+            "\"mtp.layers.0.mlp.gate_proj\", \"mtp.layers.0.mlp.up_proj\", "
+            "\"mtp.layers.0.mlp.down_proj\"],\n    \"modules_to_not_convert\": [\"lm_head\", "
+            "\"mtp.fc\", \"mtp.layers.0.self_attn.q_proj\", \"mtp.layers.0.self_attn.k_proj\", "
+            "\"mtp.layers.0.self_attn.v_proj\", \"mtp.layers.0.self_attn.o_proj\", "
+            "\"mtp.layers.0.mlp.gate_proj\", \"mtp.layers.0.mlp.up_proj\", "
+            "\"mtp.layers.0.mlp.down_proj\"],\n    \"quant_method\": \"fp8\"\n  }\n}\n");
+}
+
+} // namespace
+} // namespace qpatch::cli
