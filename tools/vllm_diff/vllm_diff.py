@@ -11,6 +11,8 @@ functions (loaded from a source checkout, see vllm_source.py) on the same files.
                that qpatch does not still report as not fixable;
   confined     each changed file differs only inside one edited array/object;
   idempotent   a second run writes nothing.
+With --prune every patch also removes the skip list's dead and duplicate entries (README
+"Skip-list lint"): fix-clean then says the pruned list still loads as qpatch says.
 Disagreements are shrunk (entries, keys and storage flips removed while the disagreement
 stays) and printed as minimal configs.
 
@@ -113,8 +115,9 @@ def qpatch_categories(case: Case, doc: dict, keep=None):
 
 class Runner:
     def __init__(self, qpatch: str, engine, work: str, fix_engine: str | None = None,
-                 qpatch_engine: str = "vllm"):
+                 qpatch_engine: str = "vllm", prune: bool = False):
         self.qpatch, self.engine, self.work = qpatch, engine, work
+        self.fix_args = ["--prune"] if prune else []
         # --engine for qpatch's verdicts (--check) and for the fix: "vllm", or vllm@DATE for
         # the vLLM of that day; the fix may instead be for "all" engines (--fix-engine).
         self.qpatch_engine = qpatch_engine
@@ -193,7 +196,8 @@ class Runner:
     def _check(self, case: Case, d: str, out: dict) -> None:
         out["detect"] = self._compare(case, d, "before", out)
         before = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
-        code, stdout, stderr = self.run(["--engine", self.fix_engine, "--no-backup", "-q"], d)
+        code, stdout, stderr = self.run(["--engine", self.fix_engine, "--no-backup", "-q",
+                                         *self.fix_args], d)
         if code == 70 or code >= 3:
             out["problems"].append((f"fix:exit{code}", stderr.strip()[:300]))
             out["fix_clean"] = out["confined"] = out["idempotent"] = False
@@ -217,7 +221,8 @@ class Runner:
             out["problems"].append(("fix:not-clean",
                                     f"exit {code}; {self.name} still: "
                                     f"{ {m: sorted(c) for m, c in v_cats.items() if c} }"))
-        code2, _, stderr2 = self.run(["--engine", self.fix_engine, "--no-backup", "-q"], d)
+        code2, _, stderr2 = self.run(["--engine", self.fix_engine, "--no-backup", "-q",
+                                      *self.fix_args], d)
         again = {p.name: p.read_bytes() for p in pathlib.Path(d).iterdir() if p.is_file()}
         out["idempotent"] = again == after and code2 == code
         if not out["idempotent"]:
@@ -490,6 +495,8 @@ def case_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--cases", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0, help="first case seed")
     ap.add_argument("--shrink", type=int, default=3, help="disagreements shrunk per class")
+    ap.add_argument("--prune", action="store_true",
+                    help="patch with --prune (dead and duplicate skip-list entries removed)")
 
 
 def run_harness(engine, args, methods: list[str], qpatch_engine: str,
@@ -498,7 +505,8 @@ def run_harness(engine, args, methods: list[str], qpatch_engine: str,
     qpatch --engine `qpatch_engine`; the exit status: 0 all agree, 1 some disagree, 2 qpatch
     does not know the engine name."""
     with tempfile.TemporaryDirectory(prefix="engine-diff-") as work:
-        runner = Runner(os.path.abspath(args.qpatch), engine, work, fix_engine, qpatch_engine)
+        runner = Runner(os.path.abspath(args.qpatch), engine, work, fix_engine, qpatch_engine,
+                        getattr(args, "prune", False))
         # A qpatch that does not know the engine name (vllm@DATE before it was added) would
         # fail every case alike: say so once.
         probe = runner.write(make_case(methods[0], args.seed))
