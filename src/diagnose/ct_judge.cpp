@@ -98,6 +98,13 @@ public:
   void prune(const std::vector<size_t>& entries) {
     m_removed.insert(entries.begin(), entries.end());
   }
+  // Take back an appended entry no verdict depends on (--prune on the patched list).
+  void drop_appended(const std::string& text) {
+    m_appended.erase(std::remove_if(m_appended.begin(),
+                                    m_appended.end(),
+                                    [&](const auto& appended) { return appended.first == text; }),
+                     m_appended.end());
+  }
   // The lint of the list as written, from the first round's verdicts (skip_list_lint.hpp): an
   // entry that decided a layer there is live; the others are judged again only when there are
   // any, without them.
@@ -389,28 +396,55 @@ using EngineViews = std::vector<std::unique_ptr<EngineView>>;
 
 // The lint of the list as written (the report's line, JSON "lint"): lists longer than
 // k_lint_by_default_up_to entries only with --prune, since their candidates are judged again.
-// With --prune, the dead and duplicate entries go with the patch.
+// With --prune, the dead and duplicate entries of the patched list go with the patch (the fix's
+// own names can be dead once others are listed), linted again until it has none, so a second
+// run with --prune writes nothing.
 void lint_and_prune(Fixer& fixer,
                     const quant::CtConfig& config,
+                    const EngineViews& engines,
+                    const ModuleList& modules,
                     const quant::ConfigFile& active,
                     const DiagnoseOptions& options,
                     Diagnosis& diagnosis) {
-  if (config.has_ignore && !config.ignore.empty() &&
-      (config.ignore.size() <= k_lint_by_default_up_to || options.prune)) {
+  const auto lint_of = [&](const quant::CtConfig& list, const Fixer& judged) {
     SkipListLint lint;
     lint.file = active.name;
     lint.pointer = active.pointer;
     lint.pointer.push_back("ignore");
-    lint.entries = config.ignore;
-    fixer.lint(lint);
-    diagnosis.lint = std::move(lint);
+    lint.entries = list.ignore;
+    judged.lint(lint);
+    return lint;
+  };
+  if (config.has_ignore && !config.ignore.empty() &&
+      (config.ignore.size() <= k_lint_by_default_up_to || options.prune)) {
+    diagnosis.lint = lint_of(config, fixer);
   }
-  if (options.prune && diagnosis.lint &&
-      (!diagnosis.lint->dead.empty() || !diagnosis.lint->duplicates.empty())) {
-    // Dead entries of the list as written: an entry shadowed by one the fix removes covers
-    // layers the fix names exactly (dense) or would make dense (quantized), so it goes too.
-    fixer.prune(pruned_entries(*diagnosis.lint));
-    diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint));
+  if (!options.prune || !diagnosis.lint) {
+    return;
+  }
+  // The patched list is what is linted: an entry dead beside one the fix removes (an over-broad
+  // regex that covered it) can be the one that then keeps its layer dense.
+  std::set<size_t> pruned;
+  for (size_t round = 0; round <= config.ignore.size(); ++round) {
+    const quant::CtConfig patched = fixer.patched_config();
+    Fixer again(patched, engines, modules);
+    again.run();
+    const SkipListLint lint = lint_of(patched, again);
+    if (lint.dead.empty() && lint.duplicates.empty()) {
+      break;
+    }
+    const std::vector<IgnoreItem> items = fixer.items();
+    for (const size_t i : pruned_entries(lint)) {
+      if (items[i].original) {
+        pruned.insert(*items[i].original);
+        fixer.prune({*items[i].original});
+      } else {
+        fixer.drop_appended(items[i].text);
+      }
+    }
+  }
+  if (!pruned.empty()) {
+    diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
   }
 }
 
@@ -714,7 +748,7 @@ void judge_compressed_tensors(const JudgeInput& in,
   Fixer fixer(config, engines, in.modules);
   fixer.run();
   fixer.make_readable();
-  lint_and_prune(fixer, config, in.active, in.options, diagnosis);
+  lint_and_prune(fixer, config, engines, in.modules, in.active, in.options, diagnosis);
   const quant::CtConfig patched = fixer.patched_config();
   std::vector<LayerProblem> problems =
       layer_problems(engines,

@@ -149,7 +149,9 @@ std::string quoted(const std::string& text);
 // --prune (skip_list_lint.hpp): the entries of the list as written that go, dead ones then
 // duplicates, and the finding that names them.
 std::vector<size_t> pruned_entries(const SkipListLint& lint);
-Finding pruned_entries_finding(const SkipListLint& lint);
+// The finding for the entries of the list as written that --prune takes out (`pruned`: their
+// indices, the lint's dead ones and duplicates and those dead once the fix's names are listed).
+Finding pruned_entries_finding(const SkipListLint& lint, const std::set<size_t>& pruned);
 void add_grouped(std::vector<LayerProblem>& problems,
                  std::vector<Finding>& findings,
                  const std::set<FindingKind>& fixed_kinds,

@@ -928,6 +928,50 @@ std::optional<SkipListLint> lint_list(const EngineViews& judged,
   return lint;
 }
 
+// --prune: the dead and duplicate entries of the list as the fix leaves it, linted again until
+// it has none (an entry of the file, or one the fix appended, can be dead once the others are
+// listed), so a second run with --prune writes nothing. AWQ keeps one entry: an empty list is
+// derived from the headers again (auto_awq.py). Returns the file's entries taken out.
+std::set<size_t> prune_to_fixpoint(const EngineViews& judged,
+                                   const SkipListSetting& setting,
+                                   const quant::ConfigFile& active,
+                                   const DiagnoseOptions& options,
+                                   ListEdit& edit) {
+  std::set<size_t> pruned;
+  for (size_t round = 0; round <= edit.list.entries.size() + edit.appended.size(); ++round) {
+    const auto [entries, origin] = edit.current();
+    SkipList now = edit.list;
+    now.entries = entries;
+    now.derived = false;
+    const auto lint = lint_list(judged, setting, now, active, options);
+    if (!lint) {
+      break;
+    }
+    std::vector<size_t> gone = pruned_entries(*lint);
+    if (setting.method == SkipListMethod::awq && gone.size() == entries.size() && !gone.empty()) {
+      gone.pop_back();
+    }
+    if (gone.empty()) {
+      break;
+    }
+    std::set<std::string> dropped;
+    for (const size_t i : gone) {
+      if (origin[i]) {
+        edit.removed.insert(*origin[i]);
+        pruned.insert(*origin[i]);
+      } else {
+        dropped.insert(entries[i]);
+      }
+    }
+    edit.appended.erase(
+        std::remove_if(edit.appended.begin(),
+                       edit.appended.end(),
+                       [&](const auto& added) { return dropped.count(added.first); }),
+        edit.appended.end());
+  }
+  return pruned;
+}
+
 } // namespace
 
 Status
@@ -979,21 +1023,19 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   }
   const SkipListFixer fixer(judged, modules, skip_list);
   fixer.run(edit);
-  if (in.options.prune && diagnosis.lint &&
-      (!diagnosis.lint->dead.empty() || !diagnosis.lint->duplicates.empty())) {
-    // Removed after the fix: an entry the fix appends is never one of them, and an entry the
-    // fix removed is dead or over-broad, never both.
-    for (const size_t i : pruned_entries(*diagnosis.lint)) {
-      edit.removed.insert(i);
-    }
-    diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint));
-  }
   const std::vector<std::string> replaced =
       method == SkipListMethod::awq ? write_derived_awq_list(edit, fixer, modules, inventory)
                                     : std::vector<std::string>();
   std::optional<ArrayChange> emptied =
       method == SkipListMethod::fp8 ? fall_back_to_modules_to_not_convert(edit, fixer, active)
                                     : std::nullopt;
+  if (in.options.prune && lintable) {
+    const std::string linted_key = edit.list.key;
+    const std::set<size_t> pruned = prune_to_fixpoint(judged, skip_list, active, in.options, edit);
+    if (!pruned.empty() && diagnosis.lint && !edit.list.derived && edit.list.key == linted_key) {
+      diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
+    }
+  }
   report_layers(judged, modules, skip_list, edit, method_name, diagnosis);
   ListChange edited = list_change(active, edit, replaced);
   sync_other_files(in, method, edit.list.key, edited, diagnosis);

@@ -68,15 +68,19 @@ std::vector<size_t> pruned_entries(const SkipListLint& lint) {
   return gone;
 }
 
-Finding pruned_entries_finding(const SkipListLint& lint) {
+Finding pruned_entries_finding(const SkipListLint& lint, const std::set<size_t>& pruned) {
   Finding finding;
   finding.kind = FindingKind::dead_skip_entries;
   finding.label = lint.pointer.back();
-  for (const size_t i : pruned_entries(lint)) {
+  size_t duplicates = 0;
+  for (const size_t i : pruned) {
     finding.modules.push_back(lint.entries[i]);
+    if (std::binary_search(lint.duplicates.begin(), lint.duplicates.end(), i)) {
+      ++duplicates;
+    }
   }
-  finding.detail = lint.pointer.back() + ": " + std::to_string(lint.dead.size()) + " dead and " +
-                   std::to_string(lint.duplicates.size()) +
+  finding.detail = lint.pointer.back() + ": " + std::to_string(pruned.size() - duplicates) +
+                   " dead and " + std::to_string(duplicates) +
                    " duplicate entries (--prune): no verdict changes without them, in any "
                    "version judged";
   finding.fixable = true;
