@@ -164,5 +164,29 @@ TEST_F(SkipListLintTest, Fp8LintsTheListTheReadersOfItJudge) {
             "\"mtp.layers.0.mlp.down_proj\"],\n    \"quant_method\": \"fp8\"\n  }\n}\n");
 }
 
+// An entry dead beside an over-broad regex the fix removes is the one that then keeps its layer
+// dense: --prune lints the patched list, not the file's (it used to prune the entry first and
+// stop with an internal error, exit 70; vllm_diff --prune, seed 112,000,048).
+TEST_F(SkipListLintTest, AnEntryARemovedRegexShadowedIsKept) {
+  test::write_mini(dir(),
+                   {Head::dense,
+                    HeadFile::indexed_shard,
+                    test::ct_config_json("[\"mtp.layers.0.self_attn.k_proj\", "
+                                         "\"re:.*layers\\\\.0\\\\..*\", \"visual\"]",
+                                         "[\"Linear\"]"),
+                    Packing::compressed_tensors});
+  const auto [code, out] = run_qpatch({"--prune", "-q"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
+      "[\"mtp.layers.0.self_attn.k_proj\",\"lm_head\",\"mtp.fc\",\"mtp.layers.0.self_attn.q_proj\","
+      "\"mtp.layers.0.self_attn.v_proj\",\"mtp.layers.0.self_attn.o_proj\",\"mtp.layers.0.mlp.gate_"
+      "proj\",\"mtp.layers.0.mlp.up_proj\",\"mtp.layers.0.mlp.down_proj\"]");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--prune", "--check"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
 } // namespace
 } // namespace qpatch::cli
