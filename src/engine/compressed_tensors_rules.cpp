@@ -94,9 +94,12 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
         m_substring_first.emplace(m_ignore[i].mapped_lower, i);
         m_longest_substring_entry =
             std::max(m_longest_substring_entry, m_ignore[i].mapped_lower.size());
+      } else if (m_ct.substring_ignore) {
+        m_substrings.add(m_ignore[i].mapped_lower, i);
       }
     }
   }
+  m_substrings.build();
   bool has_linear = false;
   bool has_routed = false;
   for (const auto& group : config.groups) {
@@ -278,13 +281,9 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
     // order, as the scan below tries them.
     return first_regex_before(first_substring(lowered), prefix, cls, undecidable);
   }
-  for (size_t i = 0; i < m_ignore.size(); ++i) {
-    const bool substring = !is_regex(m_ignore[i].text);
-    if (ignores(m_ignore[i], substring ? lowered : prefix, cls, undecidable)) {
-      return i;
-    }
-  }
-  return std::nullopt;
+  // A shorter list: the plain entries in one automaton, one pass over the name (testing 489
+  // entries one by one was 127M of the 950M instructions of `--check` on the Kimi layout).
+  return first_regex_before(m_substrings.first_in(lowered), prefix, cls, undecidable);
 }
 
 bool CompressedTensorsRules::matches_exactly(const std::string& prefix) const {

@@ -20,6 +20,7 @@
 #include <qpatch/engine/pattern.hpp>
 #include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/util/substring_set.hpp>
 
 #include <map>
 #include <optional>
@@ -120,6 +121,9 @@ private:
   static constexpr size_t k_substring_scan_limit = 4096;
   std::unordered_map<std::string_view, size_t> m_substring_first;
   size_t m_longest_substring_entry = 0;
+  // Under SGLang's substring test, the plain entries of a list up to k_substring_scan_limit
+  // long, lower-cased, by index (util/substring_set.hpp).
+  util::SubstringSet m_substrings;
   // The first regex entry before index `plain` that matches, else `plain` (list order).
   std::optional<size_t> first_regex_before(std::optional<size_t> plain,
                                            const std::string& prefix,
