@@ -74,7 +74,9 @@ public:
         out.push_back({m_config.ignore[i], i});
       }
     }
-    for (const auto& [name, order] : m_appended) {
+    // Appended names in checkpoint order, as change_ignore writes them: the order decides which
+    // entry matches first, so the list judged is the list written.
+    for (const std::string& name : appended()) {
       out.push_back({name, std::nullopt});
     }
     return out;
@@ -419,20 +421,19 @@ void lint_and_prune(Fixer& fixer,
       (config.ignore.size() <= k_lint_by_default_up_to || options.prune)) {
     diagnosis.lint = lint_of(config, fixer);
   }
-  if (!options.prune || !diagnosis.lint) {
+  if (!options.prune) {
     return;
   }
   // The patched list is what is linted: an entry dead beside one the fix removes (an over-broad
   // regex that covered it) can be the one that then keeps its layer dense.
   std::set<size_t> pruned;
-  for (size_t round = 0; round <= config.ignore.size(); ++round) {
+  for (bool pruning = true; pruning;) {
     const quant::CtConfig patched = fixer.patched_config();
     Fixer again(patched, engines, modules);
     again.run();
     const SkipListLint lint = lint_of(patched, again);
-    if (lint.dead.empty() && lint.duplicates.empty()) {
-      break;
-    }
+    // Each round takes out at least one entry, so the list shrinks to a fixpoint.
+    pruning = !lint.dead.empty() || !lint.duplicates.empty();
     const std::vector<IgnoreItem> items = fixer.items();
     for (const size_t i : pruned_entries(lint)) {
       if (items[i].original) {
@@ -443,7 +444,7 @@ void lint_and_prune(Fixer& fixer,
       }
     }
   }
-  if (!pruned.empty()) {
+  if (!pruned.empty() && diagnosis.lint) {
     diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
   }
 }

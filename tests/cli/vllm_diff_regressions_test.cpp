@@ -378,5 +378,42 @@ TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
             "  status      unfixable\n");
 }
 
+// --prune on an empty ignore list whose fix appends the vision tower's names and, for SGLang, a
+// pattern over them: the list judged must be the list written (appended names in checkpoint
+// order), and the patched list is pruned to a fixpoint even when the file's list was empty (it
+// used to stop with an internal error, exit 70; vllm_diff --prune, seed 113,000,075).
+TEST_F(VllmDiffRegressionTest, PruneOfAnEmptyIgnoreListConvergesInOneRun) {
+  std::vector<TensorSpec> tensors = {
+      {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    ct_packed(tensors, std::string("model.language_model.layers.0.self_attn.") + shard, 64);
+  }
+  for (const char* module : {"blocks.0.attn.qkv",
+                             "blocks.0.attn.proj",
+                             "blocks.0.mlp.linear_fc1",
+                             "blocks.0.mlp.linear_fc2",
+                             "merger.linear_fc1",
+                             "merger.linear_fc2"}) {
+    tensors.push_back({std::string("model.visual.") + module + ".weight", "BF16", {64, 64}});
+  }
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForConditionalGeneration",
+               R"({"config_groups": {"group_0": {"targets": ["Linear"],
+    "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+                "group_size": 32}, "format": "pack-quantized"}},
+  "format": "pack-quantized", "ignore": [], "quant_method": "compressed-tensors"})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--prune", "-q", "--engine", "all"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
+      "[\"model.visual.blocks.0.attn.qkv\",\"re:^visual\\\\.\",\"model.visual.blocks.0.attn.proj\","
+      "\"model.visual.blocks.0.mlp.linear_fc1\",\"model.visual.blocks.0.mlp.linear_fc2\",\"model."
+      "visual.merger.linear_fc1\",\"model.visual.merger.linear_fc2\",\"lm_head\"]");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 0);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
 } // namespace
 } // namespace qpatch::cli
