@@ -85,15 +85,9 @@ Result<std::vector<std::string>> list_safetensors(const fs::path& dir,
   return names;
 }
 
-void add_problem(Inventory& inventory,
-                 ProblemCode code,
-                 Severity severity,
-                 std::string path,
-                 std::string subject,
-                 std::string message,
-                 size_t count = 1) {
-  inventory.problems.push_back(
-      {code, severity, std::move(path), std::move(subject), std::move(message), count});
+void add_problem(Inventory& inventory, InventoryProblem problem) {
+  problem.count = std::max<size_t>(problem.count, 1); // a problem covers at least its subject
+  inventory.problems.push_back(std::move(problem));
 }
 
 // In the tensors' hash order, aux holds the tensor's file, plus this bit once it is shadowed.
@@ -121,12 +115,12 @@ void mark_duplicates(Inventory& inventory, util::HashedIds& sorted) {
     ++file.duplicate_count;
     if (inventory.loaded(tensor.file)) {
       add_problem(inventory,
-                  ProblemCode::duplicate_tensor,
-                  Severity::error,
-                  file.name,
-                  std::string(tensor.name),
-                  "tensor is also in " + inventory.files[inventory.tensors[owner].file].name +
-                      ": which copy an engine uses depends on the loader");
+                  {ProblemCode::duplicate_tensor,
+                   Severity::error,
+                   file.name,
+                   std::string(tensor.name),
+                   "tensor is also in " + inventory.files[inventory.tensors[owner].file].name +
+                       ": which copy an engine uses depends on the loader"});
     }
   }
 }
@@ -144,12 +138,12 @@ void report_unindexed_files(Inventory& inventory) {
                  " of them duplicate tensors in indexed files)";
     }
     add_problem(inventory,
-                ProblemCode::unindexed_file,
-                Severity::warning,
-                file.name,
-                "",
-                message,
-                file.tensor_count);
+                {ProblemCode::unindexed_file,
+                 Severity::warning,
+                 file.name,
+                 "",
+                 message,
+                 file.tensor_count});
   }
 }
 
@@ -224,13 +218,13 @@ void check_index(Inventory& inventory, const util::HashedIds& tensors, const Ind
   for (const auto& [entry, id] : misplaced) {
     const ShardFile& file = inventory.files[inventory.tensors[id].file];
     add_problem(inventory,
-                ProblemCode::wrong_file,
-                Severity::warning,
-                std::string(k_index_file_name),
-                std::string(index.entries[entry].tensor),
-                "the index maps it to " + index.shards[index.entries[entry].shard] +
-                    " but it is in " + file.name +
-                    (file.indexed ? "" : ", which the index does not name"));
+                {ProblemCode::wrong_file,
+                 Severity::warning,
+                 std::string(k_index_file_name),
+                 std::string(index.entries[entry].tensor),
+                 "the index maps it to " + index.shards[index.entries[entry].shard] +
+                     " but it is in " + file.name +
+                     (file.indexed ? "" : ", which the index does not name")});
   }
   for (const auto& [shard, tally] : orphans) {
     const ShardFile& file = inventory.files[shard];
@@ -239,24 +233,24 @@ void check_index(Inventory& inventory, const util::HashedIds& tensors, const Ind
     }
     const size_t count = tally.count;
     add_problem(inventory,
-                ProblemCode::orphan_entry,
-                Severity::warning,
-                std::string(k_index_file_name),
-                std::string(index.entries[tally.first].tensor),
-                std::to_string(count) + " weight_map entr" + (count == 1 ? "y maps" : "ies map") +
-                    " to " + file.name + " but no file holds " + (count == 1 ? "it" : "them"),
-                count);
+                {ProblemCode::orphan_entry,
+                 Severity::warning,
+                 std::string(k_index_file_name),
+                 std::string(index.entries[tally.first].tensor),
+                 std::to_string(count) + " weight_map entr" + (count == 1 ? "y maps" : "ies map") +
+                     " to " + file.name + " but no file holds " + (count == 1 ? "it" : "them"),
+                 count});
   }
   for (const auto& [file, tally] : unlisted) {
     add_problem(inventory,
-                ProblemCode::unlisted_tensor,
-                Severity::info,
-                inventory.files[file].name,
-                std::string(inventory.tensors[tally.first].name),
-                std::to_string(tally.count) +
-                    " tensor(s) in this file are not in the index's weight_map (vLLM loads "
-                    "them anyway)",
-                tally.count);
+                {ProblemCode::unlisted_tensor,
+                 Severity::info,
+                 inventory.files[file].name,
+                 std::string(inventory.tensors[tally.first].name),
+                 std::to_string(tally.count) +
+                     " tensor(s) in this file are not in the index's weight_map (vLLM loads "
+                     "them anyway)",
+                 tally.count});
   }
 }
 
@@ -462,12 +456,12 @@ read_inventory(const fs::path& dir, std::string display_dir, const InventoryOpti
   for (const ShardFile& file : inventory.files) {
     if (!file.exists) {
       add_problem(inventory,
-                  ProblemCode::missing_file,
-                  Severity::error,
-                  file.name,
-                  "",
-                  "the index names this file but it does not exist (vLLM: \"Weight files "
-                  "referenced in index but missing\")");
+                  {ProblemCode::missing_file,
+                   Severity::error,
+                   file.name,
+                   "",
+                   "the index names this file but it does not exist (vLLM: \"Weight files "
+                   "referenced in index but missing\")"});
     }
   }
   cross_check(inventory, index ? &*index : nullptr, index_names, options.name_sum_shortcut);

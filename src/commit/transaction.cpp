@@ -97,14 +97,23 @@ std::string write_new_file(FileSystem& fs,
   return error;
 }
 
-// Stage `data` in a new temp file beside `file`; return its name, or "" with `error` set.
-std::string stage_temp(FileSystem& fs,
-                       const fs::path& dir,
-                       const std::string& file,
-                       const std::string& data,
-                       const Metadata& meta,
-                       std::string& error,
-                       const std::optional<timespec>& mtime = std::nullopt) {
+// What goes into a temp file: its target's name, the bytes, the target's metadata, and the
+// modification time to give it (none: the time of writing).
+struct Staged {
+  const std::string& file;
+  const std::string& data;
+  const Metadata& meta;
+  std::optional<timespec> mtime = std::nullopt;
+};
+
+// Stage `staged.data` in a new temp file beside `staged.file`; return its name, or "" with
+// `error` set.
+std::string
+stage_temp(FileSystem& fs, const fs::path& dir, const Staged& staged, std::string& error) {
+  const std::string& file = staged.file;
+  const std::string& data = staged.data;
+  const Metadata& meta = staged.meta;
+  const std::optional<timespec>& mtime = staged.mtime;
   TempFile temp(fs, dir, file);
   if (!temp.ok()) {
     error = "cannot create a temporary file: " + errno_text();
@@ -158,7 +167,7 @@ std::string undo(FileSystem& fs, const fs::path& dir, const Target& target) {
   }
   std::string error;
   const std::string temp =
-      stage_temp(fs, dir, target.request->file, target.request->before, target.meta, error);
+      stage_temp(fs, dir, {target.request->file, target.request->before, target.meta}, error);
   if (temp.empty()) {
     return error;
   }
@@ -384,13 +393,11 @@ private:
         return error;
       }
       std::string error;
-      target.temp = stage_temp(m_fs,
-                               m_dir,
-                               target.request->file,
-                               target.request->after,
-                               target.meta,
-                               error,
-                               target.request->mtime);
+      target.temp = stage_temp(
+          m_fs,
+          m_dir,
+          {target.request->file, target.request->after, target.meta, target.request->mtime},
+          error);
       if (target.temp.empty()) {
         return failure(
             ErrorCode::write_failed, target.request->file, error + "; nothing was changed");

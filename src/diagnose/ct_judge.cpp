@@ -404,10 +404,10 @@ using EngineViews = std::vector<std::unique_ptr<EngineView>>;
 void lint_and_prune(Fixer& fixer,
                     const quant::CtConfig& config,
                     const EngineViews& engines,
-                    const ModuleList& modules,
-                    const quant::ConfigFile& active,
-                    const DiagnoseOptions& options,
+                    const JudgeInput& in,
                     Diagnosis& diagnosis) {
+  const quant::ConfigFile& active = in.active;
+  const DiagnoseOptions& options = in.options;
   const auto lint_of = [&](const quant::CtConfig& list, const Fixer& judged) {
     SkipListLint lint;
     lint.file = active.name;
@@ -429,7 +429,7 @@ void lint_and_prune(Fixer& fixer,
   std::set<size_t> pruned;
   for (bool pruning = true; pruning;) {
     const quant::CtConfig patched = fixer.patched_config();
-    Fixer again(patched, engines, modules);
+    Fixer again(patched, engines, in.modules);
     again.run();
     const SkipListLint lint = lint_of(patched, again);
     // Each round takes out at least one entry, so the list shrinks to a fixpoint.
@@ -737,10 +737,7 @@ void judge_compressed_tensors(const JudgeInput& in,
   const auto engines =
       engine_views(in.options.engines,
                    model,
-                   in.modules,
-                   in.inventory,
-                   in.mtp_head,
-                   in.options,
+                   {in.modules, in.inventory, in.mtp_head, in.options},
                    "compressed-tensors",
                    [&](const engine::EngineVersion& version) {
                      return engine::CompressedTensorsRules::rules_key(config, version);
@@ -749,7 +746,7 @@ void judge_compressed_tensors(const JudgeInput& in,
   Fixer fixer(config, engines, in.modules);
   fixer.run();
   fixer.make_readable();
-  lint_and_prune(fixer, config, engines, in.modules, in.active, in.options, diagnosis);
+  lint_and_prune(fixer, config, engines, in, diagnosis);
   const quant::CtConfig patched = fixer.patched_config();
   std::vector<LayerProblem> problems =
       layer_problems(engines,

@@ -85,12 +85,13 @@ NamingSetting naming_setting(const Inventory& inventory,
 
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
-                                                      const ModuleList& modules,
-                                                      const Inventory& inventory,
-                                                      const std::vector<uint32_t>& mtp_head,
-                                                      const DiagnoseOptions& options,
+                                                      const ViewedCheckpoint& checkpoint,
                                                       std::string_view method,
                                                       const RulesKey& rules_key) {
+  const ModuleList& modules = checkpoint.modules;
+  const Inventory& inventory = checkpoint.inventory;
+  const std::vector<uint32_t>& mtp_head = checkpoint.mtp_head;
+  const DiagnoseOptions& options = checkpoint.options;
   // One view per version of each engine whose verdicts can differ (versions.hpp). Versions whose
   // naming rows are equal build the same layers, so they share them and their storage views.
   const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());

@@ -255,10 +255,7 @@ Status trace_versions(ExplainContext& context) {
   // Every version judged of every engine, each under its own names (versions.hpp).
   const auto views = engine_views(context.engines,
                                   context.model,
-                                  modules,
-                                  context.inventory,
-                                  head.modules,
-                                  options,
+                                  {modules, context.inventory, head.modules, options},
                                   context.row.name);
   // The module asked about; for a fused name, each of its shards.
   const auto mine = [&](const Layer& candidate) {

@@ -123,10 +123,11 @@ std::optional<std::pair<std::string, size_t>> list_entry_for(const std::string& 
 bool fix_list_round(const quant::GptqConfig& config,
                     const engine::GptqRules& original,
                     const engine::GptqRules& current,
-                    const std::vector<LayerView>& views,
+                    const EngineView& engine_view,
                     const ModuleList& modules,
-                    const engine::ModelInfo& model,
                     GptqFix& fix) {
+  const std::vector<LayerView>& views = *engine_view.views;
+  const engine::ModelInfo& model = engine_view.model;
   bool changed = false;
   for (const LayerView& view : views) {
     const Layer& layer = *view.layer;
@@ -423,9 +424,8 @@ private:
               m_config,
               original,
               engine::GptqRules(current, engine_view->model, m_headers, engine_view->version),
-              *engine_view->views,
+              *engine_view,
               m_modules,
-              engine_view->model,
               fix)) {
         return true;
       }
@@ -921,7 +921,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   const engine::ModelInfo reference =
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const auto judged =
-      engine_views(in.engines, reference, modules, in.inventory, in.mtp_head, options, "gptq");
+      engine_views(in.engines, reference, {modules, in.inventory, in.mtp_head, options}, "gptq");
   judged_versions(judged, diagnosis);
   // The first engine's view (the registry's order) words the storage problems and the traps.
   const EngineView& first_view = *judged.front();
@@ -944,8 +944,7 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
                  engine_before,
                  engine_after,
                  gptq_finding_words(*engine_view, engine_before, config),
-                 engine_view->engine,
-                 &engine_view->version);
+                 {engine_view->engine, &engine_view->version});
   }
   problems.report(diagnosis.findings, &judged);
   add_disk_problems(views, modules, before, engines, diagnosis.findings);

@@ -413,8 +413,8 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const engine::ModelInfo& model = setting.model;
   // Every version of every engine modelled for auto-round whose INC rules differ (versions.hpp),
   // one fix for all of them.
-  const auto judged =
-      engine_views(in.engines, model, modules, in.inventory, in.mtp_head, in.options, "auto-round");
+  const auto judged = engine_views(
+      in.engines, model, {modules, in.inventory, in.mtp_head, in.options}, "auto-round");
   judged_versions(judged, diagnosis);
   const IncFix fix = find_fix(config, judged, modules);
   const quant::IncConfig fixed_config = patched(config, fix);
@@ -428,16 +428,14 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
         fixed_config, engine_view->model, engine_view->version, built);
     if (version_before.library_convert()) {
       const std::string who(engine_view->dialect.engine_name);
-      problems.add(
-          *engine_view->views,
-          modules,
-          version_before,
-          version_after,
-          [&](const LayerView& view, const Decision& decision) {
-            return library_problem(view, decision, version_after, who);
-          },
-          engine_view->engine,
-          &engine_view->version);
+      problems.add(*engine_view->views,
+                   modules,
+                   version_before,
+                   version_after,
+                   [&](const LayerView& view, const Decision& decision) {
+                     return library_problem(view, decision, version_after, who);
+                   },
+                   {engine_view->engine, &engine_view->version});
       continue;
     }
     problems.add(
@@ -447,8 +445,7 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
         version_after,
         inc_finding_words(
             config, version_before, version_after, std::string(engine_view->dialect.engine_name)),
-        engine_view->engine,
-        &engine_view->version);
+        {engine_view->engine, &engine_view->version});
   }
   problems.report(diagnosis.findings, &judged);
   add_library_refusals(in, config, judged, diagnosis);

@@ -168,14 +168,20 @@ public:
   // reaches (a name one era builds apart) no longer marks the layers the patch does fix as not
   // fixable. Layers stored inconsistently or with shards stored differently are left to the
   // caller.
+  // The engine version a problem is found in (none: every version judged).
+  struct JudgedIn {
+    engine::Engine engine = reference_engine();
+    const engine::EngineVersion* version = nullptr;
+  };
   template <class Judge, class Word>
   void add(const std::vector<LayerView>& views,
            const checkpoint::ModuleList& modules,
            const Judge& before,
            const Judge& after,
            Word&& word,
-           engine::Engine judged = reference_engine(),
-           const engine::EngineVersion* version = nullptr) {
+           JudgedIn in = {}) {
+    const engine::Engine judged = in.engine;
+    const engine::EngineVersion* version = in.version;
     for (const LayerView& view : views) {
       if (view.disk != Disk::dense && view.disk != Disk::quantized) {
         continue;
@@ -362,12 +368,17 @@ using RulesKey = std::function<std::string(const engine::EngineVersion&)>;
 // version first; options.pins narrows an engine to one). `model` is vLLM's newest naming row.
 // transformers never builds the MTP head (`mtp_head`, module indices): its layers go to
 // `not_built`.
+// The checkpoint the views are of: its modules and inventory, its MTP head's module indices,
+// and the options (pins, --engine).
+struct ViewedCheckpoint {
+  const checkpoint::ModuleList& modules;
+  const checkpoint::Inventory& inventory;
+  const std::vector<uint32_t>& mtp_head;
+  const DiagnoseOptions& options;
+};
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
-                                                      const checkpoint::ModuleList& modules,
-                                                      const checkpoint::Inventory& inventory,
-                                                      const std::vector<uint32_t>& mtp_head,
-                                                      const DiagnoseOptions& options,
+                                                      const ViewedCheckpoint& checkpoint,
                                                       std::string_view method,
                                                       const RulesKey& rules_key = {});
 // Record the versions `views` judge in `diagnosis` (versions_judged, engine_rules).

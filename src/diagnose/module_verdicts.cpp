@@ -95,10 +95,7 @@ Result<ModuleVerdicts> module_verdicts(const checkpoint::Inventory& inventory,
       engine::model_info_for(configs.architecture, configs.num_hidden_layers);
   const auto views = detail::engine_views(judged,
                                           model,
-                                          modules,
-                                          inventory,
-                                          head.modules,
-                                          options,
+                                          {modules, inventory, head.modules, options},
                                           row != nullptr ? row->name : std::string_view());
   out.engines = judged.list();
   out.of.assign(modules.size(), std::vector<BuiltAs>(out.engines.size()));

@@ -691,8 +691,7 @@ void report_layers(const EngineViews& judged,
                  before,
                  after,
                  finding_words(*engine_view, skip_list, method_name),
-                 engine,
-                 &engine_view->version);
+                 {engine, &engine_view->version});
     // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
     // layer as one, with one quant method, so its shards must be stored alike.
     problems.add_storage(*engine_view->views, modules, engine);
@@ -986,10 +985,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   // builds under its own names (its folder's naming.cpp).
   auto judged = engine_views(in.engines,
                              setting.model,
-                             modules,
-                             inventory,
-                             in.mtp_head,
-                             in.options,
+                             {modules, inventory, in.mtp_head, in.options},
                              skip_list_method_name(method));
   judged_versions(judged, diagnosis);
   // Dead is "in every engine asked for": an engine whose loader for the method qpatch has not

@@ -32,13 +32,20 @@ struct Op {
   size_t new_line;
 };
 
-void align(const std::vector<std::string_view>& a,
-           size_t a0,
-           size_t a1,
-           const std::vector<std::string_view>& b,
-           size_t b0,
-           size_t b1,
-           std::vector<Op>& ops) {
+// Lines [begin, end) of one side.
+struct Span {
+  const std::vector<std::string_view>& lines;
+  size_t begin;
+  size_t end;
+};
+
+void align(const Span& old_side, const Span& new_side, std::vector<Op>& ops) {
+  const std::vector<std::string_view>& a = old_side.lines;
+  const std::vector<std::string_view>& b = new_side.lines;
+  const size_t a0 = old_side.begin;
+  const size_t a1 = old_side.end;
+  const size_t b0 = new_side.begin;
+  const size_t b1 = new_side.end;
   const size_t n = a1 - a0;
   const size_t m = b1 - b0;
   if (n * m > k_max_table_cells) {
@@ -104,7 +111,7 @@ unified_diff(std::string_view before, std::string_view after, const std::string&
   for (size_t i = 0; i < head; ++i) {
     ops.push_back({' ', a[i], i, i});
   }
-  align(a, head, a.size() - tail, b, head, b.size() - tail, ops);
+  align({a, head, a.size() - tail}, {b, head, b.size() - tail}, ops);
   for (size_t t = tail; t-- > 0;) {
     ops.push_back({' ', a[a.size() - 1 - t], a.size() - 1 - t, b.size() - 1 - t});
   }
