@@ -26,6 +26,15 @@ std::string skip_config(const std::string& method, const std::string& fields) {
          "\"\n  }\n}\n";
 }
 
+// The over-broad `down_proj` entry's finding, as every engine words it.
+constexpr const char* k_down_proj_finding =
+    "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored awq but "
+    "made dense by modules_to_not_convert entry \"down_proj\"\n"
+    "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+    "named 'model.language_model.layers.0.mlp.down_proj.qweight' in ...\"; SGLang: loads, "
+    "and drops the stored weights silently; transformers: loads with \"Some weights ... "
+    "were not used\" and initialises the layer at random\n";
+
 class SkipListLintTest : public test::CheckpointCliTest {
 public:
   SkipListLintTest() { m_engine = "all"; }
@@ -56,17 +65,12 @@ TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
             "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n"
             "              dead: visual\n"
             "              duplicate: mtp\n"
-            "              over-broad: down_proj\n"
-            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored awq but "
-            "made dense by modules_to_not_convert entry \"down_proj\"\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.language_model.layers.0.mlp.down_proj.qweight' in ...\"; SGLang: loads, "
-            "and drops the stored weights silently; transformers: loads with \"Some weights ... "
-            "were not used\" and initialises the layer at random\n"
-            "              model.language_model.layers.0.mlp.down_proj\n"
-            "  would patch config.json -1: down_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+            "              over-broad: down_proj\n" +
+                std::string(k_down_proj_finding) +
+                "              model.language_model.layers.0.mlp.down_proj\n"
+                "  would patch config.json -1: down_proj\n"
+                "  status      needs-patch\n"
+                "  apply       qpatch DIR\n");
   const auto [dry_code, dry] = run_qpatch({"--dry-run", "--prune"});
   EXPECT_EQ(dry_code, 1);
   EXPECT_EQ(dry,
@@ -82,16 +86,11 @@ TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
             "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
             "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
             "  fixable     modules_to_not_convert: 1 dead and 1 duplicate entries (--prune): no "
-            "verdict changes without them, in any version judged\n"
-            "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored awq but "
-            "made dense by modules_to_not_convert entry \"down_proj\"\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.language_model.layers.0.mlp.down_proj.qweight' in ...\"; SGLang: loads, "
-            "and drops the stored weights silently; transformers: loads with \"Some weights ... "
-            "were not used\" and initialises the layer at random\n"
-            "  would patch config.json -3: visual, mtp, down_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+            "verdict changes without them, in any version judged\n" +
+                std::string(k_down_proj_finding) +
+                "  would patch config.json -3: visual, mtp, down_proj\n"
+                "  status      needs-patch\n"
+                "  apply       qpatch DIR\n");
   // Applied, the list is clean and has nothing left to lint away; a second run writes nothing.
   EXPECT_EQ(run_qpatch({"-q", "--prune"}).first, 0);
   EXPECT_EQ(nlohmann::ordered_json::parse(

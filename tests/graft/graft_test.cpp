@@ -69,6 +69,16 @@ std::string base_config(uint64_t hidden_size = 64) {
 
 enum class DonorHead { full, no_fc, wide_fc };
 
+// The first lines of a graft of the whole head (11 modules) from the base's second shard.
+constexpr const char* k_whole_head_graft =
+    "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
+    "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+    "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
+    "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
+    "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
+    "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
+    "DONOR/model-00002-of-00002.safetensors\n";
+
 class GraftTest : public TempDirTest {
 protected:
   fs::path ck() const { return dir() / "ck"; }
@@ -173,6 +183,18 @@ public:
     return {code, util::replace_all(text, base().string(), "DONOR")};
   }
 
+  // After a graft: `--check` finds DIR clean, and `restore` says `restored` and gives back
+  // every byte of `pristine`.
+  void expect_clean_then_restored(const std::map<std::string, std::string>& pristine,
+                                  const std::string& restored) const {
+    const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
+    EXPECT_EQ(check_code, 0) << check_text;
+    const auto [restore_code, restore_text] = run_args({"restore", ck().string()});
+    EXPECT_EQ(restore_code, 0) << restore_text;
+    EXPECT_EQ(restore_text, restored);
+    EXPECT_EQ(snapshot_tree(ck()), pristine);
+  }
+
   // The index as the headers make it: every tensor -> its file, and the sum of their bytes.
   void expect_index_exact() const {
     auto doc = json::parse_strict(read_bytes(ck() / "model.safetensors.index.json"), "index");
@@ -201,28 +223,23 @@ TEST_F(GraftTest, ReplacesAQuantizedHeadWithTheDonorsBytesNormsIncluded) {
   const auto donor = all_tensors(base());
   const auto [code, text] = graft({});
   ASSERT_EQ(code, 0) << text;
-  EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
-            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
-            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
-            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
-            "DONOR/model-00002-of-00002.safetensors\n"
-            "  rewrite     model-00001-of-00002.safetensors -> "
-            "model-00001-of-00002-rewritten.safetensors: 24 tensors out, 26 kept\n"
-            "  drop        model-00002-of-00002.safetensors: 3 tensors out\n"
-            "  index       model.safetensors.index.json: 27 entries out, 11 in; total_size 117232 "
-            "-> 187760\n"
-            "  config      config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj\n"
-            "  disk        196512 bytes to write (187760 of tensor data), N free\n"
-            "  status      grafted\n"
-            "  backups     model.safetensors.index.json.bak, config.json.bak, "
-            "model-00001-of-00002.safetensors.bak, model-00002-of-00002.safetensors.bak\n"
-            "  undo        qpatch restore DIR\n");
+  EXPECT_EQ(
+      std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
+      std::string(k_whole_head_graft) +
+          "  rewrite     model-00001-of-00002.safetensors -> "
+          "model-00001-of-00002-rewritten.safetensors: 24 tensors out, 26 kept\n"
+          "  drop        model-00002-of-00002.safetensors: 3 tensors out\n"
+          "  index       model.safetensors.index.json: 27 entries out, 11 in; total_size 117232 "
+          "-> 187760\n"
+          "  config      config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
+          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+          "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+          "mtp.layers.0.mlp.down_proj\n"
+          "  disk        196512 bytes to write (187760 of tensor data), N free\n"
+          "  status      grafted\n"
+          "  backups     model.safetensors.index.json.bak, config.json.bak, "
+          "model-00001-of-00002.safetensors.bak, model-00002-of-00002.safetensors.bak\n"
+          "  undo        qpatch restore DIR\n");
   const auto after = all_tensors(ck());
   for (const auto& [name, where] : after) {
     if (name.rfind("mtp.", 0) == 0) {
@@ -865,35 +882,25 @@ TEST_F(GraftTest, ASingleFileGetsAnIndexAndKeepsItsBytesWhenTheHeadWasDropped) {
   const auto [code, text] = graft({});
   ASSERT_EQ(code, 0) << text;
   EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
-            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
-            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
-            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
-            "DONOR/model-00002-of-00002.safetensors\n"
-            "  index       model.safetensors.index.json (new: the checkpoint had one file): 0 "
-            "entries out, 11 in; total_size 89072 -> 187760\n"
-            "  config      config.json +9: mtp_num_hidden_layers: 1, "
-            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
-            "  disk        105938 bytes to write (98688 of tensor data), N free\n"
-            "  status      grafted\n"
-            "  backups     model.safetensors.index.json.bak, config.json.bak\n"
-            "  undo        qpatch restore DIR\n");
+            std::string(k_whole_head_graft) +
+                "  index       model.safetensors.index.json (new: the checkpoint had one file): 0 "
+                "entries out, 11 in; total_size 89072 -> 187760\n"
+                "  config      config.json +9: mtp_num_hidden_layers: 1, "
+                "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+                "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+                "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+                "  disk        105938 bytes to write (98688 of tensor data), N free\n"
+                "  status      grafted\n"
+                "  backups     model.safetensors.index.json.bak, config.json.bak\n"
+                "  undo        qpatch restore DIR\n");
   EXPECT_EQ(read_bytes(ck() / "model.safetensors"), file_before);
   expect_index_exact();
-  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
-  EXPECT_EQ(check_code, 0) << check_text;
-  const auto [restore_code, restore_text] = run_args({"restore", ck().string()});
-  EXPECT_EQ(restore_code, 0) << restore_text;
-  EXPECT_EQ(restore_text,
-            "DIR: restored config.json from config.json.bak\n"
-            "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
-            "DIR: removed model.safetensors.index.json\n"
-            "DIR: removed model-mtp-grafted.safetensors\n");
-  EXPECT_EQ(snapshot_tree(ck()), pristine);
+  expect_clean_then_restored(
+      pristine,
+      "DIR: restored config.json from config.json.bak\n"
+      "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
+      "DIR: removed model.safetensors.index.json\n"
+      "DIR: removed model-mtp-grafted.safetensors\n");
 }
 
 // The head stored quantized in the single file: the file is rewritten under a new name and
@@ -907,27 +914,22 @@ TEST_F(GraftTest, ASingleFileWithAQuantizedHeadIsRewrittenBesideItsIndex) {
   const auto donor = all_tensors(base());
   const auto [code, text] = graft({});
   ASSERT_EQ(code, 0) << text;
-  EXPECT_EQ(std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
-            "DIR: graft 11 modules from DONOR: mtp.fc, mtp.layers.0.input_layernorm, "
-            "mtp.layers.0.mlp.down_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.post_attention_layernorm, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.norm\n"
-            "  new shard   model-mtp-grafted.safetensors: 11 tensors, 98688 bytes from "
-            "DONOR/model-00002-of-00002.safetensors\n"
-            "  rewrite     model.safetensors -> model-rewritten.safetensors: 27 tensors out, 26 "
-            "kept\n"
-            "  index       model.safetensors.index.json (new: the checkpoint had one file): 27 "
-            "entries out, 11 in; total_size 117232 -> 187760\n"
-            "  config      config.json +8: "
-            "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
-            "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
-            "  disk        200150 bytes to write (187760 of tensor data), N free\n"
-            "  status      grafted\n"
-            "  backups     model.safetensors.index.json.bak, config.json.bak, "
-            "model.safetensors.bak\n"
-            "  undo        qpatch restore DIR\n");
+  EXPECT_EQ(
+      std::regex_replace(text, std::regex(", [0-9]+ free"), ", N free"),
+      std::string(k_whole_head_graft) +
+          "  rewrite     model.safetensors -> model-rewritten.safetensors: 27 tensors out, 26 "
+          "kept\n"
+          "  index       model.safetensors.index.json (new: the checkpoint had one file): 27 "
+          "entries out, 11 in; total_size 117232 -> 187760\n"
+          "  config      config.json +8: "
+          "mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+          "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, "
+          "mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n"
+          "  disk        200150 bytes to write (187760 of tensor data), N free\n"
+          "  status      grafted\n"
+          "  backups     model.safetensors.index.json.bak, config.json.bak, "
+          "model.safetensors.bak\n"
+          "  undo        qpatch restore DIR\n");
   EXPECT_FALSE(fs::exists(ck() / "model.safetensors"));
   for (const auto& [name, where] : all_tensors(ck())) {
     const auto& expected = name.rfind("mtp.", 0) == 0 ? donor : before;
@@ -935,18 +937,14 @@ TEST_F(GraftTest, ASingleFileWithAQuantizedHeadIsRewrittenBesideItsIndex) {
     EXPECT_EQ(where.second, expected.at(name).second) << name;
   }
   expect_index_exact();
-  const auto [check_code, check_text] = run_args({"--check", "-q", ck().string()});
-  EXPECT_EQ(check_code, 0) << check_text;
-  const auto [restore_code, restore_text] = run_args({"restore", ck().string()});
-  EXPECT_EQ(restore_code, 0) << restore_text;
-  EXPECT_EQ(restore_text,
-            "DIR: restored config.json from config.json.bak\n"
-            "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
-            "DIR: restored model.safetensors from model.safetensors.bak\n"
-            "DIR: removed model.safetensors.index.json\n"
-            "DIR: removed model-mtp-grafted.safetensors\n"
-            "DIR: removed model-rewritten.safetensors\n");
-  EXPECT_EQ(snapshot_tree(ck()), pristine);
+  expect_clean_then_restored(
+      pristine,
+      "DIR: restored config.json from config.json.bak\n"
+      "DIR: restored model.safetensors.index.json from model.safetensors.index.json.bak\n"
+      "DIR: restored model.safetensors from model.safetensors.bak\n"
+      "DIR: removed model.safetensors.index.json\n"
+      "DIR: removed model-mtp-grafted.safetensors\n"
+      "DIR: removed model-rewritten.safetensors\n");
 }
 
 } // namespace
