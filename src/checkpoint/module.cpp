@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <optional>
 
 namespace qpatch::checkpoint {
 
@@ -199,6 +200,31 @@ Verdict classify_qweight(const Inventory& inv, const Params& params, const Tenso
   return {StorageFormat::gptq, "", "qweight"};
 }
 
+// DeepSeek-V4's own format names a quantized linear's scales `scale`, beside `weight` (vLLM
+// 017e9f4, models/deepseek_v4/nvidia/dspark.py load_weights: a name ending ".scale" becomes
+// ".weight_scale_inv", or the experts' scale parameter for ".experts.N.wK.scale"). FP8 block
+// linears: an F8_E4M3 weight with one scale per 128x128 block (F8_E8M0 beside FP4 experts, F32
+// beside FP8 ones: DeepseekV4FP8Config.is_scale_e8m0); routed experts: FP4 values two to a
+// byte in I8 with one E8M0 exponent per 32 values (MXFP4). Real headers: DeepSeek-V4-Flash
+// layers.0.attn.wq_a.weight F8_E4M3 [1024, 4096] + .scale F8_E8M0 [8, 32];
+// layers.0.ffn.experts.0.w1.weight I8 [2048, 2048] + .scale F8_E8M0 [2048, 128].
+std::optional<Verdict>
+classify_sibling_scale(const Inventory& inv, const Params& params, Dtype dtype) {
+  const Tensor* scale = params.get(inv, "scale");
+  if (scale == nullptr) {
+    return std::nullopt;
+  }
+  if (safetensors::is_float8(dtype) &&
+      (scale->dtype == Dtype::F8_E8M0 || scale->dtype == Dtype::F32 || scale->dtype == Dtype::U8)) {
+    return Verdict{StorageFormat::fp8_block, "", "weight"};
+  }
+  if ((dtype == Dtype::I8 || is_fp4_storage(dtype)) &&
+      (scale->dtype == Dtype::F8_E8M0 || scale->dtype == Dtype::U8)) {
+    return Verdict{StorageFormat::mx_fp4, "", "weight"};
+  }
+  return std::nullopt;
+}
+
 Verdict classify_weight(const Inventory& inv,
                         const Params& params,
                         const Tensor& weight,
@@ -207,6 +233,9 @@ Verdict classify_weight(const Inventory& inv,
   if (!has_companion) {
     if (safetensors::is_dense_float(dtype)) {
       return {StorageFormat::dense, "", "weight"};
+    }
+    if (const auto deepseek_v4 = classify_sibling_scale(inv, params, dtype)) {
+      return *deepseek_v4;
     }
     return inconsistent("weight is " + std::string(to_string(dtype)) + " without any scale",
                         "weight");
@@ -597,7 +626,7 @@ const Tensor* scale_tensor(const Inventory& inventory, const Module& module) {
     return nullptr;
   }
   for (const std::string_view wanted :
-       {"weight_scale", "scales", "weight_scale_inv", "weight.absmax", "SCB"}) {
+       {"weight_scale", "scales", "weight_scale_inv", "weight.absmax", "SCB", "scale"}) {
     for (const uint32_t t : module.tensors) {
       if (split_tensor_name(inventory.tensors[t].name).second == wanted) {
         return &inventory.tensors[t];

@@ -121,6 +121,36 @@ TEST(Module, Fp4WeightsAreToldApartByTheirScalesDtype) {
              "z: linear inconsistent (weight F4 with these scales matches no known format)"}));
 }
 
+// DeepSeek-V4's own names (DeepSeek-V4-Flash's headers): a sibling `scale` is an FP8 linear's
+// block scales or the FP4 experts' E8M0 exponents (vLLM's load_weights reads ".scale" as
+// ".weight_scale_inv"); they used to be "F8_E4M3 without any scale", inconsistent. A float
+// weight beside a `scale` (a norm's, in other families) stays dense, and `hc_attn_scale` is a
+// parameter of the layer, not a scale of a linear.
+TEST(Module, DeepSeekV4SiblingScalesAreBlockFp8AndMxfp4) {
+  EXPECT_EQ(classify({{"layers.0.attn.wq_a.weight", "F8_E4M3", {1024, 4096}},
+                      {"layers.0.attn.wq_a.scale", "F8_E8M0", {8, 32}},
+                      {"layers.0.ffn.experts.0.w1.weight", "I8", {2048, 2048}},
+                      {"layers.0.ffn.experts.0.w1.scale", "F8_E8M0", {2048, 128}},
+                      {"layers.0.ffn.shared_experts.w2.weight", "F8_E4M3", {4096, 2048}},
+                      {"layers.0.ffn.shared_experts.w2.scale", "F32", {32, 16}},
+                      {"layers.0.hc_attn_scale", "F32", {3}},
+                      {"norm.weight", "BF16", {4096}},
+                      {"norm.scale", "F32", {4096}},
+                      {"odd.weight", "F8_E4M3", {64, 64}},
+                      {"odd.scale", "BF16", {1, 1}}}),
+            (Lines{"layers.0.attn.wq_a: linear fp8-block",
+                   "layers.0.ffn.experts.0.w1: linear mx-fp4",
+                   "layers.0.ffn.shared_experts.w2: linear fp8-block",
+                   "layers.0: other dense",
+                   "norm: norm dense",
+                   "odd: linear inconsistent (weight is F8_E4M3 without any scale)"}));
+  const Inventory inventory = inventory_of({{"layers.0.attn.wq_a.weight", "F8_E4M3", {1024, 4096}},
+                                            {"layers.0.attn.wq_a.scale", "F8_E8M0", {8, 32}}});
+  const ModuleList modules = build_modules(inventory);
+  ASSERT_EQ(modules.size(), 1U);
+  EXPECT_EQ(scale_tensor(inventory, modules[0])->name, "layers.0.attn.wq_a.scale");
+}
+
 TEST(Module, ScaleTensorIsTheOneThatTellsFormatsApart) {
   const Inventory inventory = inventory_of({{"a.weight", "F4", {64, 64}},
                                             {"a.weight_scale", "F8_E8M0", {64, 2}},

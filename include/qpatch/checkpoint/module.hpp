@@ -29,12 +29,14 @@ enum class StorageFormat : uint8_t {
   ct_mxfp8,          // weight F8 + U8 (E8M0) weight_scale
   gptq,              // qweight [in*bits/32, out] + qzeros + scales (AutoGPTQ, auto-round)
   awq,               // qweight [in, out*bits/32] + qzeros + scales
-  fp8_block,         // weight F8 + weight_scale_inv (DeepSeek, transformers FP8Linear)
+  fp8_block,         // weight F8 + weight_scale_inv (DeepSeek, transformers FP8Linear), or + scale
+                     // (DeepSeek-V4)
   modelopt_nvfp4,    // weight U8/F4 + F8_E4M3 weight_scale + weight_scale_2
   mxfp4,             // gpt-oss experts: *_blocks + *_scales
-  mx_fp4,            // weight U8/F4 + E8M0 weight_scale (OCP MX: Quark, ModelOpt MXFP4)
-  bnb_4bit,          // bitsandbytes: weight U8 + weight.absmax family
-  bnb_int8,          // bitsandbytes LLM.int8: weight I8 + SCB
+  mx_fp4,   // weight U8/F4 + E8M0 weight_scale (OCP MX: Quark, ModelOpt MXFP4), or I8 + scale
+            // (DeepSeek-V4 experts)
+  bnb_4bit, // bitsandbytes: weight U8 + weight.absmax family
+  bnb_int8, // bitsandbytes LLM.int8: weight I8 + SCB
   inconsistent,
 };
 std::string_view to_string(StorageFormat format);
