@@ -641,6 +641,13 @@ auto finding_words(const EngineView& engine_view,
   return [&engine_view, method_name, engine, key, read](const LayerView& view,
                                                         const Decision& decision) {
     const std::string who(engine::display_name(engine));
+    if (decision.verdict == Verdict::load_error && decision.by == DecidedBy::undecidable) {
+      // vLLM's Quark: a "re:" exclude entry that does not compile, reached by this layer's test.
+      return std::pair(FindingKind::undecidable,
+                       "reach an exclude entry that is no Python regex before any entry matches "
+                       "them: " +
+                           who + " raises while it builds the model: " + decision.error);
+    }
     if (decision.verdict == Verdict::load_error) {
       return shards_disagree(view, decision, who);
     }

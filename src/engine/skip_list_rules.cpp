@@ -139,15 +139,19 @@ SkipListRules::SkipListRules(SkipListMethod method,
   }
   if (m_method == SkipListMethod::quark) {
     // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
-    // not compile raises in vLLM; here it matches nothing.
+    // not compile raises re.error when a layer's test reaches it (quark_raises).
     for (const std::string& entry : m_mapped) {
       std::optional<Pattern> pattern;
+      std::string error;
       if (entry.rfind("re:", 0) == 0) {
         if (auto compiled = Pattern::compile(std::string_view(entry).substr(3), "exclude")) {
           pattern = std::move(*compiled);
+        } else {
+          error = compiled.error().message;
         }
       }
       m_quark_patterns.push_back(std::move(pattern));
+      m_quark_errors.push_back(std::move(error));
     }
   }
 }
@@ -853,6 +857,23 @@ SkipListRules::test_shards(const std::vector<std::string>& names, Decision& deci
   return {first, hits};
 }
 
+std::optional<std::string> SkipListRules::quark_raises(const std::string& name) const {
+  // check_equal_or_regex_match is any() over the targets in order: a target that does not
+  // compile raises unless an earlier one already matched (quark/utils.py, vLLM 017e9f4).
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (!m_quark_errors[i].empty()) {
+      return "re.error: exclude entry \"" + m_entries[m_origin[i]] + "\" is not a Python regex (" +
+             m_quark_errors[i] + ")";
+    }
+    if (m_mapped[i].rfind("re:", 0) == 0
+            ? m_quark_patterns[i]->matches(name, MatchMode::match).value_or(false)
+            : matches(m_mapped[i], name)) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 Decision SkipListRules::quark_decide(const Layer& layer, Decision decision) const {
   const auto skipped_by = [&](size_t i) {
     decision.verdict = Verdict::dense;
@@ -873,6 +894,21 @@ Decision SkipListRules::quark_decide(const Layer& layer, Decision decision) cons
   }
   const std::string last(last_component(layer.prefix));
   const auto* shards = m_model.shards_of_layer(layer.prefix);
+  std::vector<std::string> tested{layer.prefix};
+  if (shards != nullptr) {
+    tested.clear();
+    for (const std::string& shard : *shards) {
+      tested.push_back(replace_all(layer.prefix, last, shard));
+    }
+  }
+  for (const std::string& name : tested) {
+    if (auto error = quark_raises(name)) {
+      decision.verdict = Verdict::load_error;
+      decision.by = DecidedBy::undecidable;
+      decision.error = std::move(*error);
+      return decision;
+    }
+  }
   if (shards == nullptr) {
     if (const auto hit = skipping_entry(layer.prefix)) {
       return skipped_by(*hit);

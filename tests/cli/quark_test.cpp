@@ -127,5 +127,32 @@ TEST_F(QuarkTest, EnginesWithoutQuarkRulesAreSaidNotToBeJudged) {
             "  note        transformers: not judged: qpatch has not read its quark loader\n");
 }
 
+// quark/utils.py check_equal_or_regex_match (vLLM 017e9f4) is any() over the targets in order:
+// a "re:" target that does not compile raises re.error for every layer no earlier target
+// matched. It used to be taken as matching nothing, and the checkpoint reported loadable.
+TEST_F(QuarkTest, ARegexThatDoesNotCompileRaisesForTheLayersThatReachIt) {
+  test::write_mini(dir(),
+                   {Head::packed,
+                    HeadFile::indexed_shard,
+                    quark_config("      \"lm_head\",\n      \"re:mtp.*\",\n      \"re:model.(\""),
+                    Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for vLLM (main, 2026-08-17)\n  mtp head    8 linears fp8-block, 4 norms "
+      "in model_extra_tensors.safetensors\n  lint        exclude: 3 entries; 1 dead (no verdict "
+      "changes without them, in any version judged), 0 duplicates, 1 over-broad (a layer stored "
+      "quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n "
+      " not fixable model.language_model.layers.0: 7 modules reach an exclude entry that is no "
+      "Python regex before any entry matches them: vLLM raises while it builds the model: "
+      "re.error: exclude entry \"re:model.(\" is not a Python regex (cannot compile at character "
+      "7: missing closing parenthesis)\n  not fixable mtp: 8 modules stored fp8-block but made "
+      "dense by exclude entry \"re:mtp.*\"\n  breaks      vLLM: start-up fails once speculative "
+      "decoding loads the MTP head: \"ValueError: There is no module or parameter named "
+      "'fc.weight_scale' in ...\"\n  status      unfixable\n  why         qpatch explain DIR "
+      "model.language_model.layers.0.self_attn.q_proj\n");
+}
+
 } // namespace
 } // namespace qpatch::cli

@@ -32,10 +32,12 @@
 //        or "re:" followed by a regex that re.match-es it (anchored at the start only); a fused
 //        layer through its shards only (prefix.replace(proj, shard); shards that disagree raise
 //        "Found a different quantization schemes"), so an entry naming qkv_proj excludes
-//        nothing; an experts layer (since #46757) also when a plain entry names one of its
-//        children. A layer not excluded is quantized (layer_quant_config and
-//        global_quant_config only choose its scheme); a ParallelLMHead is never quantized
-//        (get_quant_method returns None for what is not LinearBase, Attention or experts).
+//        nothing; a "re:" entry that does not compile raises re.error for every layer whose
+//        test reaches it (no earlier entry matched); an experts layer (since #46757) also when a
+//        plain entry names one of its children. A layer not excluded is quantized
+//        (layer_quant_config and global_quant_config only choose its scheme); a ParallelLMHead is
+//        never quantized (get_quant_method returns None for what is not LinearBase, Attention or
+//        experts).
 // lm_head is a ParallelLMHead, which FP8, bitsandbytes and Quark never quantize, AWQ only with
 // `lm_head: true`, and ModelOpt like any Linear.
 //
@@ -160,6 +162,10 @@ private:
   // Quark: each renamed entry's "re:" pattern, compiled once (nothing: a plain entry, or one
   // that does not compile).
   std::vector<std::optional<Pattern>> m_quark_patterns;
+  std::vector<std::string> m_quark_errors; // per m_mapped: why its "re:" does not compile, or ""
+  // vLLM's Quark: the re.error `name`'s test raises, when a target that does not compile comes
+  // before any that matches it; nothing otherwise.
+  std::optional<std::string> quark_raises(const std::string& name) const;
   // SGLang's ModelOpt: each entry as is_layer_excluded reads it.
   struct Exclusion {
     enum class Kind { literal, glob, regex } kind = Kind::literal;
