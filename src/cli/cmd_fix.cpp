@@ -163,7 +163,10 @@ Judged judge(const std::string& dir,
       }
     }
   }
-  auto diagnosis = diagnose::diagnose(*inventory, modules, *configs, diagnose_options);
+  // The plan re-judges this same inventory: the layers each engine builds are built once.
+  diagnose::DiagnoseOptions options = diagnose_options;
+  options.layer_cache = diagnose::make_layer_cache();
+  auto diagnosis = diagnose::diagnose(*inventory, modules, *configs, options);
   if (!diagnosis) {
     return fail(diagnosis.take_error());
   }
@@ -187,7 +190,7 @@ Judged judge(const std::string& dir,
     outcome.status = diagnosis->has_unfixable() ? Status::unfixable : Status::clean;
     return judged;
   }
-  auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, diagnose_options, &modules);
+  auto plan = plan::plan_patch(*diagnosis, *configs, *inventory, options, &modules);
   if (!plan) {
     return fail(plan.take_error());
   }

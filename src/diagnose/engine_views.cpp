@@ -8,8 +8,12 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
+#include <tuple>
 
 namespace qpatch::diagnose::detail {
 
@@ -83,6 +87,71 @@ NamingSetting naming_setting(const Inventory& inventory,
   return setting;
 }
 
+} // namespace qpatch::diagnose::detail
+
+namespace qpatch::diagnose {
+
+// What engine_views built for one engine version's naming row, by the checkpoint it was built
+// from (the inventory's and module list's addresses, the MTP head): the judgement and the plan's
+// re-judgement of one checkpoint share it (DiagnoseOptions::layer_cache). Engines are built on
+// threads of their own, hence the lock.
+class LayerCache {
+public:
+  struct Key {
+    const void* inventory;
+    const void* modules;
+    std::vector<uint32_t> mtp_head;
+    engine::Engine engine;
+    std::string naming; // ModelInfo::naming, ::row, ::architecture, ::num_hidden_layers
+    std::string row;
+    std::string architecture;
+    uint64_t num_hidden_layers = 0;
+    bool operator<(const Key& other) const {
+      return std::tie(inventory,
+                      modules,
+                      mtp_head,
+                      engine,
+                      naming,
+                      row,
+                      architecture,
+                      num_hidden_layers) < std::tie(other.inventory,
+                                                    other.modules,
+                                                    other.mtp_head,
+                                                    other.engine,
+                                                    other.naming,
+                                                    other.row,
+                                                    other.architecture,
+                                                    other.num_hidden_layers);
+    }
+  };
+  struct Built {
+    std::shared_ptr<const std::vector<engine::Layer>> layers;
+    std::shared_ptr<const std::vector<detail::LayerView>> views;
+    std::vector<engine::Layer> not_built;
+  };
+  std::optional<Built> find(const Key& key) const {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    const auto it = m_built.find(key);
+    return it == m_built.end() ? std::nullopt : std::optional<Built>(it->second);
+  }
+  void store(Key key, Built built) {
+    const std::lock_guard<std::mutex> lock(m_mutex);
+    m_built.emplace(std::move(key), std::move(built));
+  }
+
+private:
+  mutable std::mutex m_mutex;
+  std::map<Key, Built> m_built;
+};
+
+std::shared_ptr<LayerCache> make_layer_cache() {
+  return std::make_shared<LayerCache>();
+}
+
+} // namespace qpatch::diagnose
+
+namespace qpatch::diagnose::detail {
+
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
                                                       const ViewedCheckpoint& checkpoint,
@@ -96,6 +165,22 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
   // naming rows are equal build the same layers, so they share them and their storage views.
   const std::set<uint32_t> head(mtp_head.begin(), mtp_head.end());
   const auto build_layers_of = [&](EngineView& view) {
+    const LayerCache::Key key{&inventory,
+                              &modules,
+                              mtp_head,
+                              view.engine,
+                              view.model.naming,
+                              view.model.row,
+                              view.model.architecture,
+                              view.model.num_hidden_layers};
+    if (options.layer_cache) {
+      if (auto built = options.layer_cache->find(key)) {
+        view.layers = std::move(built->layers);
+        view.views = std::move(built->views);
+        view.not_built = std::move(built->not_built);
+        return;
+      }
+    }
     std::vector<Layer> layers;
     for (Layer& layer : engine::build_layers(modules, view.model)) {
       // An engine that builds a layer per module never builds the MTP head (transformers:
@@ -109,6 +194,9 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
     view.layers = std::make_shared<const std::vector<Layer>>(std::move(layers));
     view.views = std::make_shared<const std::vector<LayerView>>(
         layer_views(*view.layers, modules, inventory, options));
+    if (options.layer_cache) {
+      options.layer_cache->store(key, {view.layers, view.views, view.not_built});
+    }
   };
   const auto build_engine = [&](engine::Engine engine) {
     std::vector<std::unique_ptr<EngineView>> out;

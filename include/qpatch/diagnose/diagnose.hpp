@@ -14,6 +14,7 @@
 #include <qpatch/engine/versions.hpp>
 #include <qpatch/quant/config_files.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -120,6 +121,13 @@ struct Diagnosis {
   bool has_fixable() const;
 };
 
+// The layers each engine version builds from one checkpoint's modules, kept between the
+// judgement and the plan's re-judgement of the same inventory (plan/patch_plan.cpp), which
+// build the same layers again otherwise: two passes over ~70k modules per engine on a
+// 1T-parameter MoE. Keyed by the inventory and module list it was filled from, so a
+// re-judgement of another inventory (a patch that adds index entries, a graft) builds anew.
+class LayerCache;
+
 struct DiagnoseOptions {
   std::optional<engine::Pattern> only; // consider only modules whose name matches (re.search)
   engine::EngineSet engines = engine::EngineSet::all(); // --engine
@@ -128,7 +136,11 @@ struct DiagnoseOptions {
   bool engines_named = false;
   engine::VersionPins pins; // --engine ENGINE@REF: one version of that engine, not every one
   bool prune = false;       // --prune: remove the skip list's dead and duplicate entries
+  std::shared_ptr<LayerCache> layer_cache; // nothing: every judgement builds its layers
 };
+
+// Return an empty cache for DiagnoseOptions::layer_cache (diagnose/engine_views.cpp).
+std::shared_ptr<LayerCache> make_layer_cache();
 
 // Judge `inventory` against `configs`. Fails only on a config that cannot be read as its method.
 Result<Diagnosis> diagnose(const checkpoint::Inventory& inventory,
