@@ -1033,9 +1033,12 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       method == SkipListMethod::fp8 ? fall_back_to_modules_to_not_convert(edit, fixer, active)
                                     : std::nullopt;
   if (in.options.prune && lintable) {
-    const std::string linted_key = edit.list.key;
     const std::set<size_t> pruned = prune_to_fixpoint(judged, skip_list, active, in.options, edit);
-    if (!pruned.empty() && diagnosis.lint && !edit.list.derived && edit.list.key == linted_key) {
+    // The finding names the file's entries by the lint of the list as written: only while the
+    // edit is still on that list (not the derived AWQ list, not FP8's other key after
+    // fall_back_to_modules_to_not_convert), or its indices would name another list's entries.
+    if (!pruned.empty() && diagnosis.lint && !edit.list.derived &&
+        diagnosis.lint->pointer.back() == edit.list.key) {
       diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
     }
   }
