@@ -661,6 +661,28 @@ void assumption_notes(engine::EngineSet modelled,
           "; judged under assumed names (the checkpoint's, q/k/v and gate/up fused and judged "
           "through their shards)");
     }
+    // A row read for the engine, but whose names for some versions judged are assumed: one
+    // note for the span, with each version's reason.
+    std::string from;
+    std::string until;
+    std::string reasons;
+    for (const engine::EngineVersion& version : diagnosis.versions_judged) {
+      if (version.engine != engine || !version.with.empty()) {
+        continue;
+      }
+      const engine::ModelInfo naming =
+          engine::naming_of(version, configs.architecture, configs.num_hidden_layers);
+      if (naming.assumed_naming || naming.assumed_because.empty()) {
+        continue;
+      }
+      from = from.empty() ? version.from : from;
+      until = version.until;
+      reasons += (reasons.empty() ? "" : "; ") + naming.assumed_because;
+    }
+    if (!reasons.empty()) {
+      diagnosis.notes.push_back(std::string(engine::display_name(engine)) + " main " + from + ".." +
+                                (until.empty() ? "" : until) + ": names assumed (" + reasons + ")");
+    }
   }
   // Versions that cannot both be satisfied: the patch is for those that can, and says so.
   const bool some_versions_unloadable =

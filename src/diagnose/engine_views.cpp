@@ -208,7 +208,9 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
           out.back()->version.with == version.with) {
         const engine::ModelInfo naming =
             engine::naming_of(version, model.architecture, model.num_hidden_layers);
-        if (naming.row == out.back()->model.row) {
+        // A span whose names are assumed stays a version of its own, so the report can say so.
+        if (naming.row == out.back()->model.row &&
+            naming.assumed_because == out.back()->model.assumed_because) {
           out.back()->version.until = version.until; // one version for both eras
           out.back()->version.spans_eras = true;
           continue;

@@ -112,8 +112,9 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
       "    \"sym\": true\n  }\n}\n";
   test::write_mini(dir(), {Head::packed_fc_dense, HeadFile::indexed_shard, config, Packing::gptq});
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+  const std::string head =
+      "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in model_extra_tensors.safetensors\n";
   const std::string finding =
-      "  mtp head    1 linear BF16, 4 norms, 7 linears gptq in model_extra_tensors.safetensors\n"
       "  fixable     mtp.fc: 1 module stored BF16 but quantized (4 bits) by the global bits (no "
       "block list); no extra_config key of 16 bits names them";
   const std::string fix =
@@ -125,8 +126,8 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
   const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "vllm@2026-07-20"});
   EXPECT_EQ(old_code, 1);
   EXPECT_EQ(old_out,
-            "DIR: auto-round, judged for vLLM (main 2026-06-17..2026-07-22)\n" + finding + "\n" +
-                fix);
+            "DIR: auto-round, judged for vLLM (main 2026-06-17..2026-07-22)\n" + head + finding +
+                "\n" + fix);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
@@ -136,11 +137,66 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
           ", " +
           test::judged_for(
               engine::Engine::sglang, "Qwen3_5ForConditionalGeneration", "auto-round") +
-          " and transformers\n" + finding +
+          " and transformers\n" + head + test::k_sglang_qwen35_assumed_note + finding +
           " (vLLM before 2026-07-28 (0.26 and older) only) [vllm]\n" + fix);
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@2026-07-20"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+}
+
+// SGLang's Qwen3.5 names are read at 005fa71 and a5ea6158; before #23471 (2026-04-22) SGLang
+// built them otherwise in ways not modelled apart (sglang/naming.cpp qwen35_vlm_row). A version
+// judged in that span says its names are assumed; main does not.
+TEST_F(EngineVersionsTest, AnSglangSpanWhoseNamesAreAssumedIsSaid) {
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, text_layers_only()});
+  const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "sglang@2026-03-01"});
+  EXPECT_EQ(old_code, 1);
+  EXPECT_EQ(
+      old_out,
+      "DIR: compressed-tensors, judged for SGLang (main 2026-02-17..2026-04-21)\n  mtp head    8 "
+      "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
+      "       SGLang main 2026-02-17..2026-04-21: names assumed (until #21019 (2026-03-23) the GDN "
+      "projections were built apart, until #23471 the quant config had no "
+      "packed_modules_mapping)\n  lint        ignore: 1 entry; 1 dead (no verdict changes without "
+      "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built "
+      "dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
+      "model.language_model.layers.0: 7 modules stored ct-pack-quantized but no target matches "
+      "them, and SGLang raises for that while it builds the model (\"ValueError: Unable to find "
+      "matching target for ... in the compressed-tensors config.\")\n  breaks      SGLang: "
+      "start-up fails while it builds the model: \"ValueError: Unable to find matching target for "
+      "... in the compressed-tensors config.\"\n  fixable     mtp.layers.0: 7 modules stored BF16 "
+      "and no target matches them, and SGLang raises for that while it builds the model "
+      "(\"ValueError: Unable to find matching target for ... in the compressed-tensors "
+      "config.\")\n  breaks      SGLang: start-up fails while it builds the model: \"ValueError: "
+      "Unable to find matching target for ... in the compressed-tensors config.\"\n  would patch "
+      "config.json +9: mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj, "
+      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+      "mtp.layers.0.mlp.gate_up_proj, mtp.layers.0.mlp.down_proj\n  status      unfixable\n  why   "
+      "      qpatch explain DIR model.language_model.layers.0.self_attn.q_proj\n");
+  const auto [code, out] = run_qpatch({"--check", "--engine", "sglang@main"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for SGLang\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  lint        ignore: 1 entry; "
+      "1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
+      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n  not fixable model.language_model.layers.0: 7 modules stored "
+      "ct-pack-quantized but no target matches them, and SGLang raises for that while it builds "
+      "the model (\"ValueError: Unable to find matching target for ... in the compressed-tensors "
+      "config.\")\n  breaks      SGLang: start-up fails while it builds the model: \"ValueError: "
+      "Unable to find matching target for ... in the compressed-tensors config.\"\n  fixable     "
+      "mtp.layers.0: 7 modules stored BF16 and no target matches them, and SGLang raises for that "
+      "while it builds the model (\"ValueError: Unable to find matching target for ... in the "
+      "compressed-tensors config.\")\n  breaks      SGLang: start-up fails while it builds the "
+      "model: \"ValueError: Unable to find matching target for ... in the compressed-tensors "
+      "config.\"\n  would patch config.json +9: mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.gate_up_proj, mtp.layers.0.mlp.down_proj\n  "
+      "status      unfixable\n  why         qpatch explain DIR "
+      "model.language_model.layers.0.self_attn.q_proj\n");
 }
 
 } // namespace

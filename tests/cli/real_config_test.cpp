@@ -130,7 +130,8 @@ TEST_F(RealConfigTest, SglangIsJudgedUnderItsOwnLayerNames) {
           test::judged_for(engine::Engine::sglang, "Qwen3_5ForConditionalGeneration") +
           "\n"
           "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
-          "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n"
+          "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n" +
+          test::k_sglang_qwen35_assumed_note +
           // Under SGLang's own names the vision and in_proj_a/_b entries reach nothing.
           "  lint        ignore: 304 entries; 256 dead (no verdict changes without them, in any "
           "version judged), 0 duplicates, 48 over-broad (a layer stored quantized is built "

@@ -75,6 +75,11 @@ struct ModelInfo {
   // True when qpatch has no naming table for this architecture under this engine: its names
   // are assumed (the report says so).
   bool assumed_naming = false;
+  // Why this row's names are assumed for this engine version although it has a naming table
+  // ("" when they were read): a row paired from files of several commits, or a span whose
+  // naming is known to differ and is not modelled apart. The report says it for every version
+  // judged.
+  std::string assumed_because;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
   // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
   bool embedding_quant_config = true;

@@ -60,6 +60,21 @@ History make_sglang_history() {
        "the MTP draft dense",
        "modelopt",
        "Qwen3_5"},
+      // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
+      // packed_modules_mapping", merged; its description is dated 2026-04-22, its merge day was
+      // not read, so the boundary is that day): from then the Qwen3.5 classes give their quant
+      // config the packed_modules_mapping qpatch's row holds (qwen3_5.py @005fa71). Before it
+      // (xbfs/sglang@c72ed54) they declared none, and before #21019 (merged 2026-03-23) the GDN
+      // projections were built apart (docs/research/sglang-versions.md §6): that span is judged
+      // by the later row and the report says its names are assumed.
+      {"#23471",
+       "",
+       "2026-04-22",
+       "",
+       "qwen3_5.py: the Qwen3.5 classes give their quant config packed_modules_mapping "
+       "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
+       "",
+       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
       {"#35887",

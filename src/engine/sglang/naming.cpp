@@ -61,6 +61,14 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     // vision tower is built at model.visual with quant_config=None: always dense.
     info.built_without_quant_config = {"model.visual."};
     info.row = "qwen3_5_vlm/language_model";
+    if (!version.has("#23471")) {
+      // The row read at 005fa71, judged for the span before it: xbfs/sglang@c72ed54 (after
+      // #21019) gives the quant config no packed_modules_mapping and inherits Qwen3-VL's
+      // hf_to_sglang_mapper; sammysun0711/sglang@07d9ce3 and #20074's description (2026-03-07)
+      // build in_proj_qkv, in_proj_z, in_proj_b and in_proj_a apart.
+      info.assumed_because = "until #21019 (2026-03-23) the GDN projections were built apart, "
+                             "until #23471 the quant config had no packed_modules_mapping";
+    }
   } else {
     // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
     // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71:
@@ -75,6 +83,7 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
     info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
     info.row = "qwen3_5_vlm/model";
+    info.assumed_because = "before #18926 no one commit holds the files read";
   }
   // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
   // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
