@@ -66,7 +66,11 @@ void missing_head_finding(const checkpoint::MtpHead& head,
     const std::string layer = layer_name(head, modules, vllm, main_layers, i);
     if (!stores_layer(head, modules, layer)) {
       if (missing.empty()) {
-        first_missing_index = layer.substr(layer.rfind('.') + 1);
+        // vLLM numbers draft layers from num_hidden_layers whatever the checkpoint calls them
+        // (deepseek_mtp.py and deepseek_v4/nvidia/mtp.py: mtp_start_layer_idx =
+        // config.num_hidden_layers, 017e9f4): DeepSeek-V4's mtp.1 is layer N + 1.
+        first_missing_index =
+            main_layers > 0 ? std::to_string(main_layers + i) : layer.substr(layer.rfind('.') + 1);
       }
       missing.push_back(layer);
     }

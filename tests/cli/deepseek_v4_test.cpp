@@ -72,7 +72,8 @@ TEST_F(DeepseekV4Test, VllmIsNotJudgedByFp8RulesAndSaysWhy) {
 }
 
 // The draft's layers are mtp.0, mtp.1 in the checkpoint: the one stored is found, the one
-// missing is named, and vLLM's DeepSeekV4MTP.load_weights raises for it whatever the quant config.
+// missing is named, and vLLM's DeepSeekV4MTP.load_weights raises for it whatever the quant config,
+// numbering it from num_hidden_layers (mtp.1 of a 1-layer model is its layer 2).
 TEST_F(DeepseekV4Test, AMissingDraftLayerIsNamedInTheMtpDotILayout) {
   write_dsv4(dir(), 2, true);
   const test::CliOutcome check = test::run_cli({"--check", "--engine", "vllm", "DIR"}, dir());
@@ -87,7 +88,7 @@ TEST_F(DeepseekV4Test, AMissingDraftLayerIsNamedInTheMtpDotILayout) {
             "of its layers (mtp.1): no config patch can help; graft the head from the base model "
             "[vllm]\n"
             "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-            "\"ValueError: MTP speculative decoding layer 1 weights missing from checkpoint. The "
+            "\"ValueError: MTP speculative decoding layer 2 weights missing from checkpoint. The "
             "checkpoint may have been quantized without including the MTP layers. Use a "
             "checkpoint that includes MTP layer weights, or disable speculative decoding.\"\n"
             "  status      unfixable\n"
