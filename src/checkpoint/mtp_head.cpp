@@ -54,15 +54,11 @@ bool in_appended_layers(std::string_view name, uint64_t first, uint64_t count) {
 
 // The newer `mtp.` layouts of public checkpoints that no engine naming row models yet (issue 12
 // item 6): engines' draft-model sources for them were not traced, so their layer names are
-// assumed to be the checkpoint's.
+// assumed to be the checkpoint's. (DeepSeek-V4's mtp.{i}.* is vLLM's DeepSeekV4MTP, traced in
+// vllm/naming.cpp; an engine without a row for it says so in its own note.)
 std::string unmodelled_layout(std::string_view name) {
   if (name == "mtp.fc_embedding" || name == "mtp.fc_hidden") {
     return "Qwen3.8 split mtp.fc_embedding/mtp.fc_hidden";
-  }
-  constexpr std::string_view prefix = "mtp.";
-  if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix &&
-      name[prefix.size()] >= '0' && name[prefix.size()] <= '9') {
-    return "DeepSeek-V4 mtp.{i}";
   }
   return "";
 }

@@ -185,6 +185,22 @@ std::vector<std::string> exclusion_names(const LayerView& view,
     return {layer.name, layer.prefix};
   }
   std::vector<std::string> names = ignore_names(layer, modules, model);
+  // A fused layer the quant config has no mapping for is looked up by its fused name alone
+  // (is_layer_skipped: proj_name not in fused_mapping), which none of its shards' names is:
+  // DeepSeek-V4's attn.fused_wqa_wkv on NVIDIA.
+  const std::string_view last = util::last_component(layer.prefix);
+  if (layer.kind == LayerKind::linear && model.quant_packed && model.shards_of(last) == nullptr &&
+      std::any_of(model.packed.begin(),
+                  model.packed.end(),
+                  [&](const auto& entry) { return entry.first == last; }) &&
+      std::none_of(names.begin(), names.end(), [&](const std::string& name) {
+        return model.to_vllm(name) == layer.prefix;
+      })) {
+    // The shards' names as the engine renames them reach nothing either: the checkpoint's
+    // (other engines' lists) and the fused name.
+    names.resize(std::min(names.size(), layer.modules.size()));
+    names.push_back(layer.prefix);
+  }
   if (method == SkipListMethod::awq || method == SkipListMethod::modelopt) {
     // A substring test: a checkpoint name contained in the name vLLM asks about ("lm_head" in
     // the Qwen3.5 VLM's "language_model.lm_head") reaches it, so that name is not added too.

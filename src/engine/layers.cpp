@@ -131,14 +131,16 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
             .modules.push_back(m);
         break;
       }
-      const std::string_view fused = model.fused_for(last);
+      const bool without_quant_config = model.built_without_quant_config_for(name);
+      const std::string_view fused = without_quant_config && !model.built_dense_components.empty()
+                                         ? std::string_view()
+                                         : model.fused_for(last);
       const std::string layer_name =
           fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
-      const bool built_dense =
-          model.built_without_quant_config_for(name) ||
-          std::find(model.built_dense_layers.begin(),
-                    model.built_dense_layers.end(),
-                    last_component(layer_name)) != model.built_dense_layers.end();
+      const bool built_dense = without_quant_config || std::find(model.built_dense_layers.begin(),
+                                                                 model.built_dense_layers.end(),
+                                                                 last_component(layer_name)) !=
+                                                           model.built_dense_layers.end();
       const LayerKind kind = built_dense ? LayerKind::built_dense : LayerKind::linear;
       layer_for(layer_name, kind, linear_class(last_component(layer_name))).modules.push_back(m);
       break;

@@ -42,6 +42,19 @@ std::string apply_renames(const std::vector<std::pair<std::string, std::string>>
   return out;
 }
 
+// Every occurrence of each `from` replaced by its `to`, in turn (WeightsMapper's
+// orig_to_new_substr: `key.replace(substr, new_key)`).
+std::string apply_substrings(const std::vector<std::pair<std::string, std::string>>& renames,
+                             std::string name) {
+  for (const auto& [from, to] : renames) {
+    for (size_t at = name.find(from); at != std::string::npos;
+         at = name.find(from, at + to.size())) {
+      name.replace(at, from.size(), to);
+    }
+  }
+  return name;
+}
+
 // The layer index a name component spells ("61"), at most six digits; nothing otherwise.
 std::optional<uint64_t> layer_index(std::string_view digits) {
   if (digits.empty() || digits.size() > 6) {
@@ -74,6 +87,9 @@ const std::vector<std::string>* ModelInfo::shards_of_layer(std::string_view pref
 }
 
 std::string ModelInfo::to_vllm(std::string_view name) const {
+  if (!substring_renames.empty()) {
+    return apply_renames(prefix_renames, apply_substrings(substring_renames, std::string(name)));
+  }
   return apply_renames(prefix_renames, name);
 }
 
@@ -86,11 +102,11 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
              std::string(rest.substr(dot));
     }
   }
-  if (!draft_prefix.empty() && name.substr(0, draft_prefix.size()) == draft_prefix) {
-    for (const auto& [from, to] : draft_renames) {
-      if (name.substr(0, from.size()) == from) {
-        return to + std::string(name.substr(from.size()));
-      }
+  // Each rename names one draft layer's checkpoint prefix (DeepSeek-V4: mtp.1. ->
+  // model.layers.{N+1}.), so no other name matches one.
+  for (const auto& [from, to] : draft_renames) {
+    if (name.substr(0, from.size()) == from) {
+      return apply_substrings(substring_renames, to + std::string(name.substr(from.size())));
     }
   }
   // DeepSeek/GLM build the draft's shared head as model.layers.{N}.head (engines.md §10.2).
@@ -102,8 +118,8 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
   // is built as language_model.lm_head (qwen3_5.py Qwen3_5ForConditionalGeneration.__init__:
   // Qwen3_5ForCausalLM(prefix="language_model")), although a config entry "lm_head" is never
   // renamed ("lm_head." does not prefix it; utils.py WeightsMapper._map_name_with_shard).
-  std::string renamed =
-      apply_renames(separate_layer_names ? layer_renames : prefix_renames, std::string(name) + ".");
+  std::string renamed = apply_renames(separate_layer_names ? layer_renames : prefix_renames,
+                                      apply_substrings(substring_renames, std::string(name)) + ".");
   renamed.pop_back();
   for (const auto& [under, from, to] : component_renames) {
     if (renamed.compare(0, under.size(), under) == 0 && renamed.size() > from.size() &&
@@ -153,6 +169,13 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
 }
 
 bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
+  for (const std::string& component : built_dense_components) {
+    const size_t at = name.find(component);
+    if (at != std::string_view::npos && (at == 0 || name[at - 1] == '.') &&
+        at + component.size() < name.size() && name[at + component.size()] == '.') {
+      return true;
+    }
+  }
   return std::any_of(
       built_without_quant_config.begin(),
       built_without_quant_config.end(),

@@ -23,7 +23,7 @@ struct MtpHead {
   std::vector<uint32_t> modules; // indices into the module list, in checkpoint order
   std::string summary;           // "8 linears BF16, 7 norms in model_extra_tensors.safetensors"
   // A layout seen in public checkpoints whose engine naming qpatch does not model yet (Qwen3.8's
-  // split mtp.fc_embedding/mtp.fc_hidden, DeepSeek-V4's mtp.{i}.*): its layers are judged under
+  // split mtp.fc_embedding/mtp.fc_hidden): its layers are judged under
   // the names the checkpoint uses, and the summary says so. "" for the modelled layouts.
   std::string unmodelled_layout;
 };

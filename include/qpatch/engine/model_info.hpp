@@ -27,6 +27,10 @@ struct ModelInfo {
   // each tried in order on the name as renamed so far); empty when the engine renames none
   // (SGLang's Qwen3.5 has hf_to_sglang_mapper = None).
   std::vector<std::pair<std::string, std::string>> prefix_renames;
+  // The mapper's substring renames, applied before its prefix renames (WeightsMapper order:
+  // regex, substr, prefix, suffix), to config entries and layer names alike: DeepSeek-V4's
+  // `.shared_experts.w2` -> `.shared_experts.down_proj`.
+  std::vector<std::pair<std::string, std::string>> substring_renames;
   // Where the engine builds a layer, as prefix renames of its checkpoint name (the same renames
   // as prefix_renames unless `separate_layer_names`): SGLang builds Qwen3.5's text layers under
   // model.layers.N although it renames no config entry.
@@ -71,6 +75,10 @@ struct ModelInfo {
   // Fused layers, by last name component, that the model class builds with quant_config=None
   // wherever they sit (vLLM's DeepSeek-V3.2/GLM-5 indexer wk_weights_proj).
   std::vector<std::string> built_dense_layers;
+  // Name components under which every linear is built with quant_config=None, wherever they
+  // sit (DeepSeek-V4's attention and indexer `compressor`); their modules are not fused, so
+  // they keep their checkpoint names.
+  std::vector<std::string> built_dense_components;
   bool built_without_quant_config_for(std::string_view name) const;
   // True when qpatch has no naming table for this architecture under this engine: its names
   // are assumed (the report says so).

@@ -179,7 +179,13 @@ History make_vllm_history() {
   h.newest_commit = "017e9f4";
   h.newest_date = "2026-08-17";
   // Architectures vLLM registered later than `first` (models/registry.py).
-  h.support = {{"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM", "2026-07-29"}}; // #50210
+  h.support = {
+      {"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM",
+       "2026-07-29"}, // #50210
+                      // DeepSeek-V4 landed with #40860 (4d51588e2, 2026-04-26), but until #44821
+                      // (4673ca1d7, 2026-06-10) its draft built e_proj and h_proj with prefix "",
+                      // which no ignored_layers entry reaches; that span is not modelled.
+      {"DeepseekV4ForCausalLM", "2026-06-10"}};
   // bitsandbytes: the rules modelled are vllm-bnb-plugin's (85de847), which vLLM loads the
   // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
   // is not modelled, so earlier days are judged as of then.

@@ -115,20 +115,60 @@ void deepseek_glm_rows(ModelInfo& info,
   }
 }
 
-// DeepSeek-V4 (vllm/models/deepseek_v4/, 017e9f4).
-void deepseek_v4_row(ModelInfo& info) {
-  // vllm/models/deepseek_v4/quant_config.py DeepseekV4FP8Config ("deepseek_v4_fp8", since
-  // #40860 4d51588e2, 2026-04-26): override_quantization_method swaps it in for quant_method
-  // "fp8" (and Quark MXFP4) whenever model_type is deepseek_v4. Its is_layer_skipped, the
-  // model's own mapper (model.py _make_deepseek_v4_weights_mapper: layers. -> model.layers.,
-  // mtp. -> model.mtp.) and a draft built at model.layers.{N+i} (mtp.py DeepSeekV4MTP) are
-  // not modelled yet, so vLLM is not judged rather than judged by Fp8Config's rules.
+// DeepSeek-V4 (vllm/models/deepseek_v4/, NVIDIA classes, 017e9f4).
+void deepseek_v4_row(ModelInfo& info, uint64_t num_hidden_layers) {
+  info.known = true;
+  info.row = "deepseek_v4";
+  // DeepseekV4FP8Config ("deepseek_v4_fp8", quant_config.py, since #40860 4d51588e2,
+  // 2026-04-26) is Fp8Config with its own RoutedExperts dispatch; override_quantization_method
+  // swaps it in for quant_method "fp8" when model_type is deepseek_v4 (and
+  // DeepseekV4ForCausalLMConfig rewrites the key). Its linears and experts are skipped by
+  // Fp8Config's is_layer_skipped (ignored_layers, exact match, the experts substring rule;
+  // modules_to_not_convert when ignored_layers is empty), so an "fp8" config is judged by vLLM's
+  // FP8 rules under the names below. A "deepseek_v4_fp8" quant_method, and Quark configs it
+  // takes over (from_config copies `exclude` into ignored_layers), are not judged.
   info.own_quant_method = "deepseek_v4_fp8";
-  // DeepseekV4FP8Config.override_quantization_method: "fp8", "deepseek_v4_fp8", and "quark"
-  // when its global weight is OCP MXFP4 (qpatch does not tell those Quark configs apart, so
-  // every Quark config of this model is left unjudged). compressed-tensors and the others keep
-  // their own config classes (bf27e34eb added compressed-tensors support to the model).
-  info.own_quant_method_replaces = {"fp8", "deepseek_v4_fp8", "quark"};
+  info.own_quant_method_replaces = {"deepseek_v4_fp8", "quark"};
+  // model.py _make_deepseek_v4_weights_mapper (4d51588e2), applied to ignored_layers by
+  // configure_quant_config -> Fp8Config.apply_vllm_mapper (fp8.py): prefixes layers., embed.,
+  // norm., hc_head, mtp. under model.; `.shared_experts.w2` -> `.shared_experts.down_proj`. So
+  // "layers.3.attn.wo_b" and "model.layers.3.attn.wo_b" both name model.layers.3.attn.wo_b, and
+  // "mtp.0.e_proj" becomes model.mtp.0.e_proj, which no layer is built as.
+  info.has_mapper = true;
+  info.prefix_renames = {{"layers.", "model.layers."},
+                         {"embed.", "model.embed."},
+                         {"norm.", "model.norm."},
+                         {"hc_head", "model.hc_head"},
+                         {"mtp.", "model.mtp."}};
+  info.substring_renames = {{".shared_experts.w2", ".shared_experts.down_proj"}};
+  // attention.py: wq_a and wkv load into one MergedColumnParallelLinear fused_wqa_wkv; model.py
+  // DeepseekV4MLP: shared_experts w1 and w3 into gate_up_proj. The NVIDIA class declares no
+  // packed_modules_mapping (quant_config's stays {}; amd/model.py maps both), so the fused
+  // layers are judged by their own names.
+  info.packed = {{"fused_wqa_wkv", {"wq_a", "wkv"}}, {"gate_up_proj", {"w1", "w3"}}};
+  info.quant_packed = PackedMapping{};
+  // Built with quant_config=None: the attention and indexer compressors' fused_wkv_wgate
+  // (compressor.py), indexer.weights_proj (attention.py), ffn.gate (GateLinear), the heads
+  // (lm_head and the draft's shared_head.head, ParallelLMHead without a quant config, checkpoint
+  // `head` and `mtp.{i}.head`); embed_tokens gets one, but Fp8Config.get_quant_method returns
+  // None for an embedding (checkpoint `embed`, the draft's `emb.tok_emb`).
+  info.built_dense_components = {"compressor"};
+  info.built_dense_layers = {"weights_proj", "gate", "head", "embed", "tok_emb"};
+  info.lm_head_quant_config = false;
+  info.embedding_quant_config = false;
+  // nvidia/mtp.py DeepSeekV4MTP (drafted through speculative.py hf_config_override: model_type
+  // deepseek_v4 -> deepseek_mtp, DeepSeekV4MTPModel) builds draft layer i at
+  // model.layers.{N+i} (no mtp_block in the quant prefix), its e_proj and h_proj ReplicatedLinear
+  // with the target's quant config object (already mapped); load_weights renames the
+  // checkpoint's mtp.{i}. to model.layers.{N+i}.
+  if (num_hidden_layers > 0) {
+    info.draft_prefix = "mtp.0.";
+    for (uint64_t i = 0; i < 16; ++i) {
+      info.draft_renames.emplace_back("mtp." + std::to_string(i) + ".",
+                                      "model.layers." + std::to_string(num_hidden_layers + i) +
+                                          ".");
+    }
+  }
   // mtp.py DeepSeekV4MTP.load_weights raises for a declared layer with no weights (the same
   // text as deepseek_mtp.py; 4d51588e2, switchable off only for weight-transfer updates since
   // ba1892907, 2026-07-22).
@@ -155,7 +195,7 @@ ModelInfo model_info_for(const std::string& architecture,
   }
   deepseek_glm_rows(info, architecture, num_hidden_layers);
   if (architecture == "DeepseekV4ForCausalLM") {
-    deepseek_v4_row(info);
+    deepseek_v4_row(info, num_hidden_layers);
   }
   return info;
 }
