@@ -207,6 +207,36 @@ public:
       m_problems.back().fixable = consistent(view, after.decide(*view.layer));
     }
   }
+  // Dense layers the model cannot run dense (ModelInfo::needs_quantized) that the config
+  // already builds dense, so add() found nothing wrong: no config can help them.
+  template <typename Judge>
+  void add_needs_quantized(const std::vector<LayerView>& views,
+                           const checkpoint::ModuleList& modules,
+                           const Judge& before,
+                           const engine::ModelInfo& model,
+                           JudgedIn in) {
+    const std::string who(engine::display_name(in.engine));
+    for (const LayerView& view : views) {
+      const std::string_view why = model.needs_quantized_because(view.layer->prefix);
+      if (view.disk != Disk::dense || why.empty() ||
+          !consistent(view, before.decide(*view.layer))) {
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const uint32_t m : view.layer->modules) {
+        names.emplace_back(modules[m].name);
+      }
+      m_problems.push_back({FindingKind::engine_quantizes,
+                            "stored " + view.stored + " but " + who + " cannot run them dense: " +
+                                std::string(why) + " (not fixable by a config patch)",
+                            std::move(names),
+                            view.order,
+                            {std::string(engine::to_string(in.engine))},
+                            in.version != nullptr ? std::vector<engine::EngineVersion>{*in.version}
+                                                  : std::vector<engine::EngineVersion>{}});
+      m_problems.back().fixable = false;
+    }
+  }
   // Layers `judged` cannot load as stored whatever the config says: a module stored
   // inconsistently, or shards of one fused layer (experts of one experts layer) stored partly
   // quantized, partly dense (vLLM builds one layer, with one quant method, for all of them).

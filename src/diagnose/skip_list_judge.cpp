@@ -539,7 +539,11 @@ private:
       each_decided(
           *engine_view->views, judge, [&](const LayerView& view, const Decision& decision) {
             const bool error = decision.verdict == Verdict::load_error;
-            if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
+            // A layer the model cannot run dense is not made dense: no entry helps it.
+            const bool runs_dense =
+                engine_view->model.needs_quantized_because(view.layer->prefix).empty();
+            if (view.disk == Disk::dense && runs_dense &&
+                (decision.verdict == Verdict::quantized || error)) {
               for (const std::string& name : names_for(view, decision, entries, *engine_view)) {
                 const auto same = [&](const auto& added) { return added.first == name; };
                 if (std::find(entries.begin(), entries.end(), name) == entries.end() &&
@@ -667,6 +671,12 @@ auto finding_words(const EngineView& engine_view,
     if (decision.verdict == Verdict::load_error) {
       return shards_disagree(view, decision, who);
     }
+    if (const std::string_view why = engine_view.model.needs_quantized_because(view.layer->prefix);
+        view.disk == Disk::dense && !why.empty()) {
+      return std::pair(FindingKind::engine_quantizes,
+                       "stored " + view.stored + " but " + who + " cannot run them dense: " +
+                           std::string(why) + " (not fixable by a config patch)");
+    }
     if (view.disk == Disk::dense) {
       return std::pair(FindingKind::dense_quantized_by_config,
                        "stored " + view.stored + " but quantized by " +
@@ -718,6 +728,8 @@ void report_layers(const EngineViews& judged,
     // fp8.py Fp8Config.get_quant_method (and each method's get_quant_method) builds a fused
     // layer as one, with one quant method, so its shards must be stored alike.
     problems.add_storage(*engine_view->views, modules, engine);
+    problems.add_needs_quantized(
+        *engine_view->views, modules, before, engine_view->model, {engine, &engine_view->version});
   }
   problems.report(diagnosis.findings, &judged);
 }

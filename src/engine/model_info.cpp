@@ -168,6 +168,17 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }
 
+std::string_view ModelInfo::needs_quantized_because(std::string_view prefix) const {
+  const size_t dot = prefix.rfind('.');
+  const std::string_view last = dot == std::string_view::npos ? prefix : prefix.substr(dot + 1);
+  for (const auto& [component, why] : needs_quantized) {
+    if (component == last) {
+      return why;
+    }
+  }
+  return "";
+}
+
 bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
   for (const std::string& component : built_dense_components) {
     const size_t at = name.find(component);

@@ -61,7 +61,9 @@ class DeepseekV4Test : public test::TempDirTest {};
 // One main layer as DeepSeek-V4-Flash stores it (dtypes as its headers give them: FP8 linears with
 // F8_E8M0 block scales, I8-packed MXFP4 experts, BF16 compressor, gate, embed and head) and a draft
 // mtp.0 whose linears an export left BF16.
-void write_dsv4_flash(const std::filesystem::path& dir, const std::string& quantization) {
+void write_dsv4_flash(const std::filesystem::path& dir,
+                      const std::string& quantization,
+                      bool draft_wo_a_fp8 = false) {
   synth::CheckpointSpec spec;
   spec.config_json = R"({
   "architectures": [
@@ -110,7 +112,12 @@ void write_dsv4_flash(const std::filesystem::path& dir, const std::string& quant
                                    "ffn.shared_experts.w1",
                                    "ffn.shared_experts.w2",
                                    "ffn.shared_experts.w3"}) {
-    t.push_back({"mtp.0." + linear + ".weight", "BF16", {64, 64}});
+    if (linear == "attn.wo_a" && draft_wo_a_fp8) {
+      t.push_back({"mtp.0." + linear + ".weight", "F8_E4M3", {64, 64}});
+      t.push_back({"mtp.0." + linear + ".scale", "F8_E8M0", {1, 1}});
+    } else {
+      t.push_back({"mtp.0." + linear + ".weight", "BF16", {64, 64}});
+    }
   }
   t.push_back({"mtp.0.enorm.weight", "BF16", {64}});
   t.push_back({"mtp.0.hnorm.weight", "BF16", {64}});
@@ -131,7 +138,9 @@ constexpr const char* k_dsv4_fp8 = R"({
 
 // vLLM judges an "fp8" DeepSeek-V4 config as DeepseekV4FP8Config does: Fp8Config's exact
 // ignored_layers under the model's mapper, the fused names of the NVIDIA class, the draft at
-// model.layers.{N+i}. The BF16 draft is quantized; the patch names its layers as vLLM builds them.
+// model.layers.{N+i}. A draft stored BF16 is quantized; the patch names its layers as vLLM builds
+// them, but its attention's wo_a cannot run dense in vLLM (the FP8 o_proj kernel reads its
+// scale), so only a graft helps there.
 TEST_F(DeepseekV4Test, VllmJudgesFp8UnderTheModelsOwnNames) {
   write_dsv4_flash(dir(), k_dsv4_fp8);
   const test::CliOutcome check = test::run_cli({"--check", "--engine", "vllm", "DIR"}, dir());
@@ -139,35 +148,46 @@ TEST_F(DeepseekV4Test, VllmJudgesFp8UnderTheModelsOwnNames) {
   EXPECT_EQ(
       check.out,
       "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17)\n  mtp head    10 linears BF16, 2 "
-      "norms in model.safetensors (num_nextn_predict_layers: 1)\n  fixable     mtp.0: 10 modules "
+      "norms in model.safetensors (num_nextn_predict_layers: 1)\n  fixable     mtp.0: 9 modules "
       "stored BF16 but quantized by fp8 (not in modules_to_not_convert)\n  breaks      vLLM: loads "
       "without an error: the stored BF16 weight of mtp.0.e_proj is cast into its FP8 `weight` "
       "parameter and the weight scale is never loaded, so the layer computes garbage and the "
-      "draft's acceptance collapses\n  would patch config.json +18: mtp.0.e_proj, "
-      "model.layers.1.e_proj, mtp.0.h_proj, model.layers.1.h_proj, mtp.0.attn.wq_a, "
-      "mtp.0.attn.wkv, model.layers.1.attn.fused_wqa_wkv, mtp.0.attn.wq_b, "
-      "model.layers.1.attn.wq_b, mtp.0.attn.wo_a, model.layers.1.attn.wo_a, mtp.0.attn.wo_b, "
-      "model.layers.1.attn.wo_b, mtp.0.ffn.shared_experts.w1, mtp.0.ffn.shared_experts.w3, "
+      "draft's acceptance collapses\n  not fixable mtp.0.attn.wo_a: 1 module stored BF16 but vLLM "
+      "cannot run them dense: its NVIDIA attention reads wo_a's FP8 weight scale on every forward "
+      "(nvidia/ops/o_proj.py), so a dense wo_a raises AttributeError at the first one (not fixable "
+      "by a config patch)\n  breaks      vLLM: loads without an error: the stored BF16 weight of "
+      "mtp.0.attn.wo_a is cast into its FP8 `weight` parameter and the weight scale is never "
+      "loaded, so the layer computes garbage and the draft's acceptance collapses\n  would patch "
+      "config.json +16: mtp.0.e_proj, model.layers.1.e_proj, mtp.0.h_proj, model.layers.1.h_proj, "
+      "mtp.0.attn.wq_a, mtp.0.attn.wkv, model.layers.1.attn.fused_wqa_wkv, mtp.0.attn.wq_b, "
+      "model.layers.1.attn.wq_b, mtp.0.attn.wo_b, model.layers.1.attn.wo_b, "
+      "mtp.0.ffn.shared_experts.w1, mtp.0.ffn.shared_experts.w3, "
       "model.layers.1.ffn.shared_experts.gate_up_proj, mtp.0.ffn.shared_experts.w2, "
-      "model.layers.1.ffn.shared_experts.down_proj\n  status      needs-patch\n  apply       "
-      "qpatch DIR\n");
-  const test::CliOutcome fix = test::run_cli({"--engine", "vllm", "-q", "DIR"}, dir());
+      "model.layers.1.ffn.shared_experts.down_proj\n  status      unfixable\n  why         qpatch "
+      "explain DIR mtp.0.attn.wo_a\n");
+}
+
+// The same draft with its wo_a stored FP8: the rest of it is fixed by naming its layers as vLLM
+// builds them; SGLang and transformers (no DeepSeek-V4 row: their names assumed) get their
+// entries in the same patch, after which a second run writes nothing.
+TEST_F(DeepseekV4Test, ThePatchNamesTheDraftAtItsLayerIndex) {
+  write_dsv4_flash(dir(), k_dsv4_fp8, true);
+  const test::CliOutcome fix = test::run_cli({"--engine", "vllm", "DIR"}, dir());
   EXPECT_EQ(fix.code, 0) << fix.err;
+  EXPECT_EQ(fix.err, "");
   EXPECT_EQ(test::run_cli({"--check", "--engine", "vllm", "DIR"}, dir()).code, 0);
-  // SGLang and transformers have no DeepSeek-V4 row (their names assumed); one patch for all,
-  // after which a second run writes nothing.
   const test::CliOutcome all = test::run_cli({"--check", "DIR"}, dir());
-  EXPECT_EQ(
-      all.out,
-      "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17), SGLang and transformers\n  mtp "
-      "head    10 linears BF16, 2 norms in model.safetensors (num_nextn_predict_layers: 1)\n  note "
-      "       SGLang: no naming table for DeepseekV4ForCausalLM; judged under assumed names (the "
-      "checkpoint's, q/k/v and gate/up fused and judged through their shards)\n  fixable     3 "
-      "modules stored BF16 but quantized by fp8 (not in modules_to_not_convert) [sglang, "
-      "transformers]\n  breaks      SGLang: loads, and drops the stored weights silently; "
-      "transformers: loads with \"Some weights ... were not used\" and initialises the layer at "
-      "random\n  would patch config.json +3: head, layers.0.attn.compressor.wkv, "
-      "layers.0.attn.compressor.wgate\n  status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(all.out,
+            "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17), SGLang and transformers\n  "
+            "mtp head    9 linears BF16, 1 linear fp8-block, 2 norms in model.safetensors "
+            "(num_nextn_predict_layers: 1)\n  note        SGLang: no naming table for "
+            "DeepseekV4ForCausalLM; judged under assumed names (the checkpoint's, q/k/v and "
+            "gate/up fused and judged through their shards)\n  fixable     3 modules stored BF16 "
+            "but quantized by fp8 (not in modules_to_not_convert) [sglang, transformers]\n  breaks "
+            "     SGLang: loads, and drops the stored weights silently; transformers: loads with "
+            "\"Some weights ... were not used\" and initialises the layer at random\n  would patch "
+            "config.json +3: head, layers.0.attn.compressor.wkv, layers.0.attn.compressor.wgate\n  "
+            "status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(test::run_cli({"-q", "DIR"}, dir()).code, 0);
   const std::string patched = test::read_bytes(dir() / "config.json");
   EXPECT_EQ(test::run_cli({"--check", "DIR"}, dir()).code, 0);
@@ -181,28 +201,28 @@ TEST_F(DeepseekV4Test, AnMtpEntryReachesNoDraftLayer) {
   std::string config = k_dsv4_fp8;
   config.replace(
       config.find("\"activation_scheme\""), 0, "\"ignored_layers\": [\"mtp.0.e_proj\"],\n    ");
-  write_dsv4_flash(dir(), config);
+  write_dsv4_flash(dir(), config, true);
   const test::CliOutcome check = test::run_cli({"--check", "-v", "--engine", "vllm", "DIR"}, dir());
   EXPECT_EQ(check.code, 1);
   EXPECT_EQ(
       check.out,
       "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17)\n  rules       vLLM main "
-      "2026-06-10..017e9f4 (2026-08-17), 2 versions\n  mtp head    10 linears BF16, 2 norms in "
-      "model.safetensors (num_nextn_predict_layers: 1)\n  lint        ignored_layers: 1 entry; 1 "
-      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
-      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n              dead: mtp.0.e_proj\n  fixable     mtp.0: 10 modules stored "
-      "BF16 but quantized by fp8 (not in ignored_layers)\n  breaks      vLLM: loads without an "
-      "error: the stored BF16 weight of mtp.0.e_proj is cast into its FP8 `weight` parameter and "
-      "the weight scale is never loaded, so the layer computes garbage and the draft's acceptance "
-      "collapses\n              mtp.0.e_proj\n              mtp.0.h_proj\n              "
-      "mtp.0.attn.wq_a\n              mtp.0.attn.wkv\n              mtp.0.attn.wq_b\n              "
-      "mtp.0.attn.wo_a\n              mtp.0.attn.wo_b\n              mtp.0.ffn.shared_experts.w1\n "
-      "             mtp.0.ffn.shared_experts.w3\n              mtp.0.ffn.shared_experts.w2\n  "
-      "would patch config.json +17: model.layers.1.e_proj, mtp.0.h_proj, model.layers.1.h_proj, "
+      "2026-06-10..017e9f4 (2026-08-17), 2 versions\n  mtp head    9 linears BF16, 1 linear "
+      "fp8-block, 2 norms in model.safetensors (num_nextn_predict_layers: 1)\n  lint        "
+      "ignored_layers: 1 entry; 1 dead (no verdict changes without them, in any version judged), 0 "
+      "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch --prune "
+      "DIR removes the dead and duplicate ones\n              dead: mtp.0.e_proj\n  fixable     "
+      "mtp.0: 9 modules stored BF16 but quantized by fp8 (not in ignored_layers)\n  breaks      "
+      "vLLM: loads without an error: the stored BF16 weight of mtp.0.e_proj is cast into its FP8 "
+      "`weight` parameter and the weight scale is never loaded, so the layer computes garbage and "
+      "the draft's acceptance collapses\n              mtp.0.e_proj\n              mtp.0.h_proj\n  "
+      "            mtp.0.attn.wq_a\n              mtp.0.attn.wkv\n              mtp.0.attn.wq_b\n  "
+      "            mtp.0.attn.wo_b\n              mtp.0.ffn.shared_experts.w1\n              "
+      "mtp.0.ffn.shared_experts.w3\n              mtp.0.ffn.shared_experts.w2\n  would patch "
+      "config.json +15: model.layers.1.e_proj, mtp.0.h_proj, model.layers.1.h_proj, "
       "mtp.0.attn.wq_a, mtp.0.attn.wkv, model.layers.1.attn.fused_wqa_wkv, mtp.0.attn.wq_b, "
-      "model.layers.1.attn.wq_b, mtp.0.attn.wo_a, model.layers.1.attn.wo_a, mtp.0.attn.wo_b, "
-      "model.layers.1.attn.wo_b, mtp.0.ffn.shared_experts.w1, mtp.0.ffn.shared_experts.w3, "
+      "model.layers.1.attn.wq_b, mtp.0.attn.wo_b, model.layers.1.attn.wo_b, "
+      "mtp.0.ffn.shared_experts.w1, mtp.0.ffn.shared_experts.w3, "
       "model.layers.1.ffn.shared_experts.gate_up_proj, mtp.0.ffn.shared_experts.w2, "
       "model.layers.1.ffn.shared_experts.down_proj\n  status      needs-patch\n  apply       "
       "qpatch DIR\n");

@@ -80,6 +80,12 @@ struct ModelInfo {
   // they keep their checkpoint names.
   std::vector<std::string> built_dense_components;
   bool built_without_quant_config_for(std::string_view name) const;
+  // Layers, by last name component, that the model cannot run dense whatever the config says,
+  // with why: vLLM's DeepSeek-V4 NVIDIA attention reads wo_a's weight scale on every forward
+  // (nvidia/ops/o_proj.py deep_gemm_fp8_o_proj), so a dense wo_a fails at the first one.
+  std::vector<std::pair<std::string, std::string>> needs_quantized;
+  // Why the layer vLLM names `prefix` must be stored quantized, or "" when it need not be.
+  std::string_view needs_quantized_because(std::string_view prefix) const;
   // True when qpatch has no naming table for this architecture under this engine: its names
   // are assumed (the report says so).
   bool assumed_naming = false;

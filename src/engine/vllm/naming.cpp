@@ -156,6 +156,14 @@ void deepseek_v4_row(ModelInfo& info, uint64_t num_hidden_layers) {
   info.built_dense_layers = {"weights_proj", "gate", "head", "embed", "tok_emb"};
   info.lm_head_quant_config = false;
   info.embedding_quant_config = false;
+  // flashmla.py and flashinfer_sparse.py (the NVIDIA attention backends, target and draft) run
+  // the output projection through nvidia/ops/o_proj.py deep_gemm_fp8_o_proj, which reads
+  // wo_a.weight_scale_inv (already at 4673ca1d7; bf27e34eb, 2026-07-23, also takes
+  // weight_scale): a wo_a built dense has neither, so the first forward raises AttributeError.
+  info.needs_quantized = {
+      {"wo_a",
+       "its NVIDIA attention reads wo_a's FP8 weight scale on every forward "
+       "(nvidia/ops/o_proj.py), so a dense wo_a raises AttributeError at the first one"}};
   // nvidia/mtp.py DeepSeekV4MTP (drafted through speculative.py hf_config_override: model_type
   // deepseek_v4 -> deepseek_mtp, DeepSeekV4MTPModel) builds draft layer i at
   // model.layers.{N+i} (no mtp_block in the quant prefix), its e_proj and h_proj ReplicatedLinear
