@@ -562,6 +562,7 @@ namespace {
 // by default, an engine that cannot load it at all and one whose model class loads the config
 // through a quant config of its own; each left out is named in a note.
 engine::EngineSet engines_for_method(const Method* method,
+                                     const quant::ConfigFile& active,
                                      const quant::ConfigSet& configs,
                                      const DiagnoseOptions& options,
                                      Diagnosis& diagnosis) {
@@ -599,19 +600,29 @@ engine::EngineSet engines_for_method(const Method* method,
       modelled = loading;
     }
   }
-  // A model class that loads through a quant config of its own (vLLM's DeepSeek-V4) is not
-  // judged by the method's rules: the report says which engine and why.
+  // A model class that loads through a quant config of its own (vLLM's DeepSeek-V4 Quark, its
+  // Kimi-K3 MXFP4) is not judged by the method's rules: the report says which engine and why.
+  const json::Json& config = active.config();
+  const std::string format = config.contains("format") && config["format"].is_string()
+                                 ? config["format"].get<std::string>()
+                                 : std::string();
   for (const engine::Engine engine : modelled.list()) {
     const engine::ModelInfo naming = engine::naming_of(
         engine::newest_version(engine), configs.architecture, configs.num_hidden_layers);
     const auto& replaces = naming.own_quant_method_replaces;
+    const auto taken_over = [&](const std::string& key) {
+      return std::find(replaces.begin(), replaces.end(), key) != replaces.end();
+    };
     if (!naming.own_quant_method.empty() &&
-        std::find(replaces.begin(), replaces.end(), diagnosis.quant_method) != replaces.end()) {
+        (taken_over(diagnosis.quant_method) ||
+         (!format.empty() && taken_over(diagnosis.quant_method + ":" + format)))) {
       modelled.remove(engine);
       diagnosis.notes.push_back(
           std::string(engine::display_name(engine)) + ": not judged: " + configs.architecture +
-          " loads a \"" + diagnosis.quant_method + "\" config through its own " +
-          naming.own_quant_method + " quant config, which qpatch has not modelled");
+          " loads a \"" + diagnosis.quant_method + "\"" +
+          (taken_over(diagnosis.quant_method) ? std::string() : " (" + format + ")") +
+          " config through its own " + naming.own_quant_method +
+          " quant config, which qpatch has not modelled");
     }
   }
   return modelled;
@@ -734,7 +745,8 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   const Method* method = find_method(diagnosis.quant_method);
   // A method models only the engines of its row (methods.cpp); an unknown one is judged by none
   // and reported below, as vLLM would load it.
-  const engine::EngineSet modelled = engines_for_method(method, configs, options, diagnosis);
+  const engine::EngineSet modelled =
+      engines_for_method(method, *active, configs, options, diagnosis);
   judged_by(modelled, diagnosis);
   if (const engine::Engine reference = reference_engine();
       !options.engines.has(reference) && modelled.has(reference)) {

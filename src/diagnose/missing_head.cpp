@@ -26,6 +26,9 @@ std::string layer_name(const checkpoint::MtpHead& head,
   if (stored.substr(0, 13) == "model.layers." && main_layers > 0) {
     return "model.layers." + std::to_string(main_layers + i);
   }
+  if (stored.substr(0, 28) == "language_model.model.layers." && main_layers > 0) {
+    return "language_model.model.layers." + std::to_string(main_layers + i); // Kimi-K3
+  }
   if (stored.size() > 4 && stored.substr(0, 4) == "mtp." && stored[4] >= '0' && stored[4] <= '9') {
     return "mtp." + std::to_string(i); // DeepSeek-V4: mtp.{i}.e_proj, ...
   }

@@ -448,7 +448,8 @@ bool CompressedTensorsRules::head_without_method(const Layer& layer) const {
 }
 
 Decision CompressedTensorsRules::decide(const Layer& layer) const {
-  if (layer.kind == LayerKind::built_dense || head_without_method(layer)) {
+  if (layer.kind == LayerKind::built_dense || head_without_method(layer) ||
+      m_model.built_without_compressed_tensors_config_for(layer.name)) {
     Decision decision;
     decision.by = DecidedBy::built_dense;
     return decision;
@@ -495,6 +496,12 @@ CompressedTensorsRules::trace(const Layer& layer) const {
   }
   if (layer.kind == LayerKind::built_dense) {
     lines.emplace_back("built", "without a quant config: dense whatever the config says");
+    return lines;
+  }
+  if (m_model.built_without_compressed_tensors_config_for(layer.name)) {
+    lines.emplace_back("built",
+                       "without a quant config when the config is compressed-tensors: dense "
+                       "whatever it says");
     return lines;
   }
   if (head_without_method(layer)) {

@@ -4,6 +4,7 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace qpatch::engine {
 
@@ -23,8 +24,11 @@ std::string_view linear_class(std::string_view last) {
     return "QKVParallelLinear";
   }
   if (last == "gate_up_proj" || last == "in_proj_qkvz" || last == "in_proj_ba" ||
-      last == "fused_qkv_a_proj" || last == "wk_weights_proj") {
+      last == "fused_qkv_a_proj" || last == "wk_weights_proj" || last == "fused_wqa_wkv") {
     return "MergedColumnParallelLinear";
+  }
+  if (last == "in_proj_qkvgfab") {
+    return "_KimiGDNMergedColumnParallelLinear"; // kimi_k3/nvidia/kda.py, a subclass of the above
   }
   if (last == "o_proj" || last == "down_proj" || last == "out_proj" || last == "proj" ||
       last == "linear_fc2" || last == "fc2" || last == "dense") {
@@ -83,6 +87,22 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
     by_name.insert(name, static_cast<uint32_t>(layers.size() - 1), name_of);
     return layers.back();
   };
+  // Shards fused only beside a sibling (ModelInfo::shard_needs_sibling): the module names,
+  // gathered only for a model that has such shards.
+  std::unordered_set<std::string_view> names;
+  if (!model.shard_needs_sibling.empty()) {
+    for (const Module& module : modules) {
+      names.insert(module.name);
+    }
+  }
+  const auto sibling_present = [&](std::string_view name, std::string_view last) {
+    for (const auto& [shard, sibling] : model.shard_needs_sibling) {
+      if (shard == last) {
+        return names.count(parent_of(name) + sibling) > 0;
+      }
+    }
+    return true;
+  };
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view name = module.name;
@@ -132,9 +152,12 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
         break;
       }
       const bool without_quant_config = model.built_without_quant_config_for(name);
-      const std::string_view fused = without_quant_config && !model.built_dense_components.empty()
-                                         ? std::string_view()
-                                         : model.fused_for(last);
+      std::string_view fused = without_quant_config && !model.built_dense_components.empty()
+                                   ? std::string_view()
+                                   : model.fused_for(last);
+      if (!fused.empty() && !sibling_present(name, last)) {
+        fused = {}; // Kimi-K3's MLA g_proj: no q_proj beside it, a layer of its own
+      }
       const std::string layer_name =
           fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
       const bool built_dense = without_quant_config || std::find(model.built_dense_layers.begin(),

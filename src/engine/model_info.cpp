@@ -168,6 +168,13 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }
 
+bool ModelInfo::built_without_compressed_tensors_config_for(std::string_view name) const {
+  return std::any_of(
+      built_without_compressed_tensors_config.begin(),
+      built_without_compressed_tensors_config.end(),
+      [&](const std::string& prefix) { return name.substr(0, prefix.size()) == prefix; });
+}
+
 std::string_view ModelInfo::needs_quantized_because(std::string_view prefix) const {
   const size_t dot = prefix.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? prefix : prefix.substr(dot + 1);

@@ -64,7 +64,9 @@ struct ModelInfo {
   // whatever quant_method says (vLLM's DeepSeek-V4: deepseek_v4_fp8), which qpatch has not
   // modelled: the engine is then not judged for it, and the report says why.
   std::string own_quant_method;
-  std::vector<std::string> own_quant_method_replaces; // the quant_method values it takes over
+  // The quant_method values it takes over; "METHOD:FORMAT" for one format of a method (vLLM's
+  // Kimi-K3 reroutes compressed-tensors "mxfp4-pack-quantized" to Mxfp4Config).
+  std::vector<std::string> own_quant_method_replaces;
   // Which engine's naming this is, and which row (with its version range): versions whose
   // rows are equal build the same layers, so they share them.
   std::string naming = "vllm";
@@ -80,6 +82,14 @@ struct ModelInfo {
   // they keep their checkpoint names.
   std::vector<std::string> built_dense_components;
   bool built_without_quant_config_for(std::string_view name) const;
+  // Checkpoint-name prefixes the model class builds without a quant config under
+  // compressed-tensors only (vLLM's Kimi-K3 _maybe_ignore_quant_config: the vision tower and
+  // projector get None when the config is a CompressedTensorsConfig, the config otherwise).
+  std::vector<std::string> built_without_compressed_tensors_config;
+  bool built_without_compressed_tensors_config_for(std::string_view name) const;
+  // Shards fused only beside a sibling, (shard, sibling): Kimi-K3's KDA layers load g_proj as
+  // shard 3 of in_proj_qkvgfab (beside q_proj), while its MLA layers build their own g_proj.
+  std::vector<std::pair<std::string, std::string>> shard_needs_sibling;
   // Layers, by last name component, that the model cannot run dense whatever the config says,
   // with why: vLLM's DeepSeek-V4 NVIDIA attention reads wo_a's weight scale on every forward
   // (nvidia/ops/o_proj.py deep_gemm_fp8_o_proj), so a dense wo_a fails at the first one.

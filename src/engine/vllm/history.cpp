@@ -138,6 +138,14 @@ std::vector<Change> changes_merged_from_06_17() {
        "name, class, fused)",
        "compressed-tensors",
        ""},
+      {"#51249",
+       "5fba75aef",
+       "2026-08-06",
+       "0.27",
+       "kimi_k3/nvidia/model.py KimiLinearModel.packed_modules_mapping: fused_qkv_a_proj = "
+       "[q_a_proj, kv_a_proj_with_mqa] (before: judged by its fused name)",
+       "",
+       "KimiK3ForConditionalGeneration"},
       {"#50355",
        "febea17f6",
        "2026-08-06",
@@ -180,12 +188,15 @@ History make_vllm_history() {
   h.newest_date = "2026-08-17";
   // Architectures vLLM registered later than `first` (models/registry.py).
   h.support = {
-      {"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM",
-       "2026-07-29"}, // #50210
-                      // DeepSeek-V4 landed with #40860 (4d51588e2, 2026-04-26), but until #44821
-                      // (4673ca1d7, 2026-06-10) its draft built e_proj and h_proj with prefix "",
-                      // which no ignored_layers entry reaches; that span is not modelled.
-      {"DeepseekV4ForCausalLM", "2026-06-10"}};
+      // #50210: the text-only Qwen3.5 classes.
+      {"Qwen3_5ForCausalLM Qwen3_5MoeForCausalLM", "2026-07-29"},
+      // DeepSeek-V4 landed with #40860 (4d51588e2, 2026-04-26), but until #44821 (4673ca1d7,
+      // 2026-06-10) its draft built e_proj and h_proj with prefix "", which no ignored_layers
+      // entry reaches; that span is not modelled.
+      {"DeepseekV4ForCausalLM", "2026-06-10"},
+      // Kimi-K3 registered with #50000 (aeeb36b1f, 2026-07-30); its quant config got the packed
+      // mapping and the model's mapper with #50500 (d87d2ca74, 2026-07-31).
+      {"KimiK3ForConditionalGeneration", "2026-07-31"}};
   // bitsandbytes: the rules modelled are vllm-bnb-plugin's (85de847), which vLLM loads the
   // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
   // is not modelled, so earlier days are judged as of then.

@@ -183,6 +183,86 @@ void deepseek_v4_row(ModelInfo& info, uint64_t num_hidden_layers) {
   info.draft_missing_error = std::string(k_mtp_layer_missing);
 }
 
+// The error KimiK3MTP.load_weights raises for a declared draft layer with none of its weights
+// loaded (kimi_k3/nvidia/mtp.py, since #50089 7c6729b76); {} is the layer index.
+constexpr std::string_view k_kimi_k3_mtp_layer_missing =
+    "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
+    "checkpoint may not include the MTP layer weights. Use a checkpoint that includes MTP layer "
+    "weights, or disable speculative decoding.";
+
+// Kimi-K3 (vllm/models/kimi_k3/, NVIDIA classes, 017e9f4; traced from
+// KimiK3ForConditionalGeneration down: KimiLinearForCausalLM at language_model, KimiLinearModel
+// at language_model.model, its layers at language_model.model.layers.N).
+void kimi_k3_row(ModelInfo& info, uint64_t num_hidden_layers, const EngineVersion& version) {
+  info.known = true;
+  info.row = version.has("#51249") ? "kimi_k3" : "kimi_k3/unfused-mla-mapping";
+  // nvidia/model.py KimiK3ForConditionalGeneration.hf_to_vllm_mapper, applied to the quant
+  // config by SupportsQuant._maybe_apply_model_mapping (compressed-tensors renames dotted,
+  // non-"re:" entries); published checkpoints already use language_model.model.layers.
+  info.has_mapper = true;
+  info.prefix_renames = {{"language_model.layers.", "language_model.model.layers."},
+                         {"mm_projector.proj.0", "mm_projector.linear_1"},
+                         {"mm_projector.proj.2", "mm_projector.linear_2"}};
+  // KimiLinearModel.load_weights stacked_params_mapping: the KDA input projections load into
+  // in_proj_qkvgfab (g_proj as shard 3 beside q_proj: use_full_rank_gate), the KDA convs into
+  // conv1d, the MLA q_a/kv_a into fused_qkv_a_proj, gate/up into gate_up_proj. An MLA layer's
+  // g_proj (its output gate) is a layer of its own.
+  info.packed = {
+      {"gate_up_proj", {"gate_proj", "up_proj"}},
+      {"in_proj_qkvgfab", {"q_proj", "k_proj", "v_proj", "g_proj", "b_proj", "f_a_proj"}},
+      {"conv1d", {"q_conv1d", "k_conv1d", "v_conv1d"}},
+      {"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}}};
+  info.shard_needs_sibling = {{"g_proj", "q_proj"}};
+  // KimiLinearModel.packed_modules_mapping (#50500 d87d2ca74; fused_qkv_a_proj from #51249): the
+  // quant config checks in_proj_qkvgfab through q, k, v, b and f_a only, not g_proj.
+  info.quant_packed =
+      PackedMapping{{"gate_up_proj", {"gate_proj", "up_proj"}},
+                    {"in_proj_qkvgfab", {"q_proj", "k_proj", "v_proj", "b_proj", "f_a_proj"}},
+                    {"conv1d", {"q_conv1d", "k_conv1d", "v_conv1d"}}};
+  if (version.has("#51249")) {
+    info.quant_packed->push_back({"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  }
+  // Built with quant_config=None: the KDA conv1d, the latent MoE's routed_expert_up/down_proj,
+  // the AttnRes projections (model.py KimiDecoderLayer, KimiLinearModel); the router gate
+  // (GateLinear) and embed_tokens (no quant_config) too.
+  info.built_dense_layers = {"conv1d",
+                             "routed_expert_up_proj",
+                             "routed_expert_down_proj",
+                             "self_attention_res_proj",
+                             "mlp_res_proj",
+                             "output_attn_res_proj"};
+  info.embedding_quant_config = false;
+  // model.py _maybe_ignore_quant_config: the vision tower and projector get None under
+  // CompressedTensorsConfig.
+  info.built_without_compressed_tensors_config = {"vision_tower.", "mm_projector."};
+  // models/config.py KimiK3ForConditionalGenerationConfig (aeeb36b1f): a compressed-tensors
+  // config whose format is mxfp4-pack-quantized becomes Mxfp4Config (from_config keeps nothing
+  // of it: every linear dense, the routed experts MXFP4), which qpatch does not model.
+  info.own_quant_method = "mxfp4";
+  info.own_quant_method_replaces = {"compressed-tensors:mxfp4-pack-quantized"};
+  // nvidia/mtp.py KimiK3MTP (speculative.py hf_config_override: kimi_k3 -> KimiK3MTPModel)
+  // builds draft layer D = N + i at model.layers.D, the decoder block's layers under it (the
+  // mtp_block module adds nothing to the quant prefix), with the target's quant config object
+  // (mapped: an entry language_model.model.layers.D.X does not reach model.layers.D.X);
+  // load_weights strips language_model. and reads checkpoint model.layers.D. eh_proj is a plain
+  // nn.Linear; shared_head.head a ParallelLMHead at model.layers.D.head.
+  if (num_hidden_layers > 0) {
+    const std::string first =
+        "language_model.model.layers." + std::to_string(num_hidden_layers) + ".";
+    info.draft_prefix = first;
+    info.plain_linears = {"eh_proj"};
+    for (uint64_t i = 0; i < 4; ++i) {
+      const std::string layer = std::to_string(num_hidden_layers + i);
+      info.draft_renames.emplace_back("language_model.model.layers." + layer + ".shared_head.head",
+                                      "model.layers." + layer + ".head");
+      info.draft_renames.emplace_back("language_model.model.layers." + layer + ".",
+                                      "model.layers." + layer + ".");
+    }
+    info.draft_head_prefix = "model.layers." + std::to_string(num_hidden_layers) + ".head";
+    info.draft_missing_error = std::string(k_kimi_k3_mtp_layer_missing);
+  }
+}
+
 } // namespace
 
 ModelInfo model_info_for(const std::string& architecture,
@@ -204,6 +284,9 @@ ModelInfo model_info_for(const std::string& architecture,
   deepseek_glm_rows(info, architecture, num_hidden_layers);
   if (architecture == "DeepseekV4ForCausalLM") {
     deepseek_v4_row(info, num_hidden_layers);
+  }
+  if (architecture == "KimiK3ForConditionalGeneration") {
+    kimi_k3_row(info, num_hidden_layers, version);
   }
   return info;
 }
