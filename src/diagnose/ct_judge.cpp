@@ -394,8 +394,6 @@ std::optional<ArrayChange> sync_list(const std::string& file,
 
 namespace {
 
-using EngineViews = std::vector<std::unique_ptr<EngineView>>;
-
 // The lint of the list as written (the report's line, JSON "lint"): lists longer than
 // k_lint_by_default_up_to entries only with --prune, since their candidates are judged again.
 // With --prune, the dead and duplicate entries of the patched list go with the patch (the fix's

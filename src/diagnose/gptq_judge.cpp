@@ -910,6 +910,98 @@ void change_module_list(const JudgeInput& in,
   }
 }
 
+// The dynamic rules' lint (issue 23 item 6): negative keys whose removal changes no layer's
+// decision in any engine version judged, found as the skip lists' entries are
+// (skip_list_lint.hpp). A positive rule is never called dead: what it overrides (bits,
+// group_size, desc_act, ...) shapes the weights vLLM allocates whether or not a verdict moves.
+// JSON object keys cannot repeat, so there are no duplicates; a rule that makes a layer stored
+// quantized dense is a finding already (quantized_made_dense).
+bool same_decision(const Decision& a, const Decision& b) {
+  return a.verdict == b.verdict && a.by == b.by && a.group == b.group && a.target == b.target &&
+         a.error == b.error && a.shard_ignored == b.shard_ignored;
+}
+
+std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
+                                         const quant::GptqConfig& config,
+                                         const engine::GptqHeaders& headers,
+                                         const quant::ConfigFile& active) {
+  if (!config.has_dynamic || config.dynamic.empty() ||
+      config.dynamic.size() > k_lint_by_default_up_to) {
+    return std::nullopt;
+  }
+  SkipListLint lint;
+  lint.file = active.name;
+  lint.pointer = active.pointer;
+  lint.pointer.push_back("dynamic");
+  for (const quant::GptqRule& rule : config.dynamic) {
+    lint.entries.push_back(rule.key);
+  }
+  const auto decisions = [&](const quant::GptqConfig& rules_config) {
+    std::vector<Decision> out;
+    for (const auto& engine_view : judged) {
+      const engine::GptqRules rules(
+          rules_config, engine_view->model, headers, engine_view->version);
+      for (const LayerView& view : *engine_view->views) {
+        out.push_back(rules.decide(*view.layer));
+      }
+    }
+    return out;
+  };
+  const std::vector<Decision> first = decisions(config);
+  std::set<size_t> positive;
+  for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    if (!config.dynamic[i].negative) {
+      positive.insert(i);
+    }
+  }
+  find_dead_entries(lint, positive, [&](const std::vector<size_t>& removed) {
+    quant::GptqConfig without = config;
+    without.dynamic.clear();
+    for (size_t i = 0; i < config.dynamic.size(); ++i) {
+      if (!std::binary_search(removed.begin(), removed.end(), i)) {
+        without.dynamic.push_back(config.dynamic[i]);
+      }
+    }
+    const std::vector<Decision> now = decisions(without);
+    for (size_t i = 0; i < now.size(); ++i) {
+      if (!same_decision(now[i], first[i])) {
+        return false;
+      }
+    }
+    return true;
+  });
+  return lint;
+}
+
+// --prune: the rules of the file that are dead once the fix is applied (a rule the fix removes
+// can have shadowed one that then decides), added to the rules the fix removes. Removing dead
+// rules together changes no decision, so one round is the fixpoint. Returns the file's rules
+// taken out.
+std::set<size_t> prune_dynamic(const EngineViews& judged,
+                               const quant::GptqConfig& config,
+                               const engine::GptqHeaders& headers,
+                               const quant::ConfigFile& active,
+                               GptqFix& fix) {
+  std::vector<size_t> kept; // patched(config, fix).dynamic: fix.prepend, then these
+  for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    if (fix.removed.count(i) == 0) {
+      kept.push_back(i);
+    }
+  }
+  std::set<size_t> pruned;
+  const auto lint = lint_dynamic(judged, patched(config, fix), headers, active);
+  if (!lint) {
+    return pruned;
+  }
+  for (const size_t j : lint->dead) {
+    if (j >= fix.prepend.size()) {
+      pruned.insert(kept[j - fix.prepend.size()]);
+    }
+  }
+  fix.removed.insert(pruned.begin(), pruned.end());
+  return pruned;
+}
+
 } // namespace
 
 Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnosis& diagnosis) {
@@ -930,7 +1022,14 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   const engine::EngineVersion& first_version = first_view.version;
   const engine::GptqHeaders headers = engine::gptq_headers(in.inventory);
   const std::vector<engine::Engine> engines = in.engines.list();
-  const GptqFix fix = find_fix(config, headers, judged, modules);
+  GptqFix fix = find_fix(config, headers, judged, modules);
+  diagnosis.lint = lint_dynamic(judged, config, headers, in.active);
+  if (options.prune && diagnosis.lint) {
+    if (const std::set<size_t> pruned = prune_dynamic(judged, config, headers, in.active, fix);
+        !pruned.empty()) {
+      diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
+    }
+  }
   const engine::GptqRules before(config, model, headers, first_version);
 
   LayerProblems problems;

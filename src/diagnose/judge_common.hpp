@@ -379,6 +379,9 @@ struct EngineView {
   std::vector<engine::Layer> not_built;                // layers this engine never builds
 };
 
+// Every engine version judged, each with its view.
+using EngineViews = std::vector<std::unique_ptr<EngineView>>;
+
 // What a method's per-layer decider (Method::decider) is built from: the active config and one
 // engine version's view.
 struct DecideInput {

@@ -395,8 +395,6 @@ std::vector<std::string> SkipListSetting::read_by(const engine::EngineVersion& v
 
 namespace {
 
-using EngineViews = std::vector<std::unique_ptr<EngineView>>;
-
 // The list the fix works on: the entries it keeps, and the names it appends (with the order of
 // the module they are for), re-judged until stable.
 struct ListEdit {

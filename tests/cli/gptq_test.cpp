@@ -100,27 +100,25 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
   // SGLang reads no modules_in_block_to_quantize: the whole head, fc included.
   EXPECT_EQ(
       out,
-      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-      "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under re.match "
-      "(anchored at the start): it looks like an MTP exclusion but excludes nothing; on vLLM since "
-      "2026-07-23 it only works through the Qwen3.5 special case, which does not cover mtp.fc\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
-      "...\"\n"
-      // SGLang builds the Qwen3-Next draft at model.layers.0 with fc a plain nn.Linear
-      // (qwen3_next_mtp.py): one key per layer that names both engines' layer.
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ "
-      "default: every Linear); no negative dynamic rule excludes them [sglang]\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  would patch config.json +4: -:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n  mtp head    8 linears BF16, 4 "
+      "norms in model_extra_tensors.safetensors\n  note        dynamic rule \"-:.mtp.\" matches no "
+      "layer of this checkpoint under re.match (anchored at the start): it looks like an MTP "
+      "exclusion but excludes nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 "
+      "special case, which does not cover mtp.fc\n  lint        dynamic: 1 entry; 1 dead (no "
+      "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
+      "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
+      "ones\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n  breaks      "
+      "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: There is "
+      "no module or parameter named 'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     "
+      "mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ default: every Linear); "
+      "no negative dynamic rule excludes them [sglang]\n  breaks      SGLang: loads, and drops the "
+      "stored weights silently\n  would patch config.json +4: "
+      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
       "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
       "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n  status      needs-patch\n  apply       "
+      "qpatch DIR\n");
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.fc", "--engine", "vllm@main,sglang@main"}, dir());
   EXPECT_EQ(explained.code, 0);
@@ -219,26 +217,24 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n"
-      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-      "  note        dynamic rule \"+:.*mtp.*\" (dynamic[0]) matches 5 layers before \"-:.*mtp.*\" "
-      "(dynamic[1]) is tried: the first match wins, so that exclusion never applies to them\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
-      "...\"\n"
-      // SGLang builds the Qwen3-Next draft at model.layers.0 with fc a plain nn.Linear
-      // (qwen3_next_mtp.py): one key per layer that names both engines' layer.
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ "
-      "default: every Linear); no negative dynamic rule excludes them [sglang]\n"
-      "  breaks      SGLang: loads, and drops the stored weights silently\n"
-      "  would patch config.json +4: -:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+      "DIR: gptq, judged for vLLM (main, 2026-08-17) and SGLang\n  mtp head    8 linears BF16, 4 "
+      "norms in model_extra_tensors.safetensors\n  note        dynamic rule \"+:.*mtp.*\" "
+      "(dynamic[0]) matches 5 layers before \"-:.*mtp.*\" (dynamic[1]) is tried: the first match "
+      "wins, so that exclusion never applies to them\n  lint        dynamic: 2 entries; 1 dead (no "
+      "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
+      "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
+      "ones\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n  breaks      "
+      "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: There is "
+      "no module or parameter named 'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     "
+      "mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ default: every Linear); "
+      "no negative dynamic rule excludes them [sglang]\n  breaks      SGLang: loads, and drops the "
+      "stored weights silently\n  would patch config.json +4: "
+      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
       "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
       "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n  status      needs-patch\n  apply       "
+      "qpatch DIR\n");
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }

@@ -334,15 +334,16 @@ TEST_F(GptqVllmOrderTest, HeadWithLmHeadFalseIgnoresDynamic) {
   write_layout(dir(), config, [](const std::string& name) { return !starts_with(name, "mtp."); });
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  not fixable lm_head: 1 module stored gptq but \"lm_head\" is not true, so vLLM "
-            "builds the head dense: not fixable by a config patch\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'lm_head.qweight' in ...\"\n"
-            "  status      unfixable\n"
-            "  why         qpatch explain DIR lm_head\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors\n  lint        dynamic: 1 entry; 1 dead (no verdict changes "
+      "without them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized "
+      "is built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  not "
+      "fixable lm_head: 1 module stored gptq but \"lm_head\" is not true, so vLLM builds the head "
+      "dense: not fixable by a config patch\n  breaks      vLLM: start-up fails: \"ValueError: "
+      "There is no module or parameter named 'lm_head.qweight' in ...\"\n  status      unfixable\n "
+      " why         qpatch explain DIR lm_head\n");
 }
 
 // The Qwen3.5 MTP special case reads hf_config.quantization_config only: rules in
@@ -365,25 +366,23 @@ TEST_F(GptqVllmOrderTest, MtpSpecialCaseNeedsTheRulesInConfigJson) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
-      "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-      "  note        dynamic rule \"-:.mtp.\" matches no layer of this checkpoint under re.match "
-      "(anchored at the start): it looks like an MTP exclusion but excludes nothing; on vLLM since "
-      "2026-07-23 it only works through the Qwen3.5 special case, which does not cover mtp.fc\n"
-      "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-      "modules_in_block_to_quantize; no negative dynamic rule excludes them\n"
-      "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-      "\"ValueError: There is no module or parameter named 'layers.0.self_attn.q_proj.weight' in "
-      "...\"\n"
-      "  fixable     config.json: 7 modules stored quantized (gptq) but no quantization_config the "
-      "engines read, so they build every layer dense; quantize_config.json holds it: copy it into "
-      "config.json\n"
-      "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
-      "'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
-      "  would patch config.json +1: quantization_config\n"
-      "  would patch quantize_config.json +1: -:^mtp\\.\n"
-      "  status      needs-patch\n"
-      "  apply       qpatch DIR\n");
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors\n  note        dynamic rule \"-:.mtp.\" matches no layer of "
+      "this checkpoint under re.match (anchored at the start): it looks like an MTP exclusion but "
+      "excludes nothing; on vLLM since 2026-07-23 it only works through the Qwen3.5 special case, "
+      "which does not cover mtp.fc\n  lint        dynamic: 1 entry; 1 dead (no verdict changes "
+      "without them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized "
+      "is built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  fixable  "
+      "   mtp.layers.0: 7 modules stored BF16 but quantized by modules_in_block_to_quantize; no "
+      "negative dynamic rule excludes them\n  breaks      vLLM: start-up fails once speculative "
+      "decoding loads the MTP head: \"ValueError: There is no module or parameter named "
+      "'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     config.json: 7 modules stored "
+      "quantized (gptq) but no quantization_config the engines read, so they build every layer "
+      "dense; quantize_config.json holds it: copy it into config.json\n  breaks      vLLM: "
+      "start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n  would patch "
+      "config.json +1: quantization_config\n  would patch quantize_config.json +1: -:^mtp\\.\n  "
+      "status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   EXPECT_EQ(read("config.json"),
             "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n"

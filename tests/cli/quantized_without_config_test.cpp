@@ -48,17 +48,18 @@ TEST_F(QuantizedWithoutConfigTest, QuantizeConfigJsonIsCopiedIntoConfigJsonWithI
         "  },\n  \"group_size\": 32,\n  \"sym\": true\n}\n");
   const auto [code, out] = run_qpatch({"--check", "--engine", "vllm@main"});
   EXPECT_EQ(code, 1) << out;
-  EXPECT_EQ(out,
-            "DIR: gptq, judged for vLLM (main, 2026-08-17)\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  fixable     config.json: 7 modules stored quantized (gptq) but no "
-            "quantization_config the engines read, so they build every layer dense; "
-            "quantize_config.json holds it: copy it into config.json\n"
-            "  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-            "named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n"
-            "  would patch config.json +1: quantization_config\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main, 2026-08-17)\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors\n  lint        dynamic: 1 entry; 1 dead (no verdict changes "
+      "without them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized "
+      "is built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  fixable  "
+      "   config.json: 7 modules stored quantized (gptq) but no quantization_config the engines "
+      "read, so they build every layer dense; quantize_config.json holds it: copy it into "
+      "config.json\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or "
+      "parameter named 'model.language_model.layers.0.self_attn.q_proj.qweight' in ...\"\n  would "
+      "patch config.json +1: quantization_config\n  status      needs-patch\n  apply       qpatch "
+      "DIR\n");
   EXPECT_EQ(run_qpatch({"--engine", "vllm@main"}).first, 0);
   // The sidecar's bytes one indent in, and the method AutoGPTQ's file leaves implicit.
   EXPECT_EQ(

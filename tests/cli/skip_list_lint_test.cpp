@@ -187,5 +187,54 @@ TEST_F(SkipListLintTest, AnEntryARemovedRegexShadowedIsKept) {
   EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
 }
 
+// GPTQ's dynamic rules are linted too: a negative rule that excludes no layer (a stale name, one
+// a positive rule shadows) is dead; positive rules never are (their bits and group_size shape the
+// weights). --prune removes the dead ones with the fix, and a second run writes nothing.
+TEST_F(SkipListLintTest, GptqDeadDynamicRulesArePruned) {
+  const std::string config = test::gptq_config(
+      "Qwen3NextForCausalLM",
+      "    \"dynamic\": {\n      \"-:.*visual.*\": {},\n      \"+:.*mtp.*\": {\n        "
+      "\"group_size\": 64\n      },\n      \"-:.*mtp\\\\.fc.*\": {}\n    },\n"
+      "    \"modules_in_block_to_quantize\": [\n      \"self_attn.q_proj\",\n"
+      "      \"self_attn.k_proj\",\n      \"self_attn.v_proj\",\n"
+      "      \"self_attn.o_proj\",\n      \"mlp.gate_proj\",\n"
+      "      \"mlp.up_proj\",\n      \"mlp.down_proj\"\n    ],\n");
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  m_engine = "vllm";
+  const auto [code, out] = run_qpatch({"--check", "-v"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: gptq, judged for vLLM (main 2026-02-28..2026-08-17)\n  rules       vLLM main "
+      "2026-02-28..017e9f4 (2026-08-17), 2 versions\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors\n  note        dynamic rule \"+:.*mtp.*\" (dynamic[1]) "
+      "matches 1 layer before \"-:.*mtp\\.fc.*\" (dynamic[2]) is tried: the first match wins, so "
+      "that exclusion never applies to them\n  lint        dynamic: 3 entries; 2 dead (no verdict "
+      "changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer stored "
+      "quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n "
+      "             dead: -:.*visual.*\n              dead: -:.*mtp\\.fc.*\n  fixable     "
+      "mtp.layers.0: 7 modules stored BF16 but quantized by modules_in_block_to_quantize; no "
+      "negative dynamic rule excludes them\n  breaks      vLLM: start-up fails once speculative "
+      "decoding loads the MTP head: \"ValueError: There is no module or parameter named "
+      "'layers.0.self_attn.q_proj.weight' in ...\"\n              mtp.layers.0.self_attn.q_proj\n  "
+      "            mtp.layers.0.self_attn.k_proj\n              mtp.layers.0.self_attn.v_proj\n    "
+      "          mtp.layers.0.self_attn.o_proj\n              mtp.layers.0.mlp.gate_proj\n         "
+      "     mtp.layers.0.mlp.up_proj\n              mtp.layers.0.mlp.down_proj\n  would patch "
+      "config.json +1: -:^mtp\\.\n  status      needs-patch\n  apply       qpatch DIR\n");
+  const auto [dry_code, diff] = run_qpatch({"--dry-run", "--prune", "-q"});
+  EXPECT_EQ(dry_code, 1);
+  EXPECT_EQ(diff,
+            "--- a/config.json\n+++ b/config.json\n@@ -6,11 +6,10 @@\n     \"bits\": 4,\n     "
+            "\"desc_act\": false,\n     \"dynamic\": {\n-      \"-:.*visual.*\": {},\n+      "
+            "\"-:^mtp\\\\.\": {},\n       \"+:.*mtp.*\": {\n         \"group_size\": 64\n-      "
+            "},\n-      \"-:.*mtp\\\\.fc.*\": {}\n+      }\n     },\n     "
+            "\"modules_in_block_to_quantize\": [\n       \"self_attn.q_proj\",\n");
+  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+  const std::string patched = read("config.json");
+  EXPECT_EQ(run_qpatch({"--check", "--prune"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+  EXPECT_EQ(read("config.json"), patched);
+}
+
 } // namespace
 } // namespace qpatch::cli

@@ -217,17 +217,16 @@ TEST_F(TransformersDiffRegressionTest, GptqWithoutListQuantizesTheWholeBlock) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged for transformers\n"
-            "  mtp head    1 linear BF16 in model.safetensors\n"
-            "  fixable     model.language_model.layers.0.linear_attn.in_proj_a: 1 module stored "
-            "BF16 but transformers (optimum's convert_model) replaces them with QuantLinear: "
-            "with no modules_in_block_to_quantize every Linear under model.language_model.layers "
-            "is quantized (dynamic is not read)\n"
-            "  breaks      transformers: loads with \"Some weights ... were not used\" and "
-            "initialises the layer at random\n"
-            "  would patch config.json +1: mlp.down_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+            "DIR: gptq, judged for transformers\n  mtp head    1 linear BF16 in "
+            "model.safetensors\n  lint        dynamic: 1 entry; 1 dead (no verdict changes without "
+            "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
+            "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  "
+            "fixable     model.language_model.layers.0.linear_attn.in_proj_a: 1 module stored BF16 "
+            "but transformers (optimum's convert_model) replaces them with QuantLinear: with no "
+            "modules_in_block_to_quantize every Linear under model.language_model.layers is "
+            "quantized (dynamic is not read)\n  breaks      transformers: loads with \"Some "
+            "weights ... were not used\" and initialises the layer at random\n  would patch "
+            "config.json +1: mlp.down_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(read("config.json"),
             "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
