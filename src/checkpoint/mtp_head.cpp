@@ -40,7 +40,7 @@ bool in_appended_layers(std::string_view name, uint64_t first, uint64_t count) {
   // Kimi-K3 (a VLM) stores its text layers, the draft's among them, under
   // language_model.model.layers.
   constexpr std::string_view vlm = "language_model.";
-  if (name.substr(0, vlm.size()) == vlm) {
+  if (!name.empty() && name[0] == 'l' && name.substr(0, vlm.size()) == vlm) {
     name.remove_prefix(vlm.size());
   }
   constexpr std::string_view prefix = "model.layers.";

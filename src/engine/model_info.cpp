@@ -103,10 +103,14 @@ std::string ModelInfo::layer_prefix(std::string_view name) const {
     }
   }
   // Each rename names one draft layer's checkpoint prefix (DeepSeek-V4: mtp.1. ->
-  // model.layers.{N+1}.), so no other name matches one.
-  for (const auto& [from, to] : draft_renames) {
-    if (name.substr(0, from.size()) == from) {
-      return apply_substrings(substring_renames, to + std::string(name.substr(from.size())));
+  // model.layers.{N+1}.); only names under their common prefix are tried.
+  const std::string& renamed_under =
+      draft_renames_under.empty() ? draft_prefix : draft_renames_under;
+  if (!draft_renames.empty() && name.substr(0, renamed_under.size()) == renamed_under) {
+    for (const auto& [from, to] : draft_renames) {
+      if (name.substr(0, from.size()) == from) {
+        return apply_substrings(substring_renames, to + std::string(name.substr(from.size())));
+      }
     }
   }
   // DeepSeek/GLM build the draft's shared head as model.layers.{N}.head (engines.md §10.2).

@@ -43,6 +43,9 @@ struct ModelInfo {
   // the Qwen3-Next draft under `model` (mtp.layers.0 -> model.layers.0) and the DeepSeek/GLM
   // NextN layer under model.decoder.
   std::vector<std::pair<std::string, std::string>> draft_renames;
+  // The prefix every draft rename's checkpoint prefix starts with, where it is not
+  // draft_prefix (vLLM's DeepSeek-V4 mtp.{i}: "mtp."): other names skip the renames.
+  std::string draft_renames_under;
   // fused layer name -> checkpoint shard names: the layers the model class builds fused.
   PackedMapping packed;
   // The mapping the quant config is given (packed_modules_mapping), by which a fused layer is

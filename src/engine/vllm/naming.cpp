@@ -171,6 +171,7 @@ void deepseek_v4_row(ModelInfo& info, uint64_t num_hidden_layers) {
   // checkpoint's mtp.{i}. to model.layers.{N+i}.
   if (num_hidden_layers > 0) {
     info.draft_prefix = "mtp.0.";
+    info.draft_renames_under = "mtp.";
     for (uint64_t i = 0; i < 16; ++i) {
       info.draft_renames.emplace_back("mtp." + std::to_string(i) + ".",
                                       "model.layers." + std::to_string(num_hidden_layers + i) +
@@ -250,6 +251,7 @@ void kimi_k3_row(ModelInfo& info, uint64_t num_hidden_layers, const EngineVersio
     const std::string first =
         "language_model.model.layers." + std::to_string(num_hidden_layers) + ".";
     info.draft_prefix = first;
+    info.draft_renames_under = "language_model.model.layers.";
     info.plain_linears = {"eh_proj"};
     for (uint64_t i = 0; i < 4; ++i) {
       const std::string layer = std::to_string(num_hidden_layers + i);
