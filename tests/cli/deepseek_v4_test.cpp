@@ -11,8 +11,23 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
+#include <vector>
+
 namespace qpatch::cli {
 namespace {
+
+// DeepSeek-V4-Flash's quantization_config.
+constexpr const char* k_dsv4_fp8 = R"({
+    "activation_scheme": "dynamic",
+    "fmt": "e4m3",
+    "quant_method": "fp8",
+    "scale_fmt": "ue8m0",
+    "weight_block_size": [
+      128,
+      128
+    ]
+  })";
 
 std::string dsv4_config(int nextn_layers) {
   return R"({
@@ -23,18 +38,8 @@ std::string dsv4_config(int nextn_layers) {
   "num_hidden_layers": 1,
   "num_nextn_predict_layers": )" +
          std::to_string(nextn_layers) + R"(,
-  "quantization_config": {
-    "activation_scheme": "dynamic",
-    "fmt": "e4m3",
-    "quant_method": "fp8",
-    "scale_fmt": "ue8m0",
-    "weight_block_size": [
-      128,
-      128
-    ]
-  }
-}
-)";
+  "quantization_config": )" +
+         std::string(k_dsv4_fp8) + "\n}\n";
 }
 
 void write_dsv4(const std::filesystem::path& dir, int nextn_layers, bool with_head) {
@@ -58,6 +63,16 @@ void write_dsv4(const std::filesystem::path& dir, int nextn_layers, bool with_he
 
 class DeepseekV4Test : public test::TempDirTest {};
 
+// The linears of one DeepSeek-V4 decoder block, as its checkpoints name them.
+constexpr const char* k_block_linears[] = {"attn.wq_a",
+                                           "attn.wkv",
+                                           "attn.wq_b",
+                                           "attn.wo_a",
+                                           "attn.wo_b",
+                                           "ffn.shared_experts.w1",
+                                           "ffn.shared_experts.w2",
+                                           "ffn.shared_experts.w3"};
+
 // One main layer as DeepSeek-V4-Flash stores it (dtypes as its headers give them: FP8 linears with
 // F8_E8M0 block scales, I8-packed MXFP4 experts, BF16 compressor, gate, embed and head) and a draft
 // mtp.0 whose linears an export left BF16.
@@ -80,14 +95,7 @@ void write_dsv4_flash(const std::filesystem::path& dir,
   t.push_back({"head.weight", "BF16", {128, 64}});
   t.push_back({"norm.weight", "BF16", {64}});
   t.push_back({"layers.0.attn_norm.weight", "BF16", {64}});
-  for (const std::string linear : {"attn.wq_a",
-                                   "attn.wkv",
-                                   "attn.wq_b",
-                                   "attn.wo_a",
-                                   "attn.wo_b",
-                                   "ffn.shared_experts.w1",
-                                   "ffn.shared_experts.w2",
-                                   "ffn.shared_experts.w3"}) {
+  for (const std::string linear : k_block_linears) {
     t.push_back({"layers.0." + linear + ".weight", "F8_E4M3", {64, 64}});
     t.push_back({"layers.0." + linear + ".scale", "F8_E8M0", {1, 1}});
   }
@@ -102,16 +110,9 @@ void write_dsv4_flash(const std::filesystem::path& dir,
       t.push_back({name + ".scale", "F8_E8M0", {64, 2}});
     }
   }
-  for (const std::string linear : {"e_proj",
-                                   "h_proj",
-                                   "attn.wq_a",
-                                   "attn.wkv",
-                                   "attn.wq_b",
-                                   "attn.wo_a",
-                                   "attn.wo_b",
-                                   "ffn.shared_experts.w1",
-                                   "ffn.shared_experts.w2",
-                                   "ffn.shared_experts.w3"}) {
+  std::vector<std::string> draft_linears{"e_proj", "h_proj"};
+  draft_linears.insert(draft_linears.end(), std::begin(k_block_linears), std::end(k_block_linears));
+  for (const std::string& linear : draft_linears) {
     if (linear == "attn.wo_a" && draft_wo_a_fp8) {
       t.push_back({"mtp.0." + linear + ".weight", "F8_E4M3", {64, 64}});
       t.push_back({"mtp.0." + linear + ".scale", "F8_E8M0", {1, 1}});
@@ -124,17 +125,6 @@ void write_dsv4_flash(const std::filesystem::path& dir,
   spec.shards.push_back(std::move(shard));
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
-
-constexpr const char* k_dsv4_fp8 = R"({
-    "activation_scheme": "dynamic",
-    "fmt": "e4m3",
-    "quant_method": "fp8",
-    "scale_fmt": "ue8m0",
-    "weight_block_size": [
-      128,
-      128
-    ]
-  })";
 
 // vLLM judges an "fp8" DeepSeek-V4 config as DeepseekV4FP8Config does: Fp8Config's exact
 // ignored_layers under the model's mapper, the fused names of the NVIDIA class, the draft at

@@ -32,6 +32,22 @@ const std::string k_both_engines_keys =
 const std::string k_both_engines_dynamic = k_both_engines_keys + R"(,"-:.mtp.":{}})";
 
 // Main's rules: engine_versions_test.cpp tests what differs between versions.
+// Qwen3-Next's BF16 MTP head quantized by both engines (no negative rule excludes it), the
+// patch that excludes it under both engines' names, and the verdict: the tail of several reports.
+constexpr const char* k_unexcluded_qwen3_next_head =
+    "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
+    "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n  breaks      "
+    "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: There is "
+    "no module or parameter named 'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     "
+    "mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ default: every Linear); "
+    "no negative dynamic rule excludes them [sglang]\n  breaks      SGLang: loads, and drops the "
+    "stored weights silently\n  would patch config.json +4: "
+    "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
+    "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
+    "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
+    "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n  status      needs-patch\n  apply       "
+    "qpatch DIR\n";
+
 class GptqTest : public test::CheckpointCliTest {
 protected:
   // vLLM and SGLang: transformers reads GPTQ through optimum (gptq_transformers_test.cpp).
@@ -107,18 +123,8 @@ TEST_F(GptqTest, DeadDotMtpDotRuleWithShortNamesIsFixedWithAnAnchoredRule) {
       "special case, which does not cover mtp.fc\n  lint        dynamic: 1 entry; 1 dead (no "
       "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
       "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
-      "ones\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n  breaks      "
-      "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: There is "
-      "no module or parameter named 'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     "
-      "mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ default: every Linear); "
-      "no negative dynamic rule excludes them [sglang]\n  breaks      SGLang: loads, and drops the "
-      "stored weights silently\n  would patch config.json +4: "
-      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n  status      needs-patch\n  apply       "
-      "qpatch DIR\n");
+      "ones\n" +
+          std::string(k_unexcluded_qwen3_next_head));
   const test::CliOutcome explained =
       test::run_cli({"explain", "DIR", "mtp.fc", "--engine", "vllm@main,sglang@main"}, dir());
   EXPECT_EQ(explained.code, 0);
@@ -223,18 +229,8 @@ TEST_F(GptqTest, PositiveMtpRulesShadowALaterExclusion) {
       "wins, so that exclusion never applies to them\n  lint        dynamic: 2 entries; 1 dead (no "
       "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
       "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
-      "ones\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized by "
-      "modules_in_block_to_quantize; no negative dynamic rule excludes them [vllm]\n  breaks      "
-      "vLLM: start-up fails once speculative decoding loads the MTP head: \"ValueError: There is "
-      "no module or parameter named 'layers.0.self_attn.q_proj.weight' in ...\"\n  fixable     "
-      "mtp.layers.0: 7 modules stored BF16 but quantized by (SGLang's GPTQ default: every Linear); "
-      "no negative dynamic rule excludes them [sglang]\n  breaks      SGLang: loads, and drops the "
-      "stored weights silently\n  would patch config.json +4: "
-      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.qkv_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.self_attn\\.o_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.gate_up_proj$, "
-      "-:^(mtp|model)\\.layers\\.0\\.mlp\\.down_proj$\n  status      needs-patch\n  apply       "
-      "qpatch DIR\n");
+      "ones\n" +
+          std::string(k_unexcluded_qwen3_next_head));
   EXPECT_EQ(run_qpatch({}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }

@@ -13,26 +13,21 @@ layer DeepseekV4ForCausalLM and DeepSeekV4MTP build, under the names they build 
 table is the one thing this harness does not execute). A case is broken for vLLM when a module
 stored BF16 is built quantized (its weight is cast, its scale never loaded), a module stored
 FP8/MXFP4 is built dense (its `.scale` has no parameter: KeyError), or a wo_a is built dense
-(the NVIDIA o_proj kernel reads its scale). Per case, as vllm_diff.py:
-  detection   qpatch --check --engine vllm exits non-zero exactly when vLLM's code finds one;
-  fix-clean   after qpatch's patch, vLLM's code finds none, or qpatch still reports one;
-  confined    the patch edits only the skip lists;
-  idempotent  a second run writes nothing.
+(the NVIDIA o_proj kernel reads its scale). The measures are arch_driver.py's: detection,
+fix-then-clean, confined (only the skip lists edited), idempotent.
 
   VLLM_SRC=/path/to/vllm tools/vllm_diff/dsv4_diff.py --qpatch build/qpatch --cases 300
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import arch_driver  # noqa: E402
 import layout  # noqa: E402
 from vllm_model import (M, ColumnParallelLinear, MergedColumnParallelLinear,  # noqa: E402
                         ReplicatedLinear, RoutedExperts, RowParallelLinear, Unquantized,
@@ -176,71 +171,20 @@ class Vllm:
         return out
 
 
-def qpatch(binary: str, args: list[str], directory: str) -> int:
-    return subprocess.run([binary, *args, directory], capture_output=True, text=True).returncode
+def make_build(root: str):
+    vllm = Vllm(root)
 
+    def build(rng: random.Random):
+        layers = rng.randint(1, 2)
+        storage, quant = make_case(rng, layers)
+        config = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4",
+                  "num_hidden_layers": layers, "num_nextn_predict_layers": 1,
+                  "quantization_config": quant}
+        return config, tensors(storage, layers), lambda q: vllm.problems(storage, q, layers)
 
-def skip_lists(text: str) -> dict:
-    q = json.loads(text)["quantization_config"]
-    return {k: v for k, v in q.items() if k not in ("ignored_layers", "modules_to_not_convert")}
-
-
-def run_case(vllm: Vllm, binary: str, engine: str, seed: int, work: str):
-    rng = random.Random(seed)
-    layers = rng.randint(1, 2)
-    storage, quant = make_case(rng, layers)
-    config = {"architectures": ["DeepseekV4ForCausalLM"], "model_type": "deepseek_v4",
-              "num_hidden_layers": layers, "num_nextn_predict_layers": 1,
-              "quantization_config": quant}
-    directory = os.path.join(work, str(seed))
-    text = json.dumps(config, indent=2) + "\n"
-    layout.write_checkpoint(directory, tensors(storage, layers), {"config.json": text})
-    broken = bool(vllm.problems(storage, quant, layers))
-    flags = ["--engine", engine]
-    detected = qpatch(binary, ["--check", *flags], directory) != 0
-    qpatch(binary, ["-q", *flags], directory)
-    after_text = open(os.path.join(directory, "config.json")).read()
-    after = json.loads(after_text)["quantization_config"]
-    still = qpatch(binary, ["--check", *flags], directory) != 0
-    broken_after = bool(vllm.problems(storage, after, layers))
-    qpatch(binary, ["-q", *flags], directory)
-    again = open(os.path.join(directory, "config.json")).read()
-    return {"detection": detected == broken,
-            "fix-then-clean": still == broken_after,
-            "confined": skip_lists(after_text) == skip_lists(text),
-            "idempotent": again == after_text}, (broken, broken_after)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"), required=False)
-    parser.add_argument("--qpatch", required=True)
-    parser.add_argument("--qpatch-engine", default="vllm@2026-08-17")
-    parser.add_argument("--cases", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    if not args.vllm_src:
-        parser.error("give --vllm-src or set VLLM_SRC")
-    vllm = Vllm(args.vllm_src)
-    totals = {"detection": 0, "fix-then-clean": 0, "confined": 0, "idempotent": 0}
-    failed = []
-    broken = [0, 0]
-    with tempfile.TemporaryDirectory() as work:
-        for seed in range(args.seed, args.seed + args.cases):
-            result, (before, after) = run_case(vllm, args.qpatch, args.qpatch_engine, seed, work)
-            broken[0] += before
-            broken[1] += after
-            for measure, ok in result.items():
-                totals[measure] += ok
-            if not all(result.values()):
-                failed.append((seed, [m for m, ok in result.items() if not ok]))
-    print(f"DeepSeek-V4 fp8: {args.cases} cases; " +
-          ", ".join(f"{m} {n}/{args.cases}" for m, n in totals.items()) +
-          f"; broken for vLLM's code before the patch {broken[0]}, after it {broken[1]}")
-    for seed, measures in failed[:20]:
-        print(f"  seed {seed}: {', '.join(measures)}")
-    return 0 if not failed else 1
+    return build
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(arch_driver.main("DeepSeek-V4 fp8", __doc__.splitlines()[0], make_build,
+                              ("ignored_layers", "modules_to_not_convert")))

@@ -11,23 +11,20 @@ kimi_k3_row: that table is what this harness does not execute). Routed experts a
 CompressedTensorsMoEMethod.get_moe_method asks (compressed_tensors_moe.py): get_scheme_dict for
 the layer's .0.gate_proj, .0.up_proj, .0.down_proj, which must agree; None is dense. A module
 stored BF16 under a layer built quantized, or stored NVFP4 under one built dense, is broken; so
-is a config vLLM's code raises for. Per case: detection, fix-then-clean, confined, idempotent,
-as dsv4_diff.py.
+is a config vLLM's code raises for. The measures are arch_driver.py's: detection,
+fix-then-clean, confined (only `ignore` edited), idempotent.
 
   VLLM_SRC=/path/to/vllm tools/vllm_diff/kimi_k3_diff.py --qpatch build/qpatch --cases 300
 """
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import arch_driver  # noqa: E402
 import layout  # noqa: E402
 from vllm_model import (_RAISES, ColumnParallelLinear, MergedColumnParallelLinear,  # noqa: E402
                         ParallelLMHead, RoutedExperts, RowParallelLinear, Unquantized,
@@ -192,65 +189,19 @@ class Vllm:
         return method is not None and not isinstance(method, Unquantized)
 
 
-def qpatch(binary: str, args: list[str], directory: str) -> int:
-    return subprocess.run([binary, *args, directory], capture_output=True, text=True).returncode
+def make_build(root: str):
+    vllm = Vllm(root)
 
+    def build(rng: random.Random):
+        storage, quant = make_case(rng)
+        config = {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3",
+                  "text_config": {"num_hidden_layers": LAYERS, "num_nextn_predict_layers": 1},
+                  "quantization_config": quant}
+        return config, tensors(storage), lambda q: vllm.problems(storage, q)
 
-def run_case(vllm: Vllm, binary: str, engine: str, seed: int, work: str):
-    rng = random.Random(seed)
-    storage, quant = make_case(rng)
-    config = {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3",
-              "text_config": {"num_hidden_layers": LAYERS, "num_nextn_predict_layers": 1},
-              "quantization_config": quant}
-    directory = os.path.join(work, str(seed))
-    text = json.dumps(config, indent=2) + "\n"
-    layout.write_checkpoint(directory, tensors(storage), {"config.json": text})
-    broken = bool(vllm.problems(storage, quant))
-    flags = ["--engine", engine]
-    detected = qpatch(binary, ["--check", *flags], directory) != 0
-    qpatch(binary, ["-q", *flags], directory)
-    after_text = open(os.path.join(directory, "config.json")).read()
-    after = json.loads(after_text)["quantization_config"]
-    still = qpatch(binary, ["--check", *flags], directory) != 0
-    broken_after = bool(vllm.problems(storage, after))
-    qpatch(binary, ["-q", *flags], directory)
-    again = open(os.path.join(directory, "config.json")).read()
-    rest = {k: v for k, v in after.items() if k != "ignore"}
-    return {"detection": detected == broken,
-            "fix-then-clean": still == broken_after,
-            "confined": rest == {k: v for k, v in quant.items() if k != "ignore"},
-            "idempotent": again == after_text}, (broken, broken_after)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"))
-    parser.add_argument("--qpatch", required=True)
-    parser.add_argument("--qpatch-engine", default="vllm@2026-08-17")
-    parser.add_argument("--cases", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    if not args.vllm_src:
-        parser.error("give --vllm-src or set VLLM_SRC")
-    vllm = Vllm(args.vllm_src)
-    totals = {"detection": 0, "fix-then-clean": 0, "confined": 0, "idempotent": 0}
-    failed, broken = [], [0, 0]
-    with tempfile.TemporaryDirectory() as work:
-        for seed in range(args.seed, args.seed + args.cases):
-            result, (before, after) = run_case(vllm, args.qpatch, args.qpatch_engine, seed, work)
-            broken[0] += before
-            broken[1] += after
-            for measure, ok in result.items():
-                totals[measure] += ok
-            if not all(result.values()):
-                failed.append((seed, [m for m, ok in result.items() if not ok]))
-    print(f"Kimi-K3 compressed-tensors: {args.cases} cases; " +
-          ", ".join(f"{m} {n}/{args.cases}" for m, n in totals.items()) +
-          f"; broken for vLLM's code before the patch {broken[0]}, after it {broken[1]}")
-    for seed, measures in failed[:20]:
-        print(f"  seed {seed}: {', '.join(measures)}")
-    return 0 if not failed else 1
+    return build
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(arch_driver.main("Kimi-K3 compressed-tensors", __doc__.splitlines()[0], make_build,
+                              ("ignore",)))
