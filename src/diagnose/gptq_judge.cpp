@@ -916,11 +916,6 @@ void change_module_list(const JudgeInput& in,
 // group_size, desc_act, ...) shapes the weights vLLM allocates whether or not a verdict moves.
 // JSON object keys cannot repeat, so there are no duplicates; a rule that makes a layer stored
 // quantized dense is a finding already (quantized_made_dense).
-bool same_decision(const Decision& a, const Decision& b) {
-  return a.verdict == b.verdict && a.by == b.by && a.group == b.group && a.target == b.target &&
-         a.error == b.error && a.shard_ignored == b.shard_ignored;
-}
-
 std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
                                          const quant::GptqConfig& config,
                                          const engine::GptqHeaders& headers,
@@ -929,48 +924,30 @@ std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
       config.dynamic.size() > k_lint_by_default_up_to) {
     return std::nullopt;
   }
-  SkipListLint lint;
-  lint.file = active.name;
-  lint.pointer = active.pointer;
-  lint.pointer.push_back("dynamic");
-  for (const quant::GptqRule& rule : config.dynamic) {
-    lint.entries.push_back(rule.key);
-  }
-  const auto decisions = [&](const quant::GptqConfig& rules_config) {
-    std::vector<Decision> out;
-    for (const auto& engine_view : judged) {
-      const engine::GptqRules rules(
-          rules_config, engine_view->model, headers, engine_view->version);
-      for (const LayerView& view : *engine_view->views) {
-        out.push_back(rules.decide(*view.layer));
-      }
-    }
-    return out;
-  };
-  const std::vector<Decision> first = decisions(config);
+  std::vector<std::string> keys;
   std::set<size_t> positive;
   for (size_t i = 0; i < config.dynamic.size(); ++i) {
+    keys.push_back(config.dynamic[i].key);
     if (!config.dynamic[i].negative) {
       positive.insert(i);
     }
   }
-  find_dead_entries(lint, positive, [&](const std::vector<size_t>& removed) {
-    quant::GptqConfig without = config;
-    without.dynamic.clear();
-    for (size_t i = 0; i < config.dynamic.size(); ++i) {
-      if (!std::binary_search(removed.begin(), removed.end(), i)) {
-        without.dynamic.push_back(config.dynamic[i]);
-      }
-    }
-    const std::vector<Decision> now = decisions(without);
-    for (size_t i = 0; i < now.size(); ++i) {
-      if (!same_decision(now[i], first[i])) {
-        return false;
-      }
-    }
-    return true;
-  });
-  return lint;
+  return lint_keyed_rules(judged,
+                          active,
+                          "dynamic",
+                          std::move(keys),
+                          positive,
+                          [&](const std::vector<size_t>& removed, const EngineView& engine_view) {
+                            quant::GptqConfig without = config;
+                            without.dynamic.clear();
+                            for (size_t i = 0; i < config.dynamic.size(); ++i) {
+                              if (!std::binary_search(removed.begin(), removed.end(), i)) {
+                                without.dynamic.push_back(config.dynamic[i]);
+                              }
+                            }
+                            return engine::GptqRules(
+                                without, engine_view.model, headers, engine_view.version);
+                          });
 }
 
 // --prune: the rules of the file that are dead once the fix is applied (a rule the fix removes

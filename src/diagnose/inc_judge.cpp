@@ -403,6 +403,69 @@ void literal_key_notes(const quant::IncConfig& config,
   }
 }
 
+// The extra_config lint (issue 23 item 6): 16-bit keys (a module kept dense) whose removal
+// changes no layer's decision in any version judged are dead, as GPTQ's negative dynamic rules
+// (lint_keyed_rules); a key that sets bits, group_size, sym or act_bits shapes what is built and
+// is never called dead.
+std::optional<SkipListLint> lint_extra_config(const EngineViews& judged,
+                                              const quant::IncConfig& config,
+                                              const quant::ConfigFile& active) {
+  if (!config.has_extra_config || config.extra_config.empty() ||
+      config.extra_config.size() > k_lint_by_default_up_to) {
+    return std::nullopt;
+  }
+  std::vector<std::string> keys;
+  std::set<size_t> shaping;
+  for (size_t i = 0; i < config.extra_config.size(); ++i) {
+    keys.push_back(config.extra_config[i].key);
+    if (!reads_as_dense_entry(config.extra_config[i])) {
+      shaping.insert(i);
+    }
+  }
+  return lint_keyed_rules(judged,
+                          active,
+                          "extra_config",
+                          std::move(keys),
+                          shaping,
+                          [&](const std::vector<size_t>& removed, const EngineView& engine_view) {
+                            quant::IncConfig without = config;
+                            without.extra_config.clear();
+                            for (size_t i = 0; i < config.extra_config.size(); ++i) {
+                              if (!std::binary_search(removed.begin(), removed.end(), i)) {
+                                without.extra_config.push_back(config.extra_config[i]);
+                              }
+                            }
+                            return engine::AutoRoundRules(without,
+                                                          engine_view.model,
+                                                          engine_view.version,
+                                                          engine_view.layers.get());
+                          });
+}
+
+// --prune: the file's keys dead once the fix's keys are added (patched() keeps the file's keys
+// in order, then appends the fix's), taken out with the fix. Returns the file's keys pruned.
+std::set<size_t> prune_extra_config(const EngineViews& judged,
+                                    const quant::IncConfig& config,
+                                    const quant::ConfigFile& active,
+                                    IncFix& fix) {
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < config.extra_config.size(); ++i) {
+    if (fix.removed.count(i) == 0) {
+      kept.push_back(i);
+    }
+  }
+  std::set<size_t> pruned;
+  if (const auto lint = lint_extra_config(judged, patched(config, fix), active)) {
+    for (const size_t j : lint->dead) {
+      if (j < kept.size()) {
+        pruned.insert(kept[j]);
+      }
+    }
+  }
+  fix.removed.insert(pruned.begin(), pruned.end());
+  return pruned;
+}
+
 } // namespace
 
 Status
@@ -416,7 +479,14 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   const auto judged = engine_views(
       in.engines, model, {modules, in.inventory, in.mtp_head, in.options}, "auto-round");
   judged_versions(judged, diagnosis);
-  const IncFix fix = find_fix(config, judged, modules);
+  IncFix fix = find_fix(config, judged, modules);
+  diagnosis.lint = lint_extra_config(judged, config, in.active);
+  if (in.options.prune && diagnosis.lint) {
+    if (const std::set<size_t> pruned = prune_extra_config(judged, config, in.active, fix);
+        !pruned.empty()) {
+      diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
+    }
+  }
   const quant::IncConfig fixed_config = patched(config, fix);
 
   LayerProblems problems;

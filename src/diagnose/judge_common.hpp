@@ -382,6 +382,46 @@ struct EngineView {
 // Every engine version judged, each with its view.
 using EngineViews = std::vector<std::unique_ptr<EngineView>>;
 
+// Whether two decisions of one layer are the same verdict for the same reason.
+inline bool same_decision(const engine::Decision& a, const engine::Decision& b) {
+  return a.verdict == b.verdict && a.by == b.by && a.group == b.group && a.target == b.target &&
+         a.error == b.error && a.shard_ignored == b.shard_ignored;
+}
+
+// The lint of a config's keyed rules, rule by rule (GPTQ `dynamic`, auto-round
+// `extra_config`): rules whose removal changes no layer's decision in any version judged are
+// dead (skip_list_lint.hpp), except those in `live`. `rules_without(removed, view)` builds that
+// version's rules with the rules at the sorted indices `removed` taken out.
+template <typename RulesWithout>
+SkipListLint lint_keyed_rules(const EngineViews& judged,
+                              const quant::ConfigFile& active,
+                              const std::string& key,
+                              std::vector<std::string> entries,
+                              const std::set<size_t>& live,
+                              const RulesWithout& rules_without) {
+  SkipListLint lint;
+  lint.file = active.name;
+  lint.pointer = active.pointer;
+  lint.pointer.push_back(key);
+  lint.entries = std::move(entries);
+  const auto decisions = [&](const std::vector<size_t>& removed) {
+    std::vector<engine::Decision> out;
+    for (const auto& engine_view : judged) {
+      const auto rules = rules_without(removed, *engine_view);
+      for (const LayerView& view : *engine_view->views) {
+        out.push_back(rules.decide(*view.layer));
+      }
+    }
+    return out;
+  };
+  const std::vector<engine::Decision> first = decisions({});
+  find_dead_entries(lint, live, [&](const std::vector<size_t>& removed) {
+    const std::vector<engine::Decision> now = decisions(removed);
+    return std::equal(now.begin(), now.end(), first.begin(), first.end(), same_decision);
+  });
+  return lint;
+}
+
 // What a method's per-layer decider (Method::decider) is built from: the active config and one
 // engine version's view.
 struct DecideInput {

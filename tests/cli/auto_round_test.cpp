@@ -122,22 +122,22 @@ TEST_F(AutoRoundTest, DotMtpDotKeyIsALiteralNameAndTheHeadIsFixedWithExactKeys) 
                    {Head::dense, HeadFile::indexed_shard, dot_mtp_dot_config(), Packing::gptq});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        extra_config key \".mtp.\" has no regex metacharacter, so vLLM reads it "
-            "as a literal module name, and no layer of this checkpoint has that name: it has no "
-            "effect (write exact names, or a regex key such as \"^mtp\\\\.\")\n"
-            "  fixable     mtp: 8 modules stored BF16 but quantized (4 bits) by the global bits "
-            "(no block list); no extra_config key of 16 bits names them\n"
-            "  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
-            "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n"
-            "  would patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, "
-            "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-            "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-            "mtp.layers.0.mlp.down_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n  mtp head    8 linears BF16, 4 norms "
+      "in model_extra_tensors.safetensors\n  note        extra_config key \".mtp.\" has no regex "
+      "metacharacter, so vLLM reads it as a literal module name, and no layer of this checkpoint "
+      "has that name: it has no effect (write exact names, or a regex key such as \"^mtp\\\\.\")\n "
+      " lint        extra_config: 1 entry; 1 dead (no verdict changes without them, in any version "
+      "judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by them); "
+      "qpatch --prune DIR removes the dead and duplicate ones\n  fixable     mtp: 8 modules stored "
+      "BF16 but quantized (4 bits) by the global bits (no block list); no extra_config key of 16 "
+      "bits names them\n  breaks      vLLM: start-up fails once speculative decoding loads the MTP "
+      "head: \"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n  would "
+      "patch config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n  status      needs-patch\n  apply    "
+      "   qpatch DIR\n");
   // The question users ask when the load fails: why is mtp.fc quantized?
   const test::CliOutcome explained = test::run_cli({"explain", "DIR", "mtp.fc"}, dir());
   EXPECT_EQ(explained.code, 1);

@@ -126,8 +126,12 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
   const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "vllm@2026-07-20"});
   EXPECT_EQ(old_code, 1);
   EXPECT_EQ(old_out,
-            "DIR: auto-round, judged for vLLM (main 2026-06-17..2026-07-22)\n" + head + finding +
-                "\n" + fix);
+            "DIR: auto-round, judged for vLLM (main 2026-06-17..2026-07-22)\n" + head +
+                // Before #48589 the key reaches no layer.
+                "  lint        extra_config: 1 entry; 1 dead (no verdict changes without them, in "
+                "any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
+                "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n" +
+                finding + "\n" + fix);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(

@@ -155,26 +155,23 @@ TEST_F(SglangRulesTest, AutoRoundOnePatchForEveryVersion) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: auto-round, judged for SGLang (main 2026-02-09..2026-08-31)\n"
-      "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n" +
-          std::string(test::k_sglang_qwen35_assumed_note) +
-          "  fixable     model.visual.blocks.0.attn.proj: 1 module stored BF16 but quantized (4 "
-          "bits) "
-          "by the global bits (no block list); no extra_config key of 16 bits names them (SGLang "
-          "before 2026-02-17 only)\n"
-          "  breaks      SGLang: loads, and drops the stored weights silently\n"
-          "  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by the global "
-          "bits "
-          "(no block list); no extra_config key of 16 bits names them\n"
-          "  breaks      SGLang: loads, and drops the stored weights silently\n"
-          "  would patch config.json +10: visual.blocks.0.attn.proj, "
-          "mtp.layers.0.self_attn.q_proj, "
-          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-          "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-          "mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
-          "mtp.layers.0.mlp.gate_up_proj\n"
-          "  status      needs-patch\n"
-          "  apply       qpatch DIR\n");
+      "DIR: auto-round, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    8 linears "
+      "BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n  note        SGLang main "
+      "2026-02-09..2026-04-21: names assumed (before #18926 no one commit holds the files read; "
+      "until #21019 (2026-03-23) the GDN projections were built apart, until #23471 the quant "
+      "config had no packed_modules_mapping)\n  lint        extra_config: 1 entry; 1 dead (no "
+      "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
+      "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
+      "ones\n  fixable     model.visual.blocks.0.attn.proj: 1 module stored BF16 but quantized (4 "
+      "bits) by the global bits (no block list); no extra_config key of 16 bits names them (SGLang "
+      "before 2026-02-17 only)\n  breaks      SGLang: loads, and drops the stored weights "
+      "silently\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by the "
+      "global bits (no block list); no extra_config key of 16 bits names them\n  breaks      "
+      "SGLang: loads, and drops the stored weights silently\n  would patch config.json +10: "
+      "visual.blocks.0.attn.proj, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
+      "mtp.layers.0.mlp.gate_up_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(quant()["extra_config"].dump(),
             "{\"model.visual.blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"visual."
@@ -193,13 +190,19 @@ TEST_F(SglangRulesTest, AutoRoundOnePatchForEveryVersion) {
 // re.fullmatch (vLLM's INC tries re.search): "mtp\\.layers" matches no layer name whole.
 TEST_F(SglangRulesTest, AutoRoundRegexKeysMatchTheWholeName) {
   write({}, auto_round(", \"extra_config\": {\"mtp\\\\.layers\": {\"bits\": 16}}"));
-  EXPECT_EQ(run_qpatch({"--check"}).second,
-            "DIR: auto-round, judged for SGLang\n"
-            "  mtp head    8 linears BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: "
-            "1)\n" +
-                std::string(k_draft_quantized) +
-                "  status      needs-patch\n"
-                "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      run_qpatch({"--check"}).second,
+      "DIR: auto-round, judged for SGLang\n  mtp head    8 linears BF16, 2 norms in "
+      "model.safetensors (mtp_num_hidden_layers: 1)\n  lint        extra_config: 1 entry; 1 dead "
+      "(no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a "
+      "layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n  fixable     mtp.layers.0: 7 modules stored BF16 but quantized (4 bits) by "
+      "the global bits (no block list); no extra_config key of 16 bits names them\n  breaks      "
+      "SGLang: loads, and drops the stored weights silently\n  would patch config.json +9: "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
+      "mtp.layers.0.mlp.gate_up_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   write({}, auto_round(", \"extra_config\": {\"mtp\\\\.layers\\\\..*\": {\"bits\": 16}}"));
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }

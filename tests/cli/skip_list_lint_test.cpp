@@ -236,5 +236,68 @@ TEST_F(SkipListLintTest, GptqDeadDynamicRulesArePruned) {
   EXPECT_EQ(read("config.json"), patched);
 }
 
+// auto-round's extra_config is linted as GPTQ's dynamic: a 16-bit key (a module kept dense) that
+// reaches no layer is dead; a key that sets other bits is never called dead, here one that
+// reaches nothing either. --prune removes the dead ones with the fix.
+TEST_F(SkipListLintTest, AutoRoundDeadExtraConfigKeysArePruned) {
+  const std::string config =
+      "{\n  \"architectures\": [\n    \"Qwen3_5ForConditionalGeneration\"\n  ],\n"
+      "  \"quantization_config\": {\n    \"bits\": 4,\n    \"data_type\": \"int\",\n"
+      "    \"extra_config\": {\n      \".mtp.\": {\n        \"bits\": 16,\n"
+      "        \"data_type\": \"fp\"\n      },\n      \"model.visual.blocks.0.attn.qkv\": "
+      "{\n        \"bits\": 8\n      }\n    },\n    \"group_size\": 128,\n"
+      "    \"packing_format\": \"auto_round:auto_gptq\",\n    \"quant_method\": \"auto-round\",\n"
+      "    \"sym\": true\n  }\n}\n";
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::gptq});
+  m_engine = "vllm@main";
+  const auto [code, out] = run_qpatch({"--check", "-v"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main, 2026-08-17)\n  rules       vllm main 017e9f4 "
+      "(2026-08-17)\n  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n  "
+      "note        extra_config key \".mtp.\" has no regex metacharacter, so vLLM reads it as a "
+      "literal module name, and no layer of this checkpoint has that name: it has no effect (write "
+      "exact names, or a regex key such as \"^mtp\\\\.\")\n  note        extra_config key "
+      "\"model.visual.blocks.0.attn.qkv\" has no regex metacharacter, so vLLM reads it as a "
+      "literal module name, and no layer of this checkpoint has that name: it has no effect (write "
+      "exact names, or a regex key such as \"^mtp\\\\.\")\n  lint        extra_config: 2 entries; "
+      "1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
+      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n              dead: .mtp.\n  fixable     mtp: 8 modules stored BF16 but "
+      "quantized (4 bits) by the global bits (no block list); no extra_config key of 16 bits names "
+      "them\n  breaks      vLLM: start-up fails once speculative decoding loads the MTP head: "
+      "\"ValueError: There is no module or parameter named 'fc.weight' in ...\"\n              "
+      "mtp.fc\n              mtp.layers.0.self_attn.q_proj\n              "
+      "mtp.layers.0.self_attn.k_proj\n              mtp.layers.0.self_attn.v_proj\n              "
+      "mtp.layers.0.self_attn.o_proj\n              mtp.layers.0.mlp.gate_proj\n              "
+      "mtp.layers.0.mlp.up_proj\n              mtp.layers.0.mlp.down_proj\n  would patch "
+      "config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n  status      needs-patch\n  apply    "
+      "   qpatch DIR\n");
+  const auto [dry_code, diff] = run_qpatch({"--dry-run", "--prune", "-q"});
+  EXPECT_EQ(dry_code, 1);
+  EXPECT_EQ(
+      diff,
+      "--- a/config.json\n+++ b/config.json\n@@ -6,13 +6,17 @@\n     \"bits\": 4,\n     "
+      "\"data_type\": \"int\",\n     \"extra_config\": {\n-      \".mtp.\": {\n-        \"bits\": "
+      "16,\n-        \"data_type\": \"fp\"\n-      },\n       \"model.visual.blocks.0.attn.qkv\": "
+      "{\n         \"bits\": 8\n-      }\n+      },\n+      \"mtp.fc\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.self_attn.q_proj\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.self_attn.k_proj\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.self_attn.v_proj\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.self_attn.o_proj\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.mlp.gate_proj\": {\"bits\": 16, "
+      "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.mlp.up_proj\": {\"bits\": 16, \"data_type\": "
+      "\"fp\"},\n+      \"mtp.layers.0.mlp.down_proj\": {\"bits\": 16, \"data_type\": \"fp\"}\n    "
+      " },\n     \"group_size\": 128,\n     \"packing_format\": \"auto_round:auto_gptq\",\n");
+  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+  const std::string patched = read("config.json");
+  EXPECT_EQ(run_qpatch({"--check", "--prune"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+  EXPECT_EQ(read("config.json"), patched);
+}
+
 } // namespace
 } // namespace qpatch::cli
