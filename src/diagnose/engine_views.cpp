@@ -152,6 +152,16 @@ std::shared_ptr<LayerCache> make_layer_cache() {
 
 namespace qpatch::diagnose::detail {
 
+namespace {
+
+// Whether two versions' naming rows build the same layers and say the same of them: a span
+// whose names are assumed stays a version of its own, so the report can say so.
+bool same_naming(const engine::ModelInfo& a, const engine::ModelInfo& b) {
+  return a.row == b.row && a.assumed_because == b.assumed_because;
+}
+
+} // namespace
+
 std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
                                                       const engine::ModelInfo& model,
                                                       const ViewedCheckpoint& checkpoint,
@@ -206,11 +216,8 @@ std::vector<std::unique_ptr<EngineView>> engine_views(engine::EngineSet engines,
       const std::string key = rules_key ? rules_key(version) : std::string();
       if (rules_key && !out.empty() && key == previous_key &&
           out.back()->version.with == version.with) {
-        const engine::ModelInfo naming =
-            engine::naming_of(version, model.architecture, model.num_hidden_layers);
-        // A span whose names are assumed stays a version of its own, so the report can say so.
-        if (naming.row == out.back()->model.row &&
-            naming.assumed_because == out.back()->model.assumed_because) {
+        if (same_naming(engine::naming_of(version, model.architecture, model.num_hidden_layers),
+                        out.back()->model)) {
           out.back()->version.until = version.until; // one version for both eras
           out.back()->version.spans_eras = true;
           continue;

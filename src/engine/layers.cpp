@@ -61,6 +61,59 @@ void add_draft_lm_head(std::vector<Layer>& layers,
   layers.push_back(std::move(draft));
 }
 
+// Shards fused only beside a sibling (ModelInfo::shard_needs_sibling): the module names,
+// gathered only for a model that has such shards.
+class SiblingIndex {
+public:
+  SiblingIndex(const ModuleList& modules, const ModelInfo& model) : m_model(model) {
+    if (!model.shard_needs_sibling.empty()) {
+      for (const Module& module : modules) {
+        m_names.insert(module.name);
+      }
+    }
+  }
+  // Whether shard `last` of module `name` has the sibling it is fused beside (true for a shard
+  // that needs none).
+  bool present(std::string_view name, std::string_view last) const {
+    for (const auto& [shard, sibling] : m_model.shard_needs_sibling) {
+      if (shard == last) {
+        return m_names.count(parent_of(name) + sibling) > 0;
+      }
+    }
+    return true;
+  }
+
+private:
+  const ModelInfo& m_model;
+  std::unordered_set<std::string_view> m_names;
+};
+
+struct LinearLayer {
+  std::string name; // checkpoint naming, fused where the model fuses it
+  LayerKind kind = LayerKind::linear;
+};
+
+// The layer an ordinary linear module `name` is built into, and whether it gets a quant config.
+LinearLayer
+linear_layer(std::string_view name, const ModelInfo& model, const SiblingIndex& siblings) {
+  const std::string_view last = last_component(name);
+  const bool without_quant_config = model.built_without_quant_config_for(name);
+  std::string_view fused = without_quant_config && !model.built_dense_components.empty()
+                               ? std::string_view()
+                               : model.fused_for(last);
+  if (!fused.empty() && !siblings.present(name, last)) {
+    fused = {}; // Kimi-K3's MLA g_proj: no q_proj beside it, a layer of its own
+  }
+  LinearLayer out;
+  out.name = fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
+  const auto& dense = model.built_dense_layers;
+  if (without_quant_config ||
+      std::find(dense.begin(), dense.end(), last_component(out.name)) != dense.end()) {
+    out.kind = LayerKind::built_dense;
+  }
+  return out;
+}
+
 } // namespace
 
 std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& model) {
@@ -87,22 +140,7 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
     by_name.insert(name, static_cast<uint32_t>(layers.size() - 1), name_of);
     return layers.back();
   };
-  // Shards fused only beside a sibling (ModelInfo::shard_needs_sibling): the module names,
-  // gathered only for a model that has such shards.
-  std::unordered_set<std::string_view> names;
-  if (!model.shard_needs_sibling.empty()) {
-    for (const Module& module : modules) {
-      names.insert(module.name);
-    }
-  }
-  const auto sibling_present = [&](std::string_view name, std::string_view last) {
-    for (const auto& [shard, sibling] : model.shard_needs_sibling) {
-      if (shard == last) {
-        return names.count(parent_of(name) + sibling) > 0;
-      }
-    }
-    return true;
-  };
+  const SiblingIndex siblings(modules, model);
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view name = module.name;
@@ -151,21 +189,9 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
             .modules.push_back(m);
         break;
       }
-      const bool without_quant_config = model.built_without_quant_config_for(name);
-      std::string_view fused = without_quant_config && !model.built_dense_components.empty()
-                                   ? std::string_view()
-                                   : model.fused_for(last);
-      if (!fused.empty() && !sibling_present(name, last)) {
-        fused = {}; // Kimi-K3's MLA g_proj: no q_proj beside it, a layer of its own
-      }
-      const std::string layer_name =
-          fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
-      const bool built_dense = without_quant_config || std::find(model.built_dense_layers.begin(),
-                                                                 model.built_dense_layers.end(),
-                                                                 last_component(layer_name)) !=
-                                                           model.built_dense_layers.end();
-      const LayerKind kind = built_dense ? LayerKind::built_dense : LayerKind::linear;
-      layer_for(layer_name, kind, linear_class(last_component(layer_name))).modules.push_back(m);
+      const LinearLayer linear = linear_layer(name, model, siblings);
+      layer_for(linear.name, linear.kind, linear_class(last_component(linear.name)))
+          .modules.push_back(m);
       break;
     }
     case ModuleKind::norm:
