@@ -939,12 +939,7 @@ std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
                           positive,
                           [&](const std::vector<size_t>& removed, const EngineView& engine_view) {
                             quant::GptqConfig without = config;
-                            without.dynamic.clear();
-                            for (size_t i = 0; i < config.dynamic.size(); ++i) {
-                              if (!std::binary_search(removed.begin(), removed.end(), i)) {
-                                without.dynamic.push_back(config.dynamic[i]);
-                              }
-                            }
+                            without.dynamic = without_indices(config.dynamic, removed);
                             return engine::GptqRules(
                                 without, engine_view.model, headers, engine_view.version);
                           });
@@ -959,12 +954,8 @@ std::set<size_t> prune_dynamic(const EngineViews& judged,
                                const engine::GptqHeaders& headers,
                                const quant::ConfigFile& active,
                                GptqFix& fix) {
-  std::vector<size_t> kept; // patched(config, fix).dynamic: fix.prepend, then these
-  for (size_t i = 0; i < config.dynamic.size(); ++i) {
-    if (fix.removed.count(i) == 0) {
-      kept.push_back(i);
-    }
-  }
+  // patched(config, fix).dynamic: fix.prepend, then these.
+  const std::vector<size_t> kept = kept_indices(config.dynamic.size(), fix.removed);
   std::set<size_t> pruned;
   const auto lint = lint_dynamic(judged, patched(config, fix), headers, active);
   if (!lint) {

@@ -429,12 +429,7 @@ std::optional<SkipListLint> lint_extra_config(const EngineViews& judged,
                           shaping,
                           [&](const std::vector<size_t>& removed, const EngineView& engine_view) {
                             quant::IncConfig without = config;
-                            without.extra_config.clear();
-                            for (size_t i = 0; i < config.extra_config.size(); ++i) {
-                              if (!std::binary_search(removed.begin(), removed.end(), i)) {
-                                without.extra_config.push_back(config.extra_config[i]);
-                              }
-                            }
+                            without.extra_config = without_indices(config.extra_config, removed);
                             return engine::AutoRoundRules(without,
                                                           engine_view.model,
                                                           engine_view.version,
@@ -448,12 +443,7 @@ std::set<size_t> prune_extra_config(const EngineViews& judged,
                                     const quant::IncConfig& config,
                                     const quant::ConfigFile& active,
                                     IncFix& fix) {
-  std::vector<size_t> kept;
-  for (size_t i = 0; i < config.extra_config.size(); ++i) {
-    if (fix.removed.count(i) == 0) {
-      kept.push_back(i);
-    }
-  }
+  const std::vector<size_t> kept = kept_indices(config.extra_config.size(), fix.removed);
   std::set<size_t> pruned;
   if (const auto lint = lint_extra_config(judged, patched(config, fix), active)) {
     for (const size_t j : lint->dead) {

@@ -388,6 +388,29 @@ inline bool same_decision(const engine::Decision& a, const engine::Decision& b) 
          a.error == b.error && a.shard_ignored == b.shard_ignored;
 }
 
+// `items` without those at the sorted indices `removed`.
+template <typename T>
+std::vector<T> without_indices(const std::vector<T>& items, const std::vector<size_t>& removed) {
+  std::vector<T> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (!std::binary_search(removed.begin(), removed.end(), i)) {
+      out.push_back(items[i]);
+    }
+  }
+  return out;
+}
+
+// The indices below `size` not in `removed`, in order: where a kept item sits once the others go.
+inline std::vector<size_t> kept_indices(size_t size, const std::set<size_t>& removed) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < size; ++i) {
+    if (removed.count(i) == 0) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
 // The lint of a config's keyed rules, rule by rule (GPTQ `dynamic`, auto-round
 // `extra_config`): rules whose removal changes no layer's decision in any version judged are
 // dead (skip_list_lint.hpp), except those in `live`. `rules_without(removed, view)` builds that
