@@ -945,8 +945,9 @@ std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
                           });
 }
 
-// --prune: the rules of the file that are dead once the fix is applied (a rule the fix removes
-// can have shadowed one that then decides), added to the rules the fix removes. Removing dead
+// --prune: the rules that are dead once the fix is applied (a rule the fix removes can have
+// shadowed one that then decides): the file's are added to the rules the fix removes, the fix's
+// own are not prepended. Removing dead
 // rules together changes no decision, so one round is the fixpoint. Returns the file's rules
 // taken out.
 std::set<size_t> prune_dynamic(const EngineViews& judged,
@@ -961,12 +962,16 @@ std::set<size_t> prune_dynamic(const EngineViews& judged,
   if (!lint) {
     return pruned;
   }
+  std::vector<size_t> dead_prepended;
   for (const size_t j : lint->dead) {
     if (j >= fix.prepend.size()) {
       pruned.insert(kept[j - fix.prepend.size()]);
+    } else {
+      dead_prepended.push_back(j); // a key of the fix's own no decision needs
     }
   }
   fix.removed.insert(pruned.begin(), pruned.end());
+  fix.prepend = without_indices(fix.prepend, dead_prepended);
   return pruned;
 }
 
@@ -992,9 +997,9 @@ Status judge_gptq(const JudgeInput& in, const quant::GptqConfig& config, Diagnos
   const std::vector<engine::Engine> engines = in.engines.list();
   GptqFix fix = find_fix(config, headers, judged, modules);
   diagnosis.lint = lint_dynamic(judged, config, headers, in.active);
-  if (options.prune && diagnosis.lint) {
+  if (options.prune) {
     if (const std::set<size_t> pruned = prune_dynamic(judged, config, headers, in.active, fix);
-        !pruned.empty()) {
+        !pruned.empty() && diagnosis.lint) {
       diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
     }
   }

@@ -437,22 +437,28 @@ std::optional<SkipListLint> lint_extra_config(const EngineViews& judged,
                           });
 }
 
-// --prune: the file's keys dead once the fix's keys are added (patched() keeps the file's keys
-// in order, then appends the fix's), taken out with the fix. Returns the file's keys pruned.
+// --prune: the keys dead once the fix is applied (patched() keeps the file's keys in order, then
+// appends the fix's): the file's are taken out with the fix, the fix's own (a checkpoint name
+// beside the name vLLM looks up) are not added. Dead keys go together without a decision
+// moving, so one round is the fixpoint. Returns the file's keys pruned.
 std::set<size_t> prune_extra_config(const EngineViews& judged,
                                     const quant::IncConfig& config,
                                     const quant::ConfigFile& active,
                                     IncFix& fix) {
   const std::vector<size_t> kept = kept_indices(config.extra_config.size(), fix.removed);
   std::set<size_t> pruned;
+  std::vector<size_t> dead_added;
   if (const auto lint = lint_extra_config(judged, patched(config, fix), active)) {
     for (const size_t j : lint->dead) {
       if (j < kept.size()) {
         pruned.insert(kept[j]);
+      } else {
+        dead_added.push_back(j - kept.size());
       }
     }
   }
   fix.removed.insert(pruned.begin(), pruned.end());
+  fix.added = without_indices(fix.added, dead_added);
   return pruned;
 }
 
@@ -471,9 +477,9 @@ judge_auto_round(const JudgeInput& in, const quant::IncConfig& config, Diagnosis
   judged_versions(judged, diagnosis);
   IncFix fix = find_fix(config, judged, modules);
   diagnosis.lint = lint_extra_config(judged, config, in.active);
-  if (in.options.prune && diagnosis.lint) {
+  if (in.options.prune) {
     if (const std::set<size_t> pruned = prune_extra_config(judged, config, in.active, fix);
-        !pruned.empty()) {
+        !pruned.empty() && diagnosis.lint) {
       diagnosis.findings.push_back(pruned_entries_finding(*diagnosis.lint, pruned));
     }
   }

@@ -438,7 +438,14 @@ SkipListLint lint_keyed_rules(const EngineViews& judged,
     return out;
   };
   const std::vector<engine::Decision> first = decisions({});
-  find_dead_entries(lint, live, [&](const std::vector<size_t>& removed) {
+  // A rule that decides some layer in some version is not dead.
+  std::set<size_t> deciding = live;
+  for (const engine::Decision& decision : first) {
+    if (decision.ignore_index) {
+      deciding.insert(*decision.ignore_index);
+    }
+  }
+  find_dead_entries(lint, deciding, [&](const std::vector<size_t>& removed) {
     const std::vector<engine::Decision> now = decisions(removed);
     return std::equal(now.begin(), now.end(), first.begin(), first.end(), same_decision);
   });

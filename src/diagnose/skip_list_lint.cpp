@@ -41,6 +41,18 @@ void find_dead_entries(SkipListLint& lint, const std::set<size_t>& live, const S
   }
   bisect(candidates, same, lint.dead);
   std::sort(lint.dead.begin(), lint.dead.end());
+  // Halves are judged apart: two entries that each stand in for the other (two names of one
+  // layer) are each dead alone but not together. Then keep only what can go together, in order.
+  if (lint.dead.size() > 1 && !same(lint.dead)) {
+    std::vector<size_t> together;
+    for (const size_t i : lint.dead) {
+      together.push_back(i);
+      if (!same(together)) {
+        together.pop_back();
+      }
+    }
+    lint.dead = std::move(together);
+  }
 }
 
 std::string lint_summary(const SkipListLint& lint) {

@@ -422,5 +422,99 @@ TEST_F(VllmDiffRegressionTest, PruneOfAnEmptyIgnoreListConvergesInOneRun) {
   EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
 }
 
+// auto-round --prune with an empty extra_config: the fix's own keys for the vision tower are
+// linted too (INCConfig.apply_vllm_mapper renames model.visual. keys to visual., so one of each
+// pair the fix writes is dead), and the dead ones are not written; it stopped with an internal
+// error, exit 70 (vllm_diff --prune, seed 129,000,001).
+TEST_F(VllmDiffRegressionTest, AutoRoundPruneLeavesOutTheFixsOwnDeadKeys) {
+  std::vector<TensorSpec> tensors = {
+      {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    const std::string module = std::string("model.language_model.layers.0.self_attn.") + shard;
+    tensors.push_back({module + ".qweight", "I32", {8, 64}});
+    tensors.push_back({module + ".qzeros", "I32", {2, 8}});
+    tensors.push_back({module + ".scales", "F16", {2, 64}});
+    tensors.push_back({module + ".g_idx", "I32", {64}});
+  }
+  for (const char* module : {"blocks.0.attn.qkv", "blocks.0.attn.proj"}) {
+    tensors.push_back({std::string("model.visual.") + module + ".weight", "BF16", {64, 64}});
+  }
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForConditionalGeneration",
+               R"({"bits": 4, "group_size": 32, "sym": true, "data_type": "int",
+  "packing_format": "auto_round:auto_gptq", "quant_method": "auto-round",
+  "autoround_version": "0.13.0", "extra_config": {}})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--prune", "-q", "--engine", "all"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["extra_config"]
+          .dump(),
+      "{\"model.visual.blocks.0.attn.qkv\":{\"bits\":16,\"data_type\":\"fp\"},\"model.visual."
+      "blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"visual.blocks.0.attn.qkv_proj\":{"
+      "\"bits\":16,\"data_type\":\"fp\"},\"visual.blocks.0.attn.proj\":{\"bits\":16,\"data_type\":"
+      "\"fp\"}}");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 0);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
+// auto-round --prune on a config with no extra_config at all: the fix's keys are linted as the
+// patch writes them even when the file has no list to lint (it stopped with an internal error,
+// exit 70, the re-judgement finding dead keys the first judgement never linted; vllm_diff
+// --prune, seed 129,000,017).
+TEST_F(VllmDiffRegressionTest, AutoRoundPruneLintsTheFixsKeysWithoutAFileList) {
+  std::vector<TensorSpec> tensors = {{"model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+    const std::string module = std::string("model.layers.0.self_attn.") + shard;
+    tensors.push_back({module + ".qweight", "I32", {8, 64}});
+    tensors.push_back({module + ".qzeros", "I32", {2, 8}});
+    tensors.push_back({module + ".scales", "F16", {2, 64}});
+    tensors.push_back({module + ".g_idx", "I32", {64}});
+  }
+  for (const char* module : {"model.visual.blocks.0.attn.qkv",
+                             "model.visual.blocks.0.attn.proj",
+                             "mtp.fc",
+                             "mtp.layers.0.self_attn.o_proj"}) {
+    tensors.push_back({std::string(module) + ".weight", "BF16", {64, 64}});
+  }
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForCausalLM",
+               R"({"bits": 4, "group_size": 32, "sym": true, "data_type": "int",
+  "packing_format": "auto_round:auto_gptq", "quant_method": "auto-round",
+  "autoround_version": "0.13.0", "block_name_to_quantize": []})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--prune", "--engine", "all"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: auto-round, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers\n  mtp head    2 linears BF16 in "
+      "model.safetensors\n  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged "
+      "under assumed names (the checkpoint's, q/k/v and gate/up fused and judged through their "
+      "shards)\n  not fixable model.layers.0.self_attn: 4 modules stored gptq but transformers "
+      "(auto_round's convert_hf_model) builds them dense (no block_name_to_quantize entry starts "
+      "the name and no extra_config key names it): not fixable by a config patch [transformers]\n  "
+      "breaks      transformers: loads with \"Some weights ... were not used\" and initialises the "
+      "layer at random\n  fixed       m: 4 modules stored BF16 but quantized (4 bits) by the "
+      "global bits (no block list); no extra_config key of 16 bits names them [vllm, sglang]\n  "
+      "breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+      "'model.visual.blocks.0.attn.qkv.weight' in ...\"; SGLang: loads, and drops the stored "
+      "weights silently\n  patched     config.json +4: model.visual.blocks.0.attn.qkv, "
+      "model.visual.blocks.0.attn.proj, mtp.fc, mtp.layers.0.self_attn.o_proj\n  backup      "
+      "config.json.bak\n  status      unfixable\n  why         qpatch explain DIR "
+      "model.layers.0.self_attn.q_proj\n");
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["extra_config"]
+          .dump(),
+      "{\"model.visual.blocks.0.attn.qkv\":{\"bits\":16,\"data_type\":\"fp\"},\"model.visual."
+      "blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"mtp.fc\":{\"bits\":16,\"data_"
+      "type\":\"fp\"},\"mtp.layers.0.self_attn.o_proj\":{\"bits\":16,\"data_type\":\"fp\"}}");
+  const auto tree = test::snapshot_tree(dir());
+  // transformers' layers stay unfixable, so every run exits 1; the second writes nothing.
+  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 1);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree);
+}
+
 } // namespace
 } // namespace qpatch::cli
