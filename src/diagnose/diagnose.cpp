@@ -692,7 +692,7 @@ void assumption_notes(engine::EngineSet modelled,
     }
     if (!reasons.empty()) {
       diagnosis.notes.push_back(std::string(engine::display_name(engine)) + " main " + from + ".." +
-                                (until.empty() ? "" : until) + ": names assumed (" + reasons + ")");
+                                until + ": names assumed (" + reasons + ")");
     }
   }
   // Versions that cannot both be satisfied: the patch is for those that can, and says so.

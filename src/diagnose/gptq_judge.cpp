@@ -947,9 +947,8 @@ std::optional<SkipListLint> lint_dynamic(const EngineViews& judged,
 
 // --prune: the rules that are dead once the fix is applied (a rule the fix removes can have
 // shadowed one that then decides): the file's are added to the rules the fix removes, the fix's
-// own are not prepended. Removing dead
-// rules together changes no decision, so one round is the fixpoint. Returns the file's rules
-// taken out.
+// own are not prepended. Removing dead rules together changes no decision, so one round is the
+// fixpoint. Returns the file's rules taken out.
 std::set<size_t> prune_dynamic(const EngineViews& judged,
                                const quant::GptqConfig& config,
                                const engine::GptqHeaders& headers,

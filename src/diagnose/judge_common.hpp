@@ -160,6 +160,15 @@ void add_grouped(std::vector<LayerProblem>& problems,
 
 // The layer problems of one or more engines, grouped into findings once all are in: a problem
 // two engines share becomes one finding that names both.
+// The finding for a layer stored dense that the model cannot run dense (ModelInfo::needs_quantized,
+// `why`) under engine `who`.
+inline std::pair<FindingKind, std::string>
+needs_quantized_problem(const LayerView& view, const std::string& who, std::string_view why) {
+  return {FindingKind::engine_quantizes,
+          "stored " + view.stored + " but " + who + " cannot run them dense: " + std::string(why) +
+              " (not fixable by a config patch)"};
+}
+
 class LayerProblems {
 public:
   // Word every layer whose verdict under `before` (the rules of `judged`) disagrees with the
@@ -226,9 +235,9 @@ public:
       for (const uint32_t m : view.layer->modules) {
         names.emplace_back(modules[m].name);
       }
-      m_problems.push_back({FindingKind::engine_quantizes,
-                            "stored " + view.stored + " but " + who + " cannot run them dense: " +
-                                std::string(why) + " (not fixable by a config patch)",
+      auto [kind, key] = needs_quantized_problem(view, who, why);
+      m_problems.push_back({kind,
+                            std::move(key),
                             std::move(names),
                             view.order,
                             {std::string(engine::to_string(in.engine))},

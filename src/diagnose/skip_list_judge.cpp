@@ -671,9 +671,7 @@ auto finding_words(const EngineView& engine_view,
     }
     if (const std::string_view why = engine_view.model.needs_quantized_because(view.layer->prefix);
         view.disk == Disk::dense && !why.empty()) {
-      return std::pair(FindingKind::engine_quantizes,
-                       "stored " + view.stored + " but " + who + " cannot run them dense: " +
-                           std::string(why) + " (not fixable by a config patch)");
+      return needs_quantized_problem(view, who, why);
     }
     if (view.disk == Disk::dense) {
       return std::pair(FindingKind::dense_quantized_by_config,

@@ -97,17 +97,16 @@ struct LinearLayer {
 LinearLayer
 linear_layer(std::string_view name, const ModelInfo& model, const SiblingIndex& siblings) {
   const std::string_view last = last_component(name);
-  const bool without_quant_config = model.built_without_quant_config_for(name);
-  std::string_view fused = without_quant_config && !model.built_dense_components.empty()
-                               ? std::string_view()
-                               : model.fused_for(last);
+  // A dense component's modules keep their own names (DeepSeek-V4's compressor wkv/wgate).
+  std::string_view fused =
+      model.in_built_dense_component(name) ? std::string_view() : model.fused_for(last);
   if (!fused.empty() && !siblings.present(name, last)) {
     fused = {}; // Kimi-K3's MLA g_proj: no q_proj beside it, a layer of its own
   }
   LinearLayer out;
   out.name = fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
   const auto& dense = model.built_dense_layers;
-  if (without_quant_config ||
+  if (model.built_without_quant_config_for(name) ||
       std::find(dense.begin(), dense.end(), last_component(out.name)) != dense.end()) {
     out.kind = LayerKind::built_dense;
   }

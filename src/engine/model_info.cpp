@@ -190,13 +190,18 @@ std::string_view ModelInfo::needs_quantized_because(std::string_view prefix) con
   return "";
 }
 
+bool ModelInfo::in_built_dense_component(std::string_view name) const {
+  return std::any_of(
+      built_dense_components.begin(), built_dense_components.end(), [&](const std::string& c) {
+        const size_t at = name.find(c);
+        return at != std::string_view::npos && (at == 0 || name[at - 1] == '.') &&
+               at + c.size() < name.size() && name[at + c.size()] == '.';
+      });
+}
+
 bool ModelInfo::built_without_quant_config_for(std::string_view name) const {
-  for (const std::string& component : built_dense_components) {
-    const size_t at = name.find(component);
-    if (at != std::string_view::npos && (at == 0 || name[at - 1] == '.') &&
-        at + component.size() < name.size() && name[at + component.size()] == '.') {
-      return true;
-    }
+  if (in_built_dense_component(name)) {
+    return true;
   }
   return std::any_of(
       built_without_quant_config.begin(),

@@ -38,6 +38,17 @@ constexpr const char* k_down_proj_finding =
 class SkipListLintTest : public test::CheckpointCliTest {
 public:
   SkipListLintTest() { m_engine = "all"; }
+
+protected:
+  // --prune writes its patch, after which the checkpoint is clean and a second --prune run
+  // changes no byte of config.json.
+  void expect_prune_patches_once() {
+    EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+    const std::string patched = read("config.json");
+    EXPECT_EQ(run_qpatch({"--check", "--prune"}).first, 0);
+    EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
+    EXPECT_EQ(read("config.json"), patched);
+  }
 };
 
 TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
@@ -229,11 +240,7 @@ TEST_F(SkipListLintTest, GptqDeadDynamicRulesArePruned) {
             "\"-:^mtp\\\\.\": {},\n       \"+:.*mtp.*\": {\n         \"group_size\": 64\n-      "
             "},\n-      \"-:.*mtp\\\\.fc.*\": {}\n+      }\n     },\n     "
             "\"modules_in_block_to_quantize\": [\n       \"self_attn.q_proj\",\n");
-  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
-  const std::string patched = read("config.json");
-  EXPECT_EQ(run_qpatch({"--check", "--prune"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
-  EXPECT_EQ(read("config.json"), patched);
+  expect_prune_patches_once();
 }
 
 // auto-round's extra_config is linted as GPTQ's dynamic: a 16-bit key (a module kept dense) that
@@ -292,11 +299,7 @@ TEST_F(SkipListLintTest, AutoRoundDeadExtraConfigKeysArePruned) {
       "\"data_type\": \"fp\"},\n+      \"mtp.layers.0.mlp.up_proj\": {\"bits\": 16, \"data_type\": "
       "\"fp\"},\n+      \"mtp.layers.0.mlp.down_proj\": {\"bits\": 16, \"data_type\": \"fp\"}\n    "
       " },\n     \"group_size\": 128,\n     \"packing_format\": \"auto_round:auto_gptq\",\n");
-  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
-  const std::string patched = read("config.json");
-  EXPECT_EQ(run_qpatch({"--check", "--prune"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--prune", "-q"}).first, 0);
-  EXPECT_EQ(read("config.json"), patched);
+  expect_prune_patches_once();
 }
 
 } // namespace

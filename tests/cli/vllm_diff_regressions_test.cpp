@@ -24,6 +24,13 @@ void ct_packed(std::vector<TensorSpec>& out, const std::string& module, uint64_t
   out.push_back({module + ".weight_shape", "I64", {2}});
 }
 
+void gptq(std::vector<TensorSpec>& out, const std::string& module) {
+  out.push_back({module + ".qweight", "I32", {8, 64}});
+  out.push_back({module + ".qzeros", "I32", {2, 8}});
+  out.push_back({module + ".scales", "F16", {2, 64}});
+  out.push_back({module + ".g_idx", "I32", {64}});
+}
+
 void awq(std::vector<TensorSpec>& out, const std::string& module) {
   out.push_back({module + ".qweight", "I32", {64, 8}});
   out.push_back({module + ".qzeros", "I32", {2, 8}});
@@ -430,11 +437,7 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLeavesOutTheFixsOwnDeadKeys) {
   std::vector<TensorSpec> tensors = {
       {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
   for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-    const std::string module = std::string("model.language_model.layers.0.self_attn.") + shard;
-    tensors.push_back({module + ".qweight", "I32", {8, 64}});
-    tensors.push_back({module + ".qzeros", "I32", {2, 8}});
-    tensors.push_back({module + ".scales", "F16", {2, 64}});
-    tensors.push_back({module + ".g_idx", "I32", {64}});
+    gptq(tensors, std::string("model.language_model.layers.0.self_attn.") + shard);
   }
   for (const char* module : {"blocks.0.attn.qkv", "blocks.0.attn.proj"}) {
     tensors.push_back({std::string("model.visual.") + module + ".weight", "BF16", {64, 64}});
@@ -466,11 +469,7 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLeavesOutTheFixsOwnDeadKeys) {
 TEST_F(VllmDiffRegressionTest, AutoRoundPruneLintsTheFixsKeysWithoutAFileList) {
   std::vector<TensorSpec> tensors = {{"model.embed_tokens.weight", "BF16", {256, 64}}};
   for (const char* shard : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
-    const std::string module = std::string("model.layers.0.self_attn.") + shard;
-    tensors.push_back({module + ".qweight", "I32", {8, 64}});
-    tensors.push_back({module + ".qzeros", "I32", {2, 8}});
-    tensors.push_back({module + ".scales", "F16", {2, 64}});
-    tensors.push_back({module + ".g_idx", "I32", {64}});
+    gptq(tensors, std::string("model.layers.0.self_attn.") + shard);
   }
   for (const char* module : {"model.visual.blocks.0.attn.qkv",
                              "model.visual.blocks.0.attn.proj",

@@ -84,6 +84,8 @@ struct ModelInfo {
   // sit (DeepSeek-V4's attention and indexer `compressor`); their modules are not fused, so
   // they keep their checkpoint names.
   std::vector<std::string> built_dense_components;
+  bool in_built_dense_component(std::string_view name) const;
+  // Under built_without_quant_config or a built_dense_component.
   bool built_without_quant_config_for(std::string_view name) const;
   // Checkpoint-name prefixes the model class builds without a quant config under
   // compressed-tensors only (vLLM's Kimi-K3 _maybe_ignore_quant_config: the vision tower and

@@ -248,9 +248,7 @@ void kimi_k3_row(ModelInfo& info, uint64_t num_hidden_layers, const EngineVersio
   // load_weights strips language_model. and reads checkpoint model.layers.D. eh_proj is a plain
   // nn.Linear; shared_head.head a ParallelLMHead at model.layers.D.head.
   if (num_hidden_layers > 0) {
-    const std::string first =
-        "language_model.model.layers." + std::to_string(num_hidden_layers) + ".";
-    info.draft_prefix = first;
+    info.draft_prefix = "language_model.model.layers." + std::to_string(num_hidden_layers) + ".";
     info.draft_renames_under = "language_model.model.layers.";
     info.plain_linears = {"eh_proj"};
     for (uint64_t i = 0; i < 4; ++i) {
