@@ -118,8 +118,9 @@ std::optional<std::pair<std::string, size_t>> list_entry_for(const std::string& 
 // One round of the list fix (vLLM only: SGLang reads no list). vLLM tests the list before
 // dynamic, and a fused layer whose shards disagree on it raises there, so no dynamic rule can
 // help: the list must change. A quantized layer the list covered in part (or that the fix
-// uncovered) gets its missing shards' exact names; a dense layer covered in part loses every
-// entry that covers one of its shards. The head, with "lm_head" true, is listed when packed.
+// uncovered, or covers in part) gets its missing shards' exact names; a dense layer covered in part
+// loses every entry that covers one of its shards. The head, with "lm_head" true, is listed when
+// packed.
 bool fix_list_round(const quant::GptqConfig& config,
                     const engine::GptqRules& original,
                     const engine::GptqRules& current,
@@ -143,8 +144,10 @@ bool fix_list_round(const quant::GptqConfig& config,
           names.begin(), names.end(), [&](const auto& n) { return judge.listed(n); }));
     };
     const size_t now = count(current);
+    // Covered in part now counts too: another engine's entries (optimum's short "self_attn.q_proj")
+    // can reach some shards of a fused layer the original list left out whole.
     if (view.disk == Disk::quantized && now != names.size() &&
-        (count(original) != 0 || layer.kind == engine::LayerKind::lm_head)) {
+        (count(original) != 0 || now != 0 || layer.kind == engine::LayerKind::lm_head)) {
       for (const std::string& name : names) {
         if (current.listed(name)) {
           continue;

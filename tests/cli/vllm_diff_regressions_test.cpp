@@ -515,5 +515,38 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLintsTheFixsKeysWithoutAFileList) {
   EXPECT_EQ(test::snapshot_tree(dir()), tree);
 }
 
+// GPTQ with a nested modules_in_block_to_quantize and a quantized MTP attention layer the list
+// leaves out: optimum's short entries ("self_attn.q_proj", ending the names of every layer's
+// q_proj) reach two of the draft's three q/k/v shards in vLLM, whose list test is a substring
+// test, so the list fix completes that fused layer with its third shard. It stopped with an
+// internal error, exit 70: the list fix only completed layers the original list covered in part
+// (vllm_diff --prune, seed 135,000,086).
+TEST_F(VllmDiffRegressionTest, GptqListFixCompletesAFusedLayerAnotherEnginesEntriesSplit) {
+  std::vector<TensorSpec> tensors = {{"model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* layer : {"model.layers.1.self_attn.", "mtp.layers.0.self_attn."}) {
+    for (const char* shard : {"q_proj", "k_proj", "v_proj"}) {
+      gptq(tensors, std::string(layer) + shard);
+    }
+  }
+  tensors.push_back({"mtp.fc.weight", "BF16", {64, 128}});
+  tensors.push_back({"lm_head.weight", "BF16", {256, 64}});
+  write(config("Qwen3_5ForCausalLM",
+               R"({"bits": 4, "group_size": 32, "desc_act": false, "sym": true,
+  "quant_method": "gptq", "checkpoint_format": "gptq",
+  "modules_in_block_to_quantize": [["model.layers.1.self_attn.k_proj"]],
+  "dynamic": {"+:.*layers\\.1\\..*": {}, "-:^mtp\\.": {}}})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"-q", "--engine", "all"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(quantization_config(),
+            "{\"bits\":4,\"group_size\":32,\"desc_act\":false,\"sym\":true,\"quant_method\":"
+            "\"gptq\",\"checkpoint_format\":\"gptq\",\"modules_in_block_to_quantize\":[[\"model."
+            "layers.1.self_attn.k_proj\",\"self_attn.q_proj\",\"self_attn.v_proj\",\"mtp.layers.0."
+            "self_attn.k_proj\"]],\"dynamic\":{\"+:.*layers\\\\.1\\\\..*\":{}}}");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"-q", "--engine", "all"}).first, 0);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
 } // namespace
 } // namespace qpatch::cli
