@@ -134,6 +134,9 @@ bool EngineVersion::has(std::string_view id) const {
 
 std::string EngineVersion::range() const {
   const History& h = history(engine);
+  if (newest() && !h.judged_as.empty() && with.empty()) {
+    return std::string(h.judged_as);
+  }
   std::string out = "main ";
   if (newest()) {
     out +=
@@ -150,6 +153,9 @@ std::string EngineVersion::range() const {
 }
 
 std::string EngineVersion::label() const {
+  if (newest() && !history(engine).judged_as.empty() && with.empty()) {
+    return std::string(display_name(engine)) + " (" + range() + ")";
+  }
   return std::string(display_name(engine)) + " " + range();
 }
 

@@ -141,7 +141,8 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
           ", " +
           test::judged_for(
               engine::Engine::sglang, "Qwen3_5ForConditionalGeneration", "auto-round") +
-          " and transformers\n" + head + test::k_sglang_qwen35_assumed_note + finding +
+          " and transformers (no one release: files of several commits)\n" + head +
+          test::k_sglang_qwen35_assumed_note + finding +
           " (vLLM before 2026-07-28 (0.26 and older) only) [vllm]\n" + fix);
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@2026-07-20"}).first, 0);

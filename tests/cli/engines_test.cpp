@@ -141,7 +141,8 @@ TEST_F(EnginesTest, FusedNameTargetsReachNoTransformersModule) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: compressed-tensors, judged for transformers\n"
+      "DIR: compressed-tensors, judged for transformers (no one release: files of several "
+      "commits)\n"
       "  not fixable model.language_model.layers.0: 5 modules stored ct-pack-quantized but no "
       "target matches them, so transformers builds them dense: not fixable by a config patch "
       "(qpatch does not invent targets)\n"

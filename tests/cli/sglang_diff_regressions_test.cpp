@@ -211,7 +211,7 @@ TEST_F(SglangFp8RegressionTest, ARefusalThePatchRemovesIsFixedByIt) {
   EXPECT_EQ(
       out,
       "DIR: fp8, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
-      "2026-02-09..2026-08-31) and transformers\n"
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n"
       "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n" +
           std::string(test::k_sglang_qwen35_assumed_note) +
           "  fixable     config.json /quantization_config: transformers refuses this quantization "

@@ -63,7 +63,7 @@ TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
             "DIR: awq, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
-            "2026-02-09..2026-08-31) and transformers\n"
+            "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n"
             "  rules       vLLM main 2026-07-29..017e9f4 (2026-08-17), 2 versions, SGLang main "
             "2026-02-09..a5ea6158 (2026-08-31), 3 versions and transformers quantizer_awq.py + "
             "quantizers_utils.py 0eb492c\n"
@@ -91,7 +91,7 @@ TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
             "+    \"modules_to_not_convert\": [\"mtp\"],\n"
             "     \"quant_method\": \"awq\"\n   }\n }\n"
             "DIR: awq, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
-            "2026-02-09..2026-08-31) and transformers\n"
+            "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors "
             "(mtp_num_hidden_layers: 1)\n"
             "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
@@ -131,7 +131,8 @@ TEST_F(SkipListLintTest, Fp8LintsTheListTheReadersOfItJudge) {
   EXPECT_EQ(
       out,
       "DIR: fp8, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
-      "2026-02-09..2026-08-31) and transformers\n  rules       vLLM main 2026-07-29..017e9f4 "
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  "
+      "rules       vLLM main 2026-07-29..017e9f4 "
       "(2026-08-17), 2 versions, SGLang main 2026-02-09..a5ea6158 (2026-08-31), 3 versions and "
       "transformers quantizer_finegrained_fp8.py + quantizers_utils.py 0eb492c\n  mtp head    8 "
       "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "

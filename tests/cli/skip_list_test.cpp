@@ -56,7 +56,8 @@ TEST_F(SkipListTest, Fp8DenseHeadGetsExactNames) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17), SGLang and transformers (no one "
+            "release: files of several commits)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed "
             "names (the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -135,7 +136,8 @@ TEST_F(SkipListTest, AwqListAbsentIsDerivedByVllmButNotBySglang) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers (no one release: "
+      "files of several commits)\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       // SGLang's draft builds fc as a plain nn.Linear: dense whatever the list says.
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
@@ -279,7 +281,8 @@ TEST_F(SkipListTest, AwqPackedFcIsNotFixableForSglang) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers (no one release: "
+      "files of several commits)\n"
       "  mtp head    8 linears awq, 4 norms in model_extra_tensors.safetensors\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -384,7 +387,8 @@ TEST_F(SkipListTest, AwqSubstringEntryOverAPackedHeadIsNarrowed) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers\n"
+      "DIR: awq, judged for vLLM (main, 2026-08-17), SGLang and transformers (no one release: "
+      "files of several commits)\n"
       "  mtp head    1 linear BF16, 4 norms, 7 linears awq in model_extra_tensors.safetensors\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"
@@ -600,7 +604,7 @@ TEST_F(SkipListTest, BitsandbytesDenseHeadGetsItsLayerNames) {
   EXPECT_EQ(
       out,
       "DIR: bitsandbytes, judged for vLLM (main, 2026-08-17) with vllm-bnb-plugin, SGLang and "
-      "transformers\n"
+      "transformers (no one release: files of several commits)\n"
       "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
       "  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names "
       "(the checkpoint's, q/k/v and gate/up fused and judged through their shards)\n"

@@ -97,7 +97,7 @@ TEST_F(TransformersDiffRegressionTest, AwqMatchesFromTheStartAndAlwaysSkipsTheHe
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for transformers\n"
+      "DIR: awq, judged for transformers (no one release: files of several commits)\n"
       "  mtp head    1 linear BF16 in model.safetensors\n"
       "  lint        modules_to_not_convert: 1 entry; 1 dead (no verdict changes without them, in "
       "any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
@@ -123,7 +123,7 @@ TEST_F(TransformersDiffRegressionTest, AwqGlobEntryRefusesTheConfig) {
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: awq, judged for transformers\n"
+      "DIR: awq, judged for transformers (no one release: files of several commits)\n"
       "  mtp head    1 linear BF16 in model.safetensors\n"
       "  not fixable config.json /quantization_config: transformers refuses this quantization "
       "config before it builds any layer: re.error: modules_to_not_convert entry \"*mtp*\" is "
@@ -143,7 +143,7 @@ TEST_F(TransformersDiffRegressionTest, BitsandbytesGivenListDropsTheDefaultHead)
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
       out,
-      "DIR: bitsandbytes, judged for transformers\n"
+      "DIR: bitsandbytes, judged for transformers (no one release: files of several commits)\n"
       "  mtp head    1 linear BF16 in model.safetensors\n"
       "  fixable     lm_head: 1 module stored BF16 but quantized by bitsandbytes (not in "
       "llm_int8_skip_modules)\n"
@@ -167,7 +167,7 @@ TEST_F(TransformersDiffRegressionTest, Fp8ReadsModulesToNotConvertBeforeIgnoredL
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for transformers\n"
+            "DIR: fp8, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     2 modules stored BF16 but quantized by fp8 (not in "
             "modules_to_not_convert)\n"
@@ -189,7 +189,7 @@ TEST_F(TransformersDiffRegressionTest, ModelOptIsSkippedByTransformers) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: modelopt, judged for transformers\n"
+            "DIR: modelopt, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  not fixable config.json /quantization_config: transformers refuses this "
             "quantization config before it builds any layer: Unknown quantization type, got "
@@ -217,7 +217,8 @@ TEST_F(TransformersDiffRegressionTest, GptqWithoutListQuantizesTheWholeBlock) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged for transformers\n  mtp head    1 linear BF16 in "
+            "DIR: gptq, judged for transformers (no one release: files of several commits)\n  mtp "
+            "head    1 linear BF16 in "
             "model.safetensors\n  lint        dynamic: 1 entry; 1 dead (no verdict changes without "
             "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is "
             "built dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  "
@@ -250,7 +251,7 @@ TEST_F(TransformersDiffRegressionTest, GptqFlatListRaisesAndIsNested) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged for transformers\n"
+            "DIR: gptq, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     config.json /quantization_config: transformers refuses this "
             "quantization config before it builds any layer: TypeError: can only concatenate "
@@ -269,7 +270,7 @@ TEST_F(TransformersDiffRegressionTest, GptqEmptyListQuantizesNothing) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: gptq, judged for transformers\n"
+            "DIR: gptq, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
             "no entry of modules_in_block_to_quantize ends their names, so transformers builds "
@@ -294,7 +295,7 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundWithoutBlockListQuantizesTheVisi
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged for transformers\n"
+            "DIR: auto-round, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     model.visual.blocks.0.attn.qkv: 1 module stored BF16 but transformers "
             "(auto_round's convert_hf_model) quantizes them (every block get_block_names finds, "
@@ -326,7 +327,7 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundExactKeyJoinsTheLayers) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged for transformers\n"
+            "DIR: auto-round, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     lm_head: 1 module stored BF16 but transformers (auto_round's "
             "convert_hf_model) quantizes them (extra_config[\"lm_head\"]); no extra_config key "
@@ -357,7 +358,7 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundNonLayerKeyIsARegex) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged for transformers\n"
+            "DIR: auto-round, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  fixable     model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
             "transformers (auto_round's convert_hf_model) makes them dense by "
@@ -388,7 +389,7 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundNoBackendRefusesOnlyAQuantizedLa
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: auto-round, judged for transformers\n"
+            "DIR: auto-round, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  not fixable config.json /quantization_config: transformers refuses this "
             "quantization config while auto_round converts the model: ValueError: No compatible "
@@ -403,7 +404,7 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundNoBackendRefusesOnlyAQuantizedLa
   const auto [code2, out2] = run_qpatch({"--check"});
   EXPECT_EQ(code2, 1);
   EXPECT_EQ(out2,
-            "DIR: auto-round, judged for transformers\n"
+            "DIR: auto-round, judged for transformers (no one release: files of several commits)\n"
             "  mtp head    1 linear BF16 in model.safetensors\n"
             "  not fixable model.language_model.layers.0.mlp.down_proj: 1 module stored gptq but "
             "transformers (auto_round's convert_hf_model) builds them dense (no "

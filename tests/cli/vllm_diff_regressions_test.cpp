@@ -94,7 +94,7 @@ TEST_F(VllmDiffRegressionTest, OneUnfixableHeadDoesNotHoldBackTheRest) {
   EXPECT_EQ(
       out,
       "DIR: compressed-tensors, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
-      "2026-02-09..2026-08-31) and transformers\n" +
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n" +
           std::string(test::k_sglang_qwen35_assumed_note) +
           "  note        some versions judged cannot load this checkpoint whatever the config says "
           "(the findings marked \"only\" say which); the patch satisfies the others; --engine "
@@ -488,7 +488,8 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLintsTheFixsKeysWithoutAFileList) {
   EXPECT_EQ(
       out,
       "DIR: auto-round, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
-      "2026-02-09..2026-08-31) and transformers\n  mtp head    2 linears BF16 in "
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  mtp "
+      "head    2 linears BF16 in "
       "model.safetensors\n  note        SGLang: no naming table for Qwen3_5ForCausalLM; judged "
       "under assumed names (the checkpoint's, q/k/v and gate/up fused and judged through their "
       "shards)\n  not fixable model.layers.0.self_attn: 4 modules stored gptq but transformers "

@@ -100,7 +100,8 @@ TEST_F(VllmRulesTest, Fp8ShardsStoredDifferentlyAreReported) {
   const auto [all_code, all_out] = run_qpatch({});
   EXPECT_EQ(all_code, 1);
   EXPECT_EQ(all_out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers (no one release: files "
+            "of several commits)\n"
             "  not fixable model.layers.0.linear_attn: 2 modules are shards of "
             "model.layers.0.linear_attn.in_proj_ba but stored partly quantized, partly dense: "
             "vLLM builds one layer for them, so no config can load it [vllm]\n"
@@ -229,7 +230,8 @@ TEST_F(VllmRulesTest, Qwen35EmbeddingIsBuiltWithoutAQuantConfig) {
   const auto [code, out] = run_qpatch({"--check", "--engine", "transformers"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: compressed-tensors, judged for transformers\n"
+            "DIR: compressed-tensors, judged for transformers (no one release: files of several "
+            "commits)\n"
             "  mtp head    8 linears ct-pack-quantized, 4 norms in model_extra_tensors.safetensors "
             "(mtp_num_hidden_layers: 1)\n"
             "  fixable     model.language_model.embed_tokens: 1 module stored BF16 but quantized "
@@ -259,7 +261,8 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers (no one release: files "
+            "of several commits)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     lm_head: 1 module stored BF16 but quantized by fp8 (not in "
             "ignored_layers) [transformers]\n"
@@ -300,7 +303,8 @@ TEST_F(VllmRulesTest, Fp8EmptyIgnoredLayersSidecarGetsTheSameList) {
   const auto [stale_code, stale_out] = run_qpatch({"--check"});
   EXPECT_EQ(stale_code, 1);
   EXPECT_EQ(stale_out,
-            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers\n"
+            "DIR: fp8, judged for vLLM (main, 2026-08-17) and transformers (no one release: files "
+            "of several commits)\n"
             "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
             "  fixable     quantization_config.json: has no modules_to_not_convert list, "
             "config.json's has 9 entries (vLLM reads config.json)\n"

@@ -14,6 +14,8 @@ judged_for(engine::Engine engine, const std::string& architecture, const std::st
     name += " (main " + versions.front().from + ".." + std::string(history.newest_date) + ")";
   } else if (engine == engine::Engine::vllm) {
     name += " (main, " + std::string(history.newest_date) + ")";
+  } else if (!history.judged_as.empty()) {
+    name += " (" + std::string(history.judged_as) + ")";
   }
   return name;
 }

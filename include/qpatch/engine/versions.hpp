@@ -61,6 +61,9 @@ struct History {
   std::string_view first;         // the oldest day modelled (support for the first architecture)
   std::string_view newest_commit; // the newest source read: what `main` judges
   std::string_view newest_date;
+  // How the one version is named when it is no commit of the engine's main: transformers'
+  // rules are read from files of several commits, and no one release holds them all.
+  std::string_view judged_as;
   std::vector<Change> changes; // merged ones by date, then unmerged PRs
   std::vector<Release> releases;
   // Architectures (space-separated prefixes of config.json's architectures[0]) the engine

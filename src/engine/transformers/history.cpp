@@ -34,6 +34,10 @@ History make_transformers_history() {
   h.first = "2026-08-06";
   h.newest_commit = "ac8e2ba";
   h.newest_date = "2026-08-06";
+  // No release: the files' commits span the 4.x quantizers (quantizer_gptq.py still has
+  // update_torch_dtype, renamed in v4.56) to 5.5.0.dev0 (__init__.py at 6ed74f1), and the
+  // repository's history cannot be read here (tools/transformers_diff/SOURCES).
+  h.judged_as = "no one release: files of several commits";
   return h;
 }
 
