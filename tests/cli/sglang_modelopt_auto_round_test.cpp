@@ -157,7 +157,7 @@ TEST_F(SglangRulesTest, AutoRoundOnePatchForEveryVersion) {
       out,
       "DIR: auto-round, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    8 linears "
       "BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n  note        SGLang main "
-      "2026-02-09..2026-04-21: names assumed (before #18926 no one commit holds the files read; "
+      "2026-02-09..2026-04-27: names assumed (before #18926 no one commit holds the files read; "
       "until #21019 (2026-03-23) the GDN projections were built apart, until #23471 the quant "
       "config had no packed_modules_mapping)\n  lint        extra_config: 1 entry; 1 dead (no "
       "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "

@@ -29,7 +29,7 @@ std::string traced_as(const std::string& architecture,
 // The note a report gives when it judges SGLang's Qwen3.5 VLM versions whose names are assumed
 // (sglang/naming.cpp qwen35_vlm_row), as the report prints it.
 inline constexpr const char* k_sglang_qwen35_assumed_note =
-    "  note        SGLang main 2026-02-09..2026-04-21: names assumed (before #18926 no one "
+    "  note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one "
     "commit holds the files read; until #21019 (2026-03-23) the GDN projections were built "
     "apart, until #23471 the quant config had no packed_modules_mapping)\n";
 

@@ -61,16 +61,19 @@ History make_sglang_history() {
        "modelopt",
        "Qwen3_5"},
       // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
-      // packed_modules_mapping", merged; its description is dated 2026-04-22, its merge day was
-      // not read, so the boundary is that day): from then the Qwen3.5 classes give their quant
-      // config the packed_modules_mapping qpatch's row holds (qwen3_5.py @005fa71). Before it
-      // (xbfs/sglang@c72ed54) they declared none, and before #21019 (merged 2026-03-23) the GDN
-      // projections were built apart (docs/research/sglang-versions.md §6): that span is judged
-      // by the later row and the report says its names are assumed.
+      // packed_modules_mapping", merged 2026-04-28 as 9814cc89, read in a third-party commit log
+      // and PR table; its description is dated 2026-04-22): from then the Qwen3.5 classes give
+      // their quant config the packed_modules_mapping qpatch's row holds and no mapper
+      // (qwen3_5.py @005fa71), unconditionally. #21234 (2026-03-30) and #21692 (2026-04-08) had
+      // set both only under `if _is_gfx95 or _is_npu`, so on CUDA the interim lasts until this
+      // day. Before it (xbfs/sglang@c72ed54) they declared none and inherited Qwen3-VL's
+      // hf_to_sglang_mapper, and before #21019 (merged 2026-03-23) the GDN projections were
+      // built apart (docs/research/sglang-versions.md §6-7): that span is judged by the later row
+      // and the report says its names are assumed.
       {"#23471",
-       "",
-       "2026-04-22",
-       "",
+       "9814cc89",
+       "2026-04-28",
+       "0.5.11",
        "qwen3_5.py: the Qwen3.5 classes give their quant config packed_modules_mapping "
        "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
        "",
