@@ -479,7 +479,10 @@ void merge_problem(std::vector<LayerProblem>& problems, LayerProblem problem) {
   for (const std::string& name : problem.names) {
     bool known = false;
     for (LayerProblem& existing : problems) {
-      if (existing.kind == problem.kind &&
+      // A layer the patch fixes for one engine and not for another is two findings: the fixable
+      // half is patched (transformers' ignored packed lm_head) although vLLM, which builds the
+      // head without a quant method, stays broken either way.
+      if (existing.kind == problem.kind && existing.fixable == problem.fixable &&
           std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
         if (std::find(existing.engines.begin(), existing.engines.end(), problem.engines.front()) ==
             existing.engines.end()) {
@@ -490,10 +493,6 @@ void merge_problem(std::vector<LayerProblem>& problems, LayerProblem problem) {
               existing.versions.end()) {
             existing.versions.push_back(version);
           }
-        }
-        // Fixable only when the patch fixes it under every engine and version showing it.
-        if (existing.fixable && problem.fixable) {
-          existing.fixable = *existing.fixable && *problem.fixable;
         }
         known = true;
         break;

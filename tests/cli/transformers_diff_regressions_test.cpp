@@ -427,5 +427,55 @@ TEST_F(TransformersDiffRegressionTest, AutoRoundBitsOutsideTheListRefuseTheConfi
       << out;
 }
 
+// compressed-tensors with a packed lm_head that "ignore" lists: transformers builds it dense
+// (removing the entry fixes it there), while vLLM and SGLang build the head without a quant
+// method whatever the list says. The finding is two, one per fixability, and the patch removes
+// the entry; it had merged them as one unfixable finding and written nothing
+// (tools/transformers_diff --fix-engine all, seed 139,701,750).
+TEST_F(TransformersDiffRegressionTest, AnEntryOneEngineNeedsGoneIsRemovedWhereAnotherCannotLoad) {
+  std::vector<TensorSpec> tensors = {{"model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const std::string module : {"lm_head", "model.layers.3.self_attn.o_proj"}) {
+    tensors.push_back({module + ".weight_packed", "I32", {64, 8}});
+    tensors.push_back({module + ".weight_scale", "BF16", {64, 2}});
+    tensors.push_back({module + ".weight_shape", "I64", {2}});
+  }
+  synth::CheckpointSpec spec;
+  spec.config_json = R"({
+  "architectures": ["Qwen3_5ForCausalLM"],
+  "quantization_config": {"quant_method": "compressed-tensors", "format": "pack-quantized",
+    "config_groups": {"group_0": {"targets": ["Linear"],
+      "weights": {"num_bits": 4, "type": "int", "symmetric": true, "strategy": "group",
+                  "group_size": 32}}},
+    "ignore": ["lm_head"]}
+}
+)";
+  spec.shards.push_back({"model.safetensors", tensors, true});
+  ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  const auto [code, out] = run_qpatch({"--engine", "all", "--no-backup"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  note "
+      "       SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names (the "
+      "checkpoint's, q/k/v and gate/up fused and judged through their shards)\n  not fixable "
+      "lm_head: 1 module stored ct-pack-quantized but made dense by ignore entry \"lm_head\" "
+      "(ignore[0]) [vllm]\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or "
+      "parameter named 'lm_head.weight_packed' in ...\"\n  not fixable lm_head: 1 module stored "
+      "ct-pack-quantized but SGLang builds this layer without a quant config: it cannot load these "
+      "tensors; graft dense weights from the base model [sglang]\n  breaks      SGLang: loads, and "
+      "drops the stored weights silently\n  fixed       lm_head: 1 module stored ct-pack-quantized "
+      "but made dense by ignore entry \"lm_head\" (ignore[0]) [transformers]\n  breaks      "
+      "transformers: loads with \"Some weights ... were not used\" and initialises the layer at "
+      "random\n  patched     config.json -1: lm_head\n  status      unfixable\n  why         "
+      "qpatch explain DIR lm_head\n");
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
+      "[]");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--engine", "all", "-q"}).first, 1);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
 } // namespace
 } // namespace qpatch::cli
