@@ -302,15 +302,18 @@ private:
     std::vector<LayerProblem> merged;
     for (LayerProblem& problem : m_problems) {
       auto same = std::find_if(merged.begin(), merged.end(), [&](const LayerProblem& other) {
+        // The versions the patch fixes stay apart from those it does not: the fixable half is
+        // patched and says which versions it holds for (a Qwen3_5ForCausalLM entry that reaches
+        // one shard of a fused layer only from vLLM #50355, whose mapper gives entries the
+        // layers' names, is removed although older versions judge that layer otherwise).
         return other.kind == problem.kind && other.key == problem.key &&
-               other.engines == problem.engines && other.names == problem.names;
+               other.engines == problem.engines && other.names == problem.names &&
+               other.fixable.value_or(false) == problem.fixable.value_or(false);
       });
       if (same == merged.end()) {
         merged.push_back(std::move(problem));
         continue;
       }
-      // Fixable only when the patch fixes it in every version that shows it.
-      same->fixable = same->fixable.value_or(false) && problem.fixable.value_or(false);
       for (const engine::EngineVersion& version : problem.versions) {
         if (std::find(same->versions.begin(), same->versions.end(), version) ==
             same->versions.end()) {

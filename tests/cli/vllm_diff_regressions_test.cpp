@@ -549,5 +549,53 @@ TEST_F(VllmDiffRegressionTest, GptqListFixCompletesAFusedLayerAnotherEnginesEntr
   EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
 }
 
+// ModelOpt MIXED_PRECISION on a Qwen3_5ForCausalLM: an `ignore` entry under vLLM's names reaches
+// one shard of the packed gate_up_proj only from #50355 (2026-08-06), whose mapper gives the
+// quantized_layers keys the layers' names too; before it those keys reach no layer, so the layer
+// is built dense either way. The versions the patch fixes are a finding of their own, so the
+// entry is removed; they had merged with the others into one unfixable finding and nothing was
+// written (vllm_diff modelopt-mixed, seeds 143,000,009, 143,000,015 and 143,000,071).
+TEST_F(VllmDiffRegressionTest, ModelOptMixedEntryIsRemovedForTheVersionsItFixes) {
+  std::vector<TensorSpec> tensors = {
+      {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
+  for (const char* shard : {"gate_proj", "up_proj"}) {
+    const std::string m = std::string("model.language_model.layers.0.mlp.") + shard;
+    tensors.push_back({m + ".weight", "U8", {64, 32}});
+    tensors.push_back({m + ".weight_scale", "F8_E4M3", {64, 4}});
+    tensors.push_back({m + ".weight_scale_2", "F32", {}});
+    tensors.push_back({m + ".input_scale", "F32", {}});
+  }
+  write(config("Qwen3_5ForCausalLM",
+               R"({"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION", "group_size": 16,
+  "ignore": ["model.layers.0.mlp.up_proj"],
+  "quantized_layers": {
+    "model.language_model.layers.0.mlp.gate_proj": {"quant_algo": "NVFP4", "group_size": 16},
+    "model.language_model.layers.0.mlp.up_proj": {"quant_algo": "NVFP4", "group_size": 16}}})"),
+        tensors);
+  const auto [code, out] = run_qpatch({"--engine", "vllm", "--no-backup"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: modelopt, judged for vLLM (main 2026-07-29..2026-08-17)\n  note        some versions "
+      "judged cannot load this checkpoint whatever the config says (the findings marked \"only\" "
+      "say which); the patch satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, a "
+      "release) judges the version you run alone\n  not fixable model.language_model.layers.0.mlp: "
+      "2 modules are judged as one layer (model.language_model.layers.0.mlp.gate_up_proj); vLLM: "
+      "ValueError: Detected some but not all shards of model.layers.0.mlp.gate_up_proj are "
+      "quantized. All shards of fused layers to have the same precision. (vLLM before 2026-08-06 "
+      "(0.26 and older) only)\n  breaks      vLLM: start-up fails while building the fused layer "
+      "(its shards must agree)\n  fixed       model.language_model.layers.0.mlp: 2 modules are "
+      "judged as one layer (model.language_model.layers.0.mlp.gate_up_proj); vLLM: ValueError: "
+      "Detected some but not all shards of model.layers.0.mlp.gate_up_proj are quantized. All "
+      "shards of fused layers to have the same precision. (vLLM from 2026-08-06 (0.27 and newer) "
+      "only)\n  breaks      vLLM: start-up fails while building the fused layer (its shards must "
+      "agree)\n  patched     config.json -1: model.layers.0.mlp.up_proj\n  status      unfixable\n "
+      " why         qpatch explain DIR model.language_model.layers.0.mlp.gate_proj\n");
+  const auto tree = test::snapshot_tree(dir());
+  EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--engine", "vllm", "-q"}).first, 1);
+  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+}
+
 } // namespace
 } // namespace qpatch::cli
