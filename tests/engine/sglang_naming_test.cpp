@@ -64,22 +64,26 @@ TEST(SglangNaming, Qwen35VlmBefore18926TextVisionAndDraft) {
                              "model.language_model.layers.4.linear_attn.in_proj_b"));
   ASSERT_TRUE(in_real_ignore("qwen3.6-27b-w4a16-awq-ct-packed-mtp.config.json",
                              "model.visual.blocks.0.attn.qkv"));
-  EXPECT_EQ(model.layer_prefix("model.language_model.layers.4.linear_attn.in_proj_ba"),
-            "model.layers.4.linear_attn.in_proj_ba");
-  EXPECT_EQ(shards_text(model, "model.layers.4.linear_attn.in_proj_ba"), "in_proj_b,in_proj_a");
+  // The GDN projections are layers of their own (fused only from #21019), and no class
+  // declares packed_modules_mapping: fused layers are judged by their own names.
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.4.linear_attn.in_proj_b"),
+            "model.layers.4.linear_attn.in_proj_b");
+  EXPECT_EQ(model.fused_for("in_proj_b"), "");
+  EXPECT_EQ(model.fused_for("q_proj"), "qkv_proj");
+  EXPECT_EQ(shards_text(model, "model.layers.4.self_attn.qkv_proj"), "(fused name)");
   EXPECT_EQ(model.layer_prefix("model.visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
-  EXPECT_EQ(shards_text(model, "visual.blocks.0.attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_EQ(shards_text(model, "visual.blocks.0.attn.qkv_proj"), "(fused name)");
   EXPECT_EQ(model.layer_prefix("lm_head"), "lm_head");
   EXPECT_EQ(model.to_vllm("model.language_model.layers.0.mlp.gate_proj"),
             "model.language_model.layers.0.mlp.gate_proj"); // hf_to_sglang_mapper = None
   EXPECT_EQ(model.layer_prefix("mtp.layers.0.self_attn.qkv_proj"),
             "mtp.layers.0.self_attn.qkv_proj");
   EXPECT_TRUE(model.is_plain_linear("mtp.fc"));
-  // Without #35887 the draft's quant config has no mapping; with it, the text model's.
+  // The draft's quant config has no mapping, and #35887's (the text model's) is none here.
   EXPECT_EQ(shards_text(model, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
   const ModelInfo later =
       sglang_model_info("Qwen3_5ForConditionalGeneration", 64, sglang_at("2026-02-09", {"#35887"}));
-  EXPECT_EQ(shards_text(later, "mtp.layers.0.self_attn.qkv_proj"), "q_proj,k_proj,v_proj");
+  EXPECT_EQ(shards_text(later, "mtp.layers.0.self_attn.qkv_proj"), "(fused name)");
   EXPECT_EQ(model.row, later.row); // #35887 changes the quant mapping, not the layers
   EXPECT_FALSE(model.assumed_naming);
 }
@@ -168,9 +172,9 @@ TEST(SglangNaming, Qwen35MoeExpertsAndLinearAttentionBefore18926) {
       sglang_model_info("Qwen3_5MoeForConditionalGeneration", 40, sglang_at("2026-02-09"));
   EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.mlp.experts"),
             "model.layers.0.mlp.experts");
-  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.linear_attn.in_proj_qkvz"),
-            "model.layers.0.linear_attn.in_proj_qkvz");
-  EXPECT_EQ(shards_text(model, "model.layers.0.linear_attn.in_proj_qkvz"), "in_proj_qkv,in_proj_z");
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.linear_attn.in_proj_qkv"),
+            "model.layers.0.linear_attn.in_proj_qkv");
+  EXPECT_EQ(model.fused_for("in_proj_qkv"), ""); // built apart until #21019
 }
 
 } // namespace

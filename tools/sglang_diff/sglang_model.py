@@ -192,10 +192,12 @@ ERAS = {
     # Qwen3VLForConditionalGeneration.__init__: `self.visual = ...(quant_config=quant_config,
     # prefix=add_prefix("visual", prefix))`, `self.model = language_model_cls(...,
     # prefix=add_prefix("model", prefix))`; VisionAttention's fused projection is qkv_proj
-    # (load_weights: attn.qkv. -> attn.qkv_proj.). The draft's inner model: #18926's text
-    # ("Updated quantization configuration prefix from model to mtp") - no pre-#18926
-    # qwen3_5_mtp.py was found; ASSUMED (docs/research/sglang-versions.md section 1).
-    "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "model.", {}),
+    # (load_weights: attn.qkv. -> attn.qkv_proj.). The draft's inner model: #18489's
+    # Qwen3_5MultiTokenPredictor (the first SGLang MTP file; the public index's only copy of
+    # that class) builds it at add_prefix("mtp", prefix), fc a plain nn.Linear
+    # (docs/research/sglang-versions.md section 6; #18926's "prefix from model to mtp" text had
+    # suggested "model").
+    "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "mtp.", {}),
     # From #18926 on. qwen3_vl.py (xbfs/sglang@c72ed544bf29e9bc75a2960a40215364f774bce3,
     # sgl-project copies of later files agree) Qwen3VLForConditionalGeneration.__init__:
     # `self.model = language_model_cls(..., prefix=add_prefix("model.language_model",

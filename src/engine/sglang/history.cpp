@@ -51,10 +51,12 @@ History make_sglang_history() {
       // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
       // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
       // and linear attention, and the whole MTP draft, are built without a quant config. Its
-      // merge day was not read: it is taken to land with #18926 (opened the same day).
+      // merge day was not read, and the era-A row's own source, qwen3_5.py @cf4465f, already
+      // has the attention and GDN gate (docs/research/sglang-versions.md §1), so it is modelled
+      // from the first day (the draft's gate with it: no pre-#18926 qwen3_5_mtp.py is stored).
       {"#18937",
        "",
-       "2026-02-17",
+       "2026-02-09",
        "",
        "qwen3_5.py, qwen3_5_mtp.py: NVFP4 (modelopt_fp4) builds attention, linear attention and "
        "the MTP draft dense",

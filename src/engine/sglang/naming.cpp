@@ -50,10 +50,10 @@ constexpr std::string_view k_language_model_prefix = "#18926";
 // Qwen3.5/3.6 VLM classes, before and after #18926, and their draft.
 void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
   info.known = true;
-  info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
-  info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
   info.embedding_quant_config = false;
   if (version.has(k_language_model_prefix)) {
+    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
     // Since #18926 (qwen3_vl.py, qwen3_5.py at a5ea6158, and at xbfs/sglang@c72ed54, one
     // commit each): the text model is built at
     // add_prefix("model.language_model"), so its layers carry the checkpoint's names
@@ -71,15 +71,20 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     }
   } else {
     // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
-    // and qwen3_vl.py @005fa83 name the layers alike). qwen3_5.py @005fa71:
-    // Qwen3_5(Moe)ForConditionalGeneration(Qwen3VLForConditionalGeneration) sets
-    // hf_to_sglang_mapper = None and packed_modules_mapping =
-    // Qwen3_5ForCausalLM.packed_modules_mapping (no Qwen3-VL "qkv" entry). The text model is
-    // built at add_prefix("model", ""), its layers at model.layers.N (make_layers) with
-    // self_attn / linear_attn children; lm_head at "lm_head"; embed_tokens without a quant
-    // config. qwen3_vl.py @005fa83 Qwen3VLForConditionalGeneration.__init__ builds the vision
-    // tower at "visual" with the quant config; VisionAttention(use_qkv_parallel=True) names its
-    // fused projection qkv_proj (load_weights: attn.qkv. -> attn.qkv_proj.).
+    // and qwen3_vl.py @005fa83 name the layers alike): Qwen3_5(Moe)ForConditionalGeneration
+    // (Qwen3VLForConditionalGeneration) builds the text model at add_prefix("model", ""), its
+    // layers at model.layers.N (make_layers) with self_attn / linear_attn children; lm_head at
+    // "lm_head"; embed_tokens without a quant config. qwen3_vl.py @005fa83
+    // Qwen3VLForConditionalGeneration.__init__ builds the vision tower at "visual" with the
+    // quant config; VisionAttention(use_qkv_parallel=True) names its fused projection qkv_proj
+    // (load_weights: attn.qkv. -> attn.qkv_proj.). No hf_to_sglang_mapper is modelled.
+    // The GDN projections are built apart (in_proj_qkv, a MergedColumnParallelLinear of its
+    // own, in_proj_z, in_proj_b, in_proj_a: qwen3_5.py @cf4465f, as at
+    // sammysun0711/sglang@07d9ce3 after #18926; fused only from #21019, 2026-03-23), and no
+    // class declares packed_modules_mapping (the mapping arrived with #21234 and #23471), so the
+    // loader gives the quant config {}: qkv_proj and gate_up_proj are judged by their fused
+    // names (docs/research/sglang-versions.md §6-7).
+    info.quant_packed = PackedMapping{};
     info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
     info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
     info.row = "qwen3_5_vlm/model";
