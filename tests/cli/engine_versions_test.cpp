@@ -149,22 +149,22 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
-// SGLang's Qwen3.5 names are read at 005fa71 and a5ea6158; before #23471 (2026-04-28) SGLang
-// built them otherwise in ways not modelled apart (sglang/naming.cpp qwen35_vlm_row). A version
-// judged in that span says its names are assumed; main does not.
+// SGLang's Qwen3.5 names are read at 005fa71 and a5ea6158; before #23471 (2026-04-28) the
+// classes inherited Qwen3-VL's hf_to_sglang_mapper, which is not modelled (sglang/naming.cpp
+// qwen35_vlm_row). A version judged in that span says so; main does not.
 TEST_F(EngineVersionsTest, AnSglangSpanWhoseNamesAreAssumedIsSaid) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, text_layers_only()});
   const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "sglang@2026-03-01"});
   EXPECT_EQ(old_code, 1);
   EXPECT_EQ(
       old_out,
-      "DIR: compressed-tensors, judged for SGLang (main 2026-02-17..2026-04-27)\n  mtp head    8 "
+      "DIR: compressed-tensors, judged for SGLang (main 2026-02-17..2026-03-22)\n  mtp head    8 "
       "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
-      "       SGLang main 2026-02-17..2026-04-27: names assumed (until #21019 (2026-03-23) the GDN "
-      "projections were built apart, until #23471 the quant config had no "
-      "packed_modules_mapping)\n  lint        ignore: 1 entry; 1 dead (no verdict changes without "
-      "them, in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built "
-      "dense by them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
+      "       SGLang main 2026-02-17..2026-03-22: names assumed (until #21019 (2026-03-23) whether "
+      "Qwen3-VL's hf_to_sglang_mapper renamed compressed-tensors and ModelOpt entries is not "
+      "read)\n  lint        ignore: 1 entry; 1 dead (no verdict changes without them, in any "
+      "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
+      "them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
       "model.language_model.layers.0: 7 modules stored ct-pack-quantized but no target matches "
       "them, and SGLang raises for that while it builds the model (\"ValueError: Unable to find "
       "matching target for ... in the compressed-tensors config.\")\n  breaks      SGLang: "

@@ -46,10 +46,11 @@ TEST(Versions, OneVersionPerEraOfTheChangesThatConcernTheMethodAndArchitecture) 
   EXPECT_EQ(
       froms(versions_to_judge(Engine::vllm, "bitsandbytes", "Qwen3_5ForConditionalGeneration")),
       (std::vector<std::string>{"2026-08-09"}));
-  // SGLang: before #18926, before #23471, after it, and the newest with the unmerged #35887.
-  EXPECT_EQ(
-      froms(versions_to_judge(Engine::sglang, "awq", "Qwen3_5MoeForConditionalGeneration")),
-      (std::vector<std::string>{"2026-02-09", "2026-02-17", "2026-04-28", "2026-04-28+#35887"}));
+  // SGLang: before #18926, before #21019, before #23471, after it, and the newest with the
+  // unmerged #35887.
+  EXPECT_EQ(froms(versions_to_judge(Engine::sglang, "awq", "Qwen3_5MoeForConditionalGeneration")),
+            (std::vector<std::string>{
+                "2026-02-09", "2026-02-17", "2026-03-23", "2026-04-28", "2026-04-28+#35887"}));
   EXPECT_EQ(froms(versions_to_judge(Engine::sglang, "awq", "LlamaForCausalLM")),
             (std::vector<std::string>{"2026-02-09"}));
 }
@@ -97,11 +98,14 @@ TEST(Versions, SubsetsReadAsRangesWithTheirReleases) {
   const auto sglang =
       versions_to_judge(Engine::sglang, "compressed-tensors", "Qwen3_5ForConditionalGeneration");
   EXPECT_EQ(subset_text({sglang[0]}, sglang), "SGLang before 2026-02-17");
-  EXPECT_EQ(subset_text({sglang[1], sglang[2], sglang[3]}, sglang), "SGLang from 2026-02-17");
-  EXPECT_EQ(subset_text({sglang[1]}, sglang), "SGLang 2026-02-17..2026-04-27");
-  EXPECT_EQ(subset_text({sglang[2]}, sglang), "SGLang from 2026-04-28 without #35887");
-  EXPECT_EQ(subset_text({sglang[3]}, sglang), "SGLang with #35887");
-  EXPECT_EQ(subset_text({sglang[0], sglang[1], sglang[2]}, sglang), "SGLang without #35887");
+  EXPECT_EQ(subset_text({sglang[1], sglang[2], sglang[3], sglang[4]}, sglang),
+            "SGLang from 2026-02-17");
+  EXPECT_EQ(subset_text({sglang[1]}, sglang), "SGLang 2026-02-17..2026-03-22");
+  EXPECT_EQ(subset_text({sglang[2]}, sglang), "SGLang 2026-03-23..2026-04-27");
+  EXPECT_EQ(subset_text({sglang[3]}, sglang), "SGLang from 2026-04-28 without #35887");
+  EXPECT_EQ(subset_text({sglang[4]}, sglang), "SGLang with #35887");
+  EXPECT_EQ(subset_text({sglang[0], sglang[1], sglang[2], sglang[3]}, sglang),
+            "SGLang without #35887");
 }
 
 TEST(Versions, EngineChoices) {

@@ -30,7 +30,9 @@ std::string traced_as(const std::string& architecture,
 // (sglang/naming.cpp qwen35_vlm_row), as the report prints it.
 inline constexpr const char* k_sglang_qwen35_assumed_note =
     "  note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one "
-    "commit holds the files read; until #21019 (2026-03-23) the GDN projections were built "
-    "apart, until #23471 the quant config had no packed_modules_mapping)\n";
+    "commit holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's "
+    "hf_to_sglang_mapper renamed compressed-tensors and ModelOpt entries is not read; until "
+    "#23471 (2026-04-28) that mapper renamed them (model.language_model. to "
+    "language_model.model.), not modelled)\n";
 
 } // namespace qpatch::test

@@ -62,6 +62,17 @@ History make_sglang_history() {
        "the MTP draft dense",
        "modelopt",
        "Qwen3_5"},
+      // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
+      // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
+      // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
+      // in_proj_b and in_proj_a were layers of their own (sammysun0711/sglang@07d9ce3).
+      {"#21019",
+       "5bdc07d9",
+       "2026-03-23",
+       "",
+       "qwen3_5.py: the GDN projections are built fused (in_proj_qkvz, in_proj_ba)",
+       "",
+       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
       // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
       // packed_modules_mapping", merged 2026-04-28 as 9814cc89, read in a third-party commit log
       // and PR table; its description is dated 2026-04-22): from then the Qwen3.5 classes give

@@ -52,22 +52,35 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
   info.known = true;
   info.embedding_quant_config = false;
   if (version.has(k_language_model_prefix)) {
-    info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
-    info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
     // Since #18926 (qwen3_vl.py, qwen3_5.py at a5ea6158, and at xbfs/sglang@c72ed54, one
-    // commit each): the text model is built at
-    // add_prefix("model.language_model"), so its layers carry the checkpoint's names
-    // (model.language_model.layers.N.linear_attn.in_proj_ba, shards in_proj_b/in_proj_a); the
-    // vision tower is built at model.visual with quant_config=None: always dense.
+    // commit each): the text model is built at add_prefix("model.language_model"), so its
+    // layers carry the checkpoint's names (model.language_model.layers.N.linear_attn.in_proj_ba,
+    // shards in_proj_b/in_proj_a); the vision tower is built at model.visual with
+    // quant_config=None: always dense.
     info.built_without_quant_config = {"model.visual."};
     info.row = "qwen3_5_vlm/language_model";
+    if (version.has("#21019")) {
+      info.packed.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+      info.packed.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+    } else {
+      // sammysun0711/sglang@07d9ce3 (after #18937) Qwen3_5GatedDeltaNet.__init__: in_proj_qkv
+      // (a MergedColumnParallelLinear of its own), in_proj_z, in_proj_b, in_proj_a apart.
+      info.row += "/gdn_apart";
+    }
     if (!version.has("#23471")) {
-      // The row read at 005fa71, judged for the span before it: xbfs/sglang@c72ed54 (after
-      // #21019) gives the quant config no packed_modules_mapping and inherits Qwen3-VL's
-      // hf_to_sglang_mapper; sammysun0711/sglang@07d9ce3 and #20074's description (2026-03-07)
-      // build in_proj_qkv, in_proj_z, in_proj_b and in_proj_a apart.
-      info.assumed_because = "until #21019 (2026-03-23) the GDN projections were built apart, "
-                             "until #23471 the quant config had no packed_modules_mapping";
+      // On CUDA until #23471 (#21234 and #21692 set these for gfx95 and NPU only): no class
+      // declares packed_modules_mapping (07d9ce3, xbfs/sglang@c72ed54), so the loader gives the
+      // quant config {} and fused layers are judged by their own names. The VLM classes inherit
+      // Qwen3-VL's hf_to_sglang_mapper (c72ed54; before #21019 not read), which renames
+      // compressed-tensors and ModelOpt entries only: not modelled, and the report says so.
+      info.quant_packed = PackedMapping{};
+      info.row += "/no_packed_mapping";
+      info.assumed_because =
+          version.has("#21019")
+              ? "until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
+                "language_model.model.), not modelled"
+              : "until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed "
+                "compressed-tensors and ModelOpt entries is not read";
     }
   } else {
     // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
