@@ -12,7 +12,9 @@ the same files, and counts detection, fix-then-clean, confined and idempotent pe
   SGLANG_SRC=/tmp/sglang-src tools/sglang_diff/sglang_diff.py --qpatch build/qpatch \
       --era after-18926 --cases 2000
 
-Eras (--era): before-18926 (qpatch sglang@2026-02-09), after-18926 (sglang@2026-08-31), and
+Eras (--era): before-18926 (qpatch sglang@2026-02-09), before-21019 (sglang@2026-03-01) and
+before-23471 (sglang@2026-04-01) without the inherited mapper (see sglang_model.ERAS),
+after-18926 (sglang@2026-08-31), and
 after-18926+35887 (the unmerged #35887; qpatch judges it only among all versions, so the
 driver runs `--engine sglang` and keeps the findings that apply to the #35887 version).
 """
@@ -32,7 +34,8 @@ from vllm_diff import case_arguments, run_harness  # noqa: E402
 # The --engine value qpatch judges each era by (src/engine/sglang/history.cpp: #18926 from
 # 2026-02-17, the newest modelled day 2026-08-31; #35887 is a variant of the newest, judged
 # only when no day is pinned: tests/engine/versions_test.cpp "2026-02-17+#35887").
-QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "after-18926": "sglang@2026-08-31",
+QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "before-21019": "sglang@2026-03-01",
+                 "before-23471": "sglang@2026-04-01", "after-18926": "sglang@2026-08-31",
                  "after-18926+35887": "sglang"}
 METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt", "modelopt-mixed",
            "bitsandbytes"]

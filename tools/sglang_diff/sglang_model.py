@@ -198,6 +198,18 @@ ERAS = {
     # (docs/research/sglang-versions.md section 6; #18926's "prefix from model to mtp" text had
     # suggested "model").
     "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "mtp.", {}),
+    # From #18926 until #21019 (2026-03-23): sammysun0711/sglang@07d9ce3e (after #18937)
+    # Qwen3_5GatedDeltaNet.__init__ builds in_proj_qkv (MergedColumnParallelLinear), in_proj_z,
+    # in_proj_b, in_proj_a apart; no class declares packed_modules_mapping. From #21019 until
+    # #23471 (2026-04-28, CUDA): xbfs/sglang@c72ed544 fuses in_proj_qkvz / in_proj_ba, still with
+    # no packed_modules_mapping. Both inherit Qwen3-VL's hf_to_sglang_mapper (read at c72ed544;
+    # before #21019 not read), which is not modelled here or in qpatch: it renames
+    # compressed-tensors and ModelOpt entries only (docs/research/sglang-versions.md section 7),
+    # so only the other methods' figures hold for these eras.
+    "before-21019": Era("before-21019", "model.language_model.", "model.visual.", False, False,
+                        {}, "mtp.", {}),
+    "before-23471": Era("before-23471", "model.language_model.", "model.visual.", False, True,
+                        {}, "mtp.", {}),
     # From #18926 on. qwen3_vl.py (xbfs/sglang@c72ed544bf29e9bc75a2960a40215364f774bce3,
     # sgl-project copies of later files agree) Qwen3VLForConditionalGeneration.__init__:
     # `self.model = language_model_cls(..., prefix=add_prefix("model.language_model",
