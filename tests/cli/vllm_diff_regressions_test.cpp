@@ -424,9 +424,7 @@ TEST_F(VllmDiffRegressionTest, PruneOfAnEmptyIgnoreListConvergesInOneRun) {
       "[\"model.visual.blocks.0.attn.qkv\",\"re:^visual\\\\.\",\"model.visual.blocks.0.attn.proj\","
       "\"model.visual.blocks.0.mlp.linear_fc1\",\"model.visual.blocks.0.mlp.linear_fc2\",\"model."
       "visual.merger.linear_fc1\",\"model.visual.merger.linear_fc2\",\"lm_head\"]");
-  const auto tree = test::snapshot_tree(dir());
-  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 0);
-  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+  expect_rerun_writes_nothing({"--prune", "-q", "--engine", "all"}, 0);
 }
 
 // auto-round --prune with an empty extra_config: the fix's own keys for the vision tower are
@@ -457,9 +455,7 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLeavesOutTheFixsOwnDeadKeys) {
       "blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"visual.blocks.0.attn.qkv_proj\":{"
       "\"bits\":16,\"data_type\":\"fp\"},\"visual.blocks.0.attn.proj\":{\"bits\":16,\"data_type\":"
       "\"fp\"}}");
-  const auto tree = test::snapshot_tree(dir());
-  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 0);
-  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+  expect_rerun_writes_nothing({"--prune", "-q", "--engine", "all"}, 0);
 }
 
 // auto-round --prune on a config with no extra_config at all: the fix's keys are linted as the
@@ -510,10 +506,8 @@ TEST_F(VllmDiffRegressionTest, AutoRoundPruneLintsTheFixsKeysWithoutAFileList) {
       "{\"model.visual.blocks.0.attn.qkv\":{\"bits\":16,\"data_type\":\"fp\"},\"model.visual."
       "blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"mtp.fc\":{\"bits\":16,\"data_"
       "type\":\"fp\"},\"mtp.layers.0.self_attn.o_proj\":{\"bits\":16,\"data_type\":\"fp\"}}");
-  const auto tree = test::snapshot_tree(dir());
   // transformers' layers stay unfixable, so every run exits 1; the second writes nothing.
-  EXPECT_EQ(run_qpatch({"--prune", "-q", "--engine", "all"}).first, 1);
-  EXPECT_EQ(test::snapshot_tree(dir()), tree);
+  expect_rerun_writes_nothing({"--prune", "-q", "--engine", "all"}, 1);
 }
 
 // GPTQ with a nested modules_in_block_to_quantize and a quantized MTP attention layer the list
@@ -544,9 +538,7 @@ TEST_F(VllmDiffRegressionTest, GptqListFixCompletesAFusedLayerAnotherEnginesEntr
             "\"gptq\",\"checkpoint_format\":\"gptq\",\"modules_in_block_to_quantize\":[[\"model."
             "layers.1.self_attn.k_proj\",\"self_attn.q_proj\",\"self_attn.v_proj\",\"mtp.layers.0."
             "self_attn.k_proj\"]],\"dynamic\":{\"+:.*layers\\\\.1\\\\..*\":{}}}");
-  const auto tree = test::snapshot_tree(dir());
-  EXPECT_EQ(run_qpatch({"-q", "--engine", "all"}).first, 0);
-  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+  expect_rerun_writes_nothing({"-q", "--engine", "all"}, 0);
 }
 
 // ModelOpt MIXED_PRECISION on a Qwen3_5ForCausalLM: an `ignore` entry under vLLM's names reaches
@@ -591,10 +583,8 @@ TEST_F(VllmDiffRegressionTest, ModelOptMixedEntryIsRemovedForTheVersionsItFixes)
       "only)\n  breaks      vLLM: start-up fails while building the fused layer (its shards must "
       "agree)\n  patched     config.json -1: model.layers.0.mlp.up_proj\n  status      unfixable\n "
       " why         qpatch explain DIR model.language_model.layers.0.mlp.gate_proj\n");
-  const auto tree = test::snapshot_tree(dir());
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--engine", "vllm", "-q"}).first, 1);
-  EXPECT_EQ(test::snapshot_tree(dir()), tree); // a second run writes nothing
+  expect_rerun_writes_nothing({"--engine", "vllm", "-q"}, 1);
 }
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include "support/temp_dir.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <string>
@@ -33,6 +35,12 @@ protected:
     args.push_back("DIR");
     const CliOutcome outcome = run_cli(std::move(args), dir());
     return {outcome.code, outcome.out + outcome.err};
+  }
+  // Run `args` again: it exits `code` and writes nothing (a fix finds its own patch done).
+  void expect_rerun_writes_nothing(const std::vector<std::string>& args, int code) {
+    const auto tree = snapshot_tree(dir());
+    EXPECT_EQ(run_qpatch(args).first, code);
+    EXPECT_EQ(snapshot_tree(dir()), tree);
   }
   // An --engine every run gets unless it gives its own: suites that test one version's rules
   // pin it ("vllm@main"); engine_versions_test.cpp tests what differs between versions.
