@@ -119,9 +119,9 @@ void describe_judgement(const diagnose::Diagnosis& diagnosis, CheckpointOutcome&
     // Several versions, or one other than the newest (--engine ENGINE@REF), or one that is no
     // commit of the engine's main (transformers): the header says.
     if (versions.size() > 1 ||
-        (versions.size() == 1 && (versions.front().spans_eras || !versions.front().newest() ||
-                                  !versions.front().with.empty() ||
-                                  !engine::history(versions.front().engine).judged_as.empty()))) {
+        (versions.size() == 1 &&
+         (versions.front().spans_eras || !versions.front().newest() ||
+          !versions.front().with.empty() || !versions.front().judged_as().empty()))) {
       outcome.engine_ranges.emplace_back(name, engine::range_text(versions));
     }
   }

@@ -158,8 +158,6 @@ void add_grouped(std::vector<LayerProblem>& problems,
                  bool split_by_engines = false,
                  bool split_by_fixability = false);
 
-// The layer problems of one or more engines, grouped into findings once all are in: a problem
-// two engines share becomes one finding that names both.
 // The finding for a layer stored dense that the model cannot run dense (ModelInfo::needs_quantized,
 // `why`) under engine `who`.
 inline std::pair<FindingKind, std::string>
@@ -169,6 +167,8 @@ needs_quantized_problem(const LayerView& view, const std::string& who, std::stri
               " (not fixable by a config patch)"};
 }
 
+// The layer problems of one or more engines, grouped into findings once all are in: a problem
+// two engines share becomes one finding that names both.
 class LayerProblems {
 public:
   // Word every layer whose verdict under `before` (the rules of `judged`) disagrees with the

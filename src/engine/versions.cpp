@@ -132,10 +132,14 @@ bool EngineVersion::has(std::string_view id) const {
   return change != nullptr && change->merged() && change->date <= from;
 }
 
+std::string_view EngineVersion::judged_as() const {
+  return newest() && with.empty() ? history(engine).judged_as : std::string_view();
+}
+
 std::string EngineVersion::range() const {
   const History& h = history(engine);
-  if (newest() && !h.judged_as.empty() && with.empty()) {
-    return std::string(h.judged_as);
+  if (!judged_as().empty()) {
+    return std::string(judged_as());
   }
   std::string out = "main ";
   if (newest()) {
@@ -153,7 +157,7 @@ std::string EngineVersion::range() const {
 }
 
 std::string EngineVersion::label() const {
-  if (newest() && !history(engine).judged_as.empty() && with.empty()) {
+  if (!judged_as().empty()) {
     return std::string(display_name(engine)) + " (" + range() + ")";
   }
   return std::string(display_name(engine)) + " " + range();

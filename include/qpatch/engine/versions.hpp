@@ -99,6 +99,9 @@ struct EngineVersion {
   // True when `id` (a PR of the engine's history) is in force in this version.
   bool has(std::string_view id) const;
   bool newest() const { return until.empty(); }
+  // History::judged_as for the newest version without unmerged PRs, else "": transformers'
+  // one version is no commit of its main, and is named for what it is.
+  std::string_view judged_as() const;
   // "main 2026-05-07..2026-06-15", "main 2026-07-28..017e9f4 (2026-08-17)", "+#35887".
   std::string range() const;
   // How reports name it: "vLLM 2026-05-07..2026-06-15", "SGLang main with #35887".
