@@ -570,8 +570,8 @@ engine::EngineSet engines_for_method(const Method* method,
   // and reported below, as vLLM would load it.
   engine::EngineSet modelled = modelled_engines(method, options.engines);
   if (method != nullptr) {
-    // An engine asked for whose rules for this method qpatch has not read (Quark in SGLang and
-    // transformers) is not judged, and the report says so rather than judge it by analogy.
+    // An engine asked for whose rules for this method qpatch has not read (its History.methods
+    // lacks it) is not judged, and the report says so rather than judge it by analogy.
     for (const engine::Engine engine : options.engines.list()) {
       if (!method->engines.has(engine)) {
         diagnosis.notes.push_back(std::string(engine::display_name(engine)) +

@@ -1020,7 +1020,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
                              skip_list_method_name(method));
   judged_versions(judged, diagnosis);
   // Dead is "in every engine asked for": an engine whose loader for the method qpatch has not
-  // read (Quark outside vLLM; methods.cpp) could need any entry, and one that refuses the config
+  // read (History.methods; methods.cpp) could need any entry, and one that refuses the config
   // judges no entry, so the list is then not linted.
   const Method* row = find_method(method_name);
   const std::vector<engine::Engine> asked = in.options.engines.list();

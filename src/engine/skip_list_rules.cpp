@@ -35,6 +35,13 @@ const std::string* algo_of(const std::vector<std::pair<std::string, std::string>
   return nullptr;
 }
 
+Decision skipped_by(Decision decision, size_t entry) {
+  decision.verdict = Verdict::dense;
+  decision.by = DecidedBy::ignore_entry;
+  decision.ignore_index = entry;
+  return decision;
+}
+
 } // namespace
 
 bool fnmatch(std::string_view name, std::string_view pattern) {
@@ -491,6 +498,17 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
       }
     }
   }
+  if (m_method == SkipListMethod::quark && m_skip.quark_mtp_entry_drops_draft_quant &&
+      is_qwen35(m_model) && !m_model.draft_layer_prefix.empty() &&
+      layer.prefix.rfind(m_model.draft_layer_prefix, 0) == 0 &&
+      std::any_of(m_entries.begin(), m_entries.end(), [](const std::string& entry) {
+        return entry.rfind("mtp.", 0) == 0;
+      })) {
+    // sgl-project/sglang#23146: qwen3_5_mtp.py (@008b79d) _mtp_quant_config returns None for a
+    // Quark config with any exclude entry starting with "mtp.".
+    return std::string("without a quant config by SGLang's Qwen3.5 MTP draft: an exclude entry "
+                       "starts with \"mtp.\" (#23146): always dense");
+  }
   if (m_method == SkipListMethod::modelopt && m_nvfp4 && m_skip.nvfp4_dense_attention_and_draft &&
       is_qwen35(m_model)) {
     // sgl-project/sglang#18937: qwen3_5_mtp.py (@008b79d) _mtp_quant_config gives the draft no
@@ -524,6 +542,25 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   return std::nullopt;
 }
 
+Decision SkipListRules::transformers_quark_decide(const Layer& layer, Decision decision) const {
+  // quantizers/quantizer_quark.py (10cc83c) _process_model_before_weight_loading hands the whole
+  // config to amd-quark's _map_to_quark (quark/torch/export/api.py @1d27b55): every module whose
+  // type is nn.Linear is replaced unless get_layer_quant_config
+  // (export/main_export/quant_config_parser.py, quark 0.12) finds an `exclude` entry that
+  // fnmatch.fnmatch-es its module name. A glob over the whole name: no "re:" (taken literally),
+  // no substring, no parent covering its children, no renaming, no default "lm_head" (lm_head
+  // is an nn.Linear like any other). Experts are judged as nn.Linear modules (transformers 4.x's
+  // per-expert MLPs; v5's fused expert parameters are not modelled).
+  for (size_t i = 0; i < m_entries.size(); ++i) {
+    if (fnmatch(layer.name, m_entries[i])) {
+      return skipped_by(decision, i);
+    }
+  }
+  decision.verdict = Verdict::quantized;
+  decision.by = DecidedBy::target_class;
+  return decision;
+}
+
 Decision SkipListRules::transformers_decide(const Layer& layer, Decision decision) const {
   // quantizers/base.py get_modules_to_not_convert and quantizers_utils.py should_convert_module
   // (transformers, commits in tools/transformers_diff/SOURCES); integrations/bitsandbytes.py
@@ -533,6 +570,9 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
     return decision;
   }
   const std::string& name = layer.name;
+  if (m_method == SkipListMethod::quark) {
+    return transformers_quark_decide(layer, decision);
+  }
   const bool awq = m_method == SkipListMethod::awq;
   // Fine-grained FP8 (quantizer_finegrained_fp8.py, integrations/finegrained_fp8.py
   // replace_with_fp8_linear; store copies named in tools/transformers_diff/SOURCES) matches by
@@ -655,17 +695,6 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
   lines.emplace_back("verdict", verdict_text(decision));
   return lines;
 }
-
-namespace {
-
-Decision skipped_by(Decision decision, size_t entry) {
-  decision.verdict = Verdict::dense;
-  decision.by = DecidedBy::ignore_entry;
-  decision.ignore_index = entry;
-  return decision;
-}
-
-} // namespace
 
 Decision SkipListRules::listed_or_quantized(const Layer& layer,
                                             Decision decision,

@@ -161,7 +161,7 @@ TEST_F(EngineVersionsTest, AnSglangSpanWhoseNamesAreAssumedIsSaid) {
       "DIR: compressed-tensors, judged for SGLang (main 2026-02-17..2026-03-22)\n  mtp head    8 "
       "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
       "       SGLang main 2026-02-17..2026-03-22: names assumed (until #21019 (2026-03-23) whether "
-      "Qwen3-VL's hf_to_sglang_mapper renamed compressed-tensors and ModelOpt entries is not "
+      "Qwen3-VL's hf_to_sglang_mapper renamed compressed-tensors, ModelOpt and Quark entries is not "
       "read)\n  lint        ignore: 1 entry; 1 dead (no verdict changes without them, in any "
       "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
       "them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "

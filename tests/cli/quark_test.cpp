@@ -34,6 +34,7 @@ std::string quark_config(const std::string& exclude) {
          "        \"is_dynamic\": false,\n        \"qscheme\": \"per_tensor\"\n      }\n"
          "    },\n"
          "    \"layer_quant_config\": {},\n"
+         "    \"layer_type_quant_config\": {},\n"
          "    \"quant_method\": \"quark\"\n  }\n}\n";
 }
 
@@ -112,19 +113,80 @@ TEST_F(QuarkTest, AFusedNameInExcludeIsNotEnough) {
   EXPECT_EQ(after, 0) << text;
 }
 
-// By default every engine is asked for: the ones with no Quark rules are named as not judged.
-TEST_F(QuarkTest, EnginesWithoutQuarkRulesAreSaidNotToBeJudged) {
+// By default every engine is asked for, and each judges Quark by its own loader: SGLang's
+// (quark/utils.py @382abd60, exact names, fused layers through the quant config's mapping) and
+// transformers' (amd-quark's fnmatch over the module names). One patch serves all three.
+TEST_F(QuarkTest, EveryEngineJudgesTheHeadAndOnePatchServesThemAll) {
   m_engine = "all";
   test::write_mini(
       dir(),
       {Head::dense, HeadFile::indexed_shard, quark_config("      \"lm_head\""), Packing::fp8});
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out.substr(0, out.find("  fixable")),
-            "DIR: quark, judged for vLLM (main 2026-07-29..2026-08-17)\n"
-            "  mtp head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n"
-            "  note        SGLang: not judged: qpatch has not read its quark loader\n"
-            "  note        transformers: not judged: qpatch has not read its quark loader\n");
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  mtp "
+      "head    8 linears BF16, 4 norms in model_extra_tensors.safetensors\n  note        SGLang: "
+      "no naming table for Qwen3_5ForCausalLM; judged under assumed names (the checkpoint's, q/k/v "
+      "and gate/up fused and judged through their shards)\n  fixable     mtp: 8 modules stored "
+      "BF16 but quantized by quark (not in exclude) [vllm, sglang]\n  breaks      vLLM: loads "
+      "without an error: the stored BF16 weight of mtp.fc is cast into its FP8 `weight` parameter "
+      "and the weight scale is never loaded, so the layer computes garbage and the draft's "
+      "acceptance collapses; SGLang: loads, and drops the stored weights silently\n  would patch "
+      "config.json +8: mtp.fc, mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj\n  status      needs-patch\n  apply    "
+      "   qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(
+      nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["exclude"].dump(),
+      "[\"lm_head\",\"mtp.fc\",\"mtp.layers.0.self_attn.q_proj\",\"mtp.layers.0.self_attn.k_proj\","
+      "\"mtp.layers.0.self_attn.v_proj\",\"mtp.layers.0.self_attn.o_proj\",\"mtp.layers.0.mlp.gate_"
+      "proj\",\"mtp.layers.0.mlp.up_proj\",\"mtp.layers.0.mlp.down_proj\"]");
+  const auto [after, text] = run_qpatch({"--check"});
+  EXPECT_EQ(after, 0) << text;
+  expect_rerun_writes_nothing({}, 0);
+}
+
+// transformers hands the whole config to amd-quark's Config.from_dict, which indexes
+// layer_type_quant_config (and the three other keys) directly: a config without it never loads
+// there, and no edit of `exclude` helps.
+TEST_F(QuarkTest, TransformersRefusesAConfigWithoutLayerTypeQuantConfig) {
+  m_engine = "transformers";
+  std::string config = quark_config("      \"lm_head\"");
+  config.erase(config.find("    \"layer_type_quant_config\": {},\n"),
+               std::string("    \"layer_type_quant_config\": {},\n").size());
+  test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, config, Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for transformers (no one release: files of several commits)\n  mtp head  "
+      "  8 linears BF16, 4 norms in model_extra_tensors.safetensors\n  not fixable config.json "
+      "/quantization_config: transformers refuses this quantization config before it builds any "
+      "layer: KeyError: 'layer_type_quant_config'\n  status      unfixable\n");
+}
+
+// transformers' Quark quantizes lm_head like any nn.Linear unless an exclude glob names it
+// (no default skip, unlike its AWQ and FP8): a BF16 head with no "lm_head" entry is a finding
+// there only, and "*" globs are read as fnmatch reads them.
+TEST_F(QuarkTest, TransformersQuantizesLmHeadUnlessAGlobExcludesIt) {
+  m_engine = "transformers";
+  test::write_mini(
+      dir(), {Head::dense, HeadFile::indexed_shard, quark_config("      \"mtp.*\""), Packing::fp8});
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for transformers (no one release: files of several commits)\n  mtp head  "
+      "  8 linears BF16, 4 norms in model_extra_tensors.safetensors\n  lint        exclude: 1 "
+      "entry; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
+      "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR removes "
+      "the dead and duplicate ones\n  fixable     lm_head: 1 module stored BF16 but quantized by "
+      "quark (not in exclude)\n  breaks      transformers: loads with \"Some weights ... were not "
+      "used\" and initialises the layer at random\n  would patch config.json +1: lm_head\n  status "
+      "     needs-patch\n  apply       qpatch DIR\n");
 }
 
 // quark/utils.py check_equal_or_regex_match (vLLM 017e9f4) is any() over the targets in order:

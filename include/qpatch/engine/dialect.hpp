@@ -47,6 +47,9 @@ struct SkipListDialect {
   // Quark: an experts layer is excluded when a plain entry equals it or names one of its
   // children ("model.layers.78.mlp.experts.*.down_proj"); else only its own name is tested.
   bool quark_experts_by_children = false;
+  // Quark: an exclude entry starting with "mtp." builds the whole Qwen3.5 MTP draft without a
+  // quant config (SGLang's _mtp_quant_config).
+  bool quark_mtp_entry_drops_draft_quant = false;
   // ModelOpt NVFP4 builds the Qwen3.5 / Qwen3-Next MTP fc without a quant config.
   bool fc_dense_nvfp4 = false;
   // ModelOpt gives a ParallelLMHead a quant method (it is quantized like any Linear).

@@ -138,6 +138,8 @@ private:
   Decision quark_decide(const Layer& layer, Decision decision) const;
   // transformers (SkipListDialect::transformers_convert): the verdict on the checkpoint name.
   Decision transformers_decide(const Layer& layer, Decision decision) const;
+  // transformers' Quark (amd-quark's _map_to_quark): an `exclude` glob over the module name.
+  Decision transformers_quark_decide(const Layer& layer, Decision decision) const;
   // Not skipped: quantized, or with MIXED_PRECISION only when quantized_layers gives it an algo
   // the engine builds (`sglang_modelopt`: by SGLang's _resolve_quant_algo).
   Decision listed_or_quantized(const Layer& layer, Decision decision, bool sglang_modelopt) const;

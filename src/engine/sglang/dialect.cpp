@@ -75,6 +75,21 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   // ModelOptMixedPrecisionConfig.get_quant_method (store 54490057226): FP8 and NVFP4 only, the
   // dialect's default modelopt_mixed_algos.
 
+  // Quark (quark/quark.py @ce1ec3af QuarkConfig.get_quant_method, quark/utils.py @382abd60
+  // should_ignore_layer; docs/research/quark-sglang-transformers.md): vLLM's rule before #46757,
+  // ported as is. A plain `exclude` entry equal to the built name, or "re:" + a regex that
+  // re.match-es it; a fused layer whose last component the quant config's packed_modules_mapping
+  // holds by its shards only (all alike, or "ValueError: Found a different quantization schemes for
+  // [...] in ... vLLM requires all to use the same scheme."); a FusedMoE by its own prefix only
+  // (an entry naming one expert excludes nothing: #39317, September 2026, is later than the
+  // newest SGLang read); LinearBase, RadixAttention and FusedMoE get a method, a ParallelLMHead
+  // none (dense). apply_weight_name_mapper renames the entries only for a class with an
+  // hf_to_sglang_mapper (none of the naming tables'): they are compared as written.
+  dialect.skip_list.quark_experts_by_children = false;
+  // qwen3_5_mtp.py @008b79d _mtp_quant_config (#23146): any exclude entry starting with "mtp."
+  // gives the Qwen3.5 draft no quant config.
+  dialect.skip_list.quark_mtp_entry_drops_draft_quant = version.has("#23146");
+
   // auto-round (auto_round/auto_round.py, routing.py @68e037f): auto_round_sglang.cpp.
   dialect.auto_round.sglang_routing = true;
 

@@ -13,7 +13,7 @@ History make_sglang_history() {
   h.name = "sglang";
   h.display_name = "SGLang";
   h.column = "sgl";
-  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes modelopt auto-round";
+  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes modelopt auto-round quark";
   h.rules = "sglang 2026 (008b79d; MTP draft without and with #35887)";
   h.method_rules = {
       {"awq", "sglang 01f67c3 (awq/awq.py)"},
@@ -22,7 +22,10 @@ History make_sglang_history() {
       {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"},
       {"modelopt",
        "sglang 2026 modelopt_quant.py (is_layer_excluded) + c5bef61 (is_layer_skipped)"},
-      {"auto-round", "sglang 68e037f (auto_round/routing.py get_layer_config)"}};
+      {"auto-round", "sglang 68e037f (auto_round/routing.py get_layer_config)"},
+      {"quark",
+       "sglang ce1ec3a (quark/quark.py get_quant_method) + 382abd6 (quark/utils.py "
+       "should_ignore_layer)"}};
   h.engine = Engine::sglang;
   // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
   // qwen3_5.py (cf4465f) carries no date in the copies read.
@@ -91,6 +94,19 @@ History make_sglang_history() {
        "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+      // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
+      // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
+      // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP
+      // draft without a quant config. Its merge day was not read: it is dated 2026-04-20, after
+      // #23123 (2026-04-18) reported the same MI355 MTP symptom, approximately.
+      {"#23146",
+       "",
+       "2026-04-20",
+       "",
+       "qwen3_5_mtp.py: a Quark exclude entry starting with \"mtp.\" builds the whole MTP draft "
+       "dense",
+       "quark",
+       "Qwen3_5"},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
       {"#35887",

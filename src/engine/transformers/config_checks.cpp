@@ -122,6 +122,34 @@ std::optional<std::string> auto_round_rejection(const json::Json& config) {
   return std::nullopt;
 }
 
+// Quark: utils/quantization_config.py (6ed74f1) QuarkConfig.__init__ builds amd-quark's
+// Config.from_dict (quark/torch/quantization/config/config.py @1d27b55) from the whole
+// quantization_config, which indexes the four keys below directly (each may be null) and
+// accepts only the layer types of QUARK_LAYER_TYPES, before any module is replaced.
+std::optional<std::string> quark_rejection(const json::Json& config) {
+  for (const char* key :
+       {"global_quant_config", "layer_type_quant_config", "layer_quant_config", "exclude"}) {
+    if (!config.contains(key)) {
+      return "KeyError: '" + std::string(key) + "'";
+    }
+  }
+  const json::Json& types = config["layer_type_quant_config"];
+  if (types.is_object()) {
+    for (const auto& [name, value] : types.items()) {
+      if (name != "Conv2d" && name != "Linear" && name != "ConvTranspose2d") {
+        return "NotImplementedError: Quark does not support reloading a quantization `Config` "
+               "from a dictionary using custom `layer_type_quantization_config`. Found `'" +
+               name +
+               "'` in `layer_type_quantization_config`, which is not among the supported "
+               "{'Conv2d': <class 'torch.nn.modules.conv.Conv2d'>, 'Linear': <class "
+               "'torch.nn.modules.linear.Linear'>, 'ConvTranspose2d': <class "
+               "'torch.nn.modules.conv.ConvTranspose2d'>}.";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 } // namespace
 
 // AWQ and FP8: quantizers_utils.py should_convert_module runs re.match(entry, name) for every
@@ -136,6 +164,9 @@ std::optional<std::string> transformers_config_rejection(std::string_view quant_
   }
   if (quant_method == "auto-round") {
     return auto_round_rejection(config);
+  }
+  if (quant_method == "quark") {
+    return quark_rejection(config);
   }
   if (quant_method == "modelopt") {
     // quantizers/auto.py (6ed74f1) supports_quant_method: no "modelopt" in

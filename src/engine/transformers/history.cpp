@@ -15,7 +15,7 @@ History make_transformers_history() {
   h.name = "transformers";
   h.display_name = "transformers";
   h.column = "tf";
-  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes";
+  h.methods = "compressed-tensors gptq auto-round awq fp8 modelopt bitsandbytes quark";
   h.rules = "transformers + compressed-tensors ac8e2ba";
   h.method_rules = {
       {"gptq", "transformers quantizer_gptq.py 0276854 + optimum v2.1.0 convert_model"},
@@ -25,7 +25,10 @@ History make_transformers_history() {
       {"awq", "transformers quantizer_awq.py + quantizers_utils.py 0eb492c"},
       {"fp8", "transformers quantizer_finegrained_fp8.py + quantizers_utils.py 0eb492c"},
       {"modelopt", "transformers quantizers/auto.py 6ed74f1 (no ModelOpt quantizer)"},
-      {"bitsandbytes", "transformers quantizer_bnb_4bit.py d91fa5a, bitsandbytes.py f6cf875"}};
+      {"bitsandbytes", "transformers quantizer_bnb_4bit.py d91fa5a, bitsandbytes.py f6cf875"},
+      {"quark",
+       "transformers quantizer_quark.py 10cc83c + amd-quark 0.12 quant_config_parser.py "
+       "(fnmatch)"}};
   h.cannot_load = {{"modelopt",
                     "it has no ModelOpt quantizer (quantizers/auto.py 6ed74f1: \"Unknown "
                     "quantization type, got modelopt ... Hence, we will skip the quantization\") "
