@@ -27,9 +27,15 @@ by vllm_source's loader with torch-only names replaced by inert stand-ins:
                      check_compatible, BackendInfos              quantizers/quantizer_auto_round.py,
                                                              auto_round/inference/{convert_model,backend,utils}.py,
                                                              auto_round/utils/{model,common}.py, auto_round/schemes.py
+  QuarkConfig (-> amd-quark Config.from_dict: modelled)      utils/quantization_config.py,
+  QuarkHfQuantizer -> amd-quark _map_to_quark,              quantizers/quantizer_quark.py (10cc83c, --quark-src),
+                     get_layer_quant_config                  quark/torch/export/api.py (1d27b55, excerpt),
+                                                             quark/torch/export/main_export/
+                                                             quant_config_parser.py (0.12, excerpt)
 
 A module is "quantized" when transformers' code replaced it (a quantized Linear class: FP8Linear, the gptqmodel
-QuantLinear, bnb Linear4bit/Linear8bitLt, auto_round's QuantLinear) or gave it a compressed-tensors `quantization_scheme`; "dense" when it is
+QuantLinear, bnb Linear4bit/Linear8bitLt, auto_round's QuantLinear, Quark's QParamsLinear) or gave it a
+compressed-tensors `quantization_scheme`; "dense" when it is
 still the model's nn.Linear; "not_loaded" when from_pretrained drops its checkpoint keys
 (`_keys_to_ignore_on_load_unexpected`).
 """
@@ -218,6 +224,7 @@ class Embedding(Module):
 
 class Conv1d(Module): ...
 class Conv2d(Module): ...
+class ConvTranspose2d(Module): ...
 class Conv3d(Module): ...
 class LayerNorm(Module): ...
 class Conv1D(Module):  # transformers.pytorch_utils.Conv1D (GPT-2): absent from Qwen3.5
@@ -242,11 +249,11 @@ class _FakeTorch:
             setattr(self, n, dtype(n))
         self.nn = types.SimpleNamespace(
             Module=Module, ModuleList=ModuleList, Linear=Linear, Embedding=Embedding, Conv1d=Conv1d,
-            Conv2d=Conv2d, Conv3d=Conv3d, LayerNorm=LayerNorm, Parameter=Parameter,
+            Conv2d=Conv2d, ConvTranspose2d=ConvTranspose2d, Conv3d=Conv3d, LayerNorm=LayerNorm, Parameter=Parameter,
             utils=types.SimpleNamespace(parametrizations=types.SimpleNamespace()))
         # A CUDA GPU of compute capability 9.0 (what qpatch assumes): FP8 is not dequantized.
         self.cuda = types.SimpleNamespace(is_available=lambda: True, get_device_capability=lambda *a: (9, 0),
-                                          current_device=lambda: 0)
+                                          current_device=lambda: 0, empty_cache=lambda: None)
         self.xpu = types.SimpleNamespace(is_available=lambda: False)
 
     def device(self, *args, **kwargs):
@@ -317,16 +324,16 @@ def _stand_ins() -> dict:
     )
     # Config and quantizer classes of other methods that auto.py's mappings and isinstance() tuples name: empty
     # classes (never instantiated by these cases; an isinstance() against them is simply False).
-    for name in ("EetqConfig", "AqlmConfig", "QuantoConfig", "QuarkConfig", "FourOverSixConfig", "FPQuantConfig",
+    for name in ("EetqConfig", "AqlmConfig", "QuantoConfig", "FourOverSixConfig", "FPQuantConfig",
                  "HqqConfig", "FbgemmFp8Config", "HiggsConfig", "TorchAoConfig", "BitNetQuantConfig",
                  "PrismQuantConfig", "VptqConfig", "SpQRConfig", "Mxfp4Config", "MetalConfig", "SinqConfig"):
         ns[name] = type(name, (), {})
     for name in ("is_torch_available", "is_accelerate_available", "is_optimum_available",
                  "is_gptqmodel_available", "is_bitsandbytes_available", "is_compressed_tensors_available",
-                 "is_bitsandbytes_multi_backend_available", "is_auto_round_available"):
+                 "is_bitsandbytes_multi_backend_available", "is_auto_round_available", "is_quark_available"):
         ns[name] = lambda *a, **k: True
     for name in ("is_auto_gptq_available", "is_auto_awq_available", "is_torch_xpu_available",
-                 "is_torch_npu_available", "is_torch_hpu_available", "is_hqq_available", "is_quark_available",
+                 "is_torch_npu_available", "is_torch_hpu_available", "is_hqq_available",
                  "is_torchao_available"):
         ns[name] = lambda *a, **k: False
     return ns
@@ -518,7 +525,7 @@ class TransformersUnmodelled(Exception):
 _DEFS = [
     (U + "quantization_config.py", ("QuantizationMethod", "AwqFormat", "AwqBackend", "QuantizationConfigMixin",
                                     "AutoRoundConfig", "BitsAndBytesConfig", "ExllamaVersion", "GPTQConfig",
-                                    "AwqConfig", "CompressedTensorsConfig")),
+                                    "AwqConfig", "CompressedTensorsConfig", "QuarkConfig")),
     ("store/66238778069/" + U + "quantization_config.py", ("FineGrainedFP8Config",)),
     (Q + "quantizers_utils.py", ("get_module_from_name", "should_convert_module")),
     (Q + "base.py", ("_assign_original_dtype", "get_keys_to_not_convert", "HfQuantizer")),
@@ -660,19 +667,125 @@ class _ModelCompressor:
         return self
 
 
+# -- amd-quark (--quark-src) --------------------------------------------------------------------------------------
+# transformers' QuarkHfQuantizer hands the whole model and the parsed Config to amd-quark's _map_to_quark, which
+# asks get_layer_quant_config for every module. The tree --quark-src names is laid out as the research helper
+# saved it: <owner>+<repo>@<commit>/<path>, excerpts keeping their saved suffix (SOURCES lists each file; the
+# quant_config_parser.py excerpt was read through the index only, commit unknown).
+_QUARK_QUANTIZER = ("huggingface+transformers@10cc83c08dac347596cc66ef85e7a666d80ffec9",
+                    "src/transformers/quantizers/quantizer_quark.py")
+_QUARK_API = ("amd+Quark@1d27b5582e4ecbb466fa1658e0bc91d01a5fbdd1",
+              "quark/torch/export/api.py.EXCERPT_map_to_quark.py")
+_QUARK_PARSER = ("amd+Quark@UNKNOWN-commit_index-id-44226354460",
+                 "quark/torch/export/main_export/quant_config_parser.py.EXCERPT.py")
+# The amd-quark installed: 0.12, the version whose quant_config_parser.py was read. QuarkConfig reads
+# quark.__version__ only to drop export.min_kv_scale below 0.8.
+_QUARK_VERSION = "0.12.0"
+
+
+class _QLayerConfig:
+    """quark QLayerConfig (QuantizationConfig in the parser's names): the fields get_layer_quant_config and
+    _map_to_quark read. from_dict keeps the dict's values (QTensorConfig validation is not modelled: the
+    generated specs are all valid FP8 per-tensor ones)."""
+
+    def __init__(self, weight=None, bias=None, input_tensors=None, output_tensors=None, **rest):
+        self.weight, self.bias = weight, bias
+        self.input_tensors, self.output_tensors = input_tensors, output_tensors
+        self.rest = rest
+
+    @classmethod
+    def from_dict(cls, value):
+        if not isinstance(value, dict):
+            raise TransformersUnmodelled(f"Quark QLayerConfig.from_dict({value!r}): not read")
+        return cls(**value)
+
+
+class _QuarkConfig:
+    """amd-quark QConfig (quark/torch/quantization/config/config.py @1d27b55, from_dict read in full through
+    the index, id 66722992121), modelled: from_dict indexes config_dict["global_quant_config"],
+    ["layer_type_quant_config"], ["layer_quant_config"] and ["exclude"] directly (KeyError when missing; the
+    last three may be null), maps layer_type_quant_config keys through QUARK_LAYER_TYPES and raises
+    NotImplementedError for any other key, reads kv_cache_quant_config with .get (absent: {}). algo_config,
+    softmax_quant_spec and quant_mode are kept as given (none is generated)."""
+
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+    @classmethod
+    def from_dict(cls, config_dict):
+        global_quant_config = _QLayerConfig.from_dict(config_dict["global_quant_config"])
+        layer_type_quant_config = {}
+        if config_dict["layer_type_quant_config"] is not None:
+            for name, value in config_dict["layer_type_quant_config"].items():
+                if name in _QUARK_LAYER_TYPES:
+                    layer_type_quant_config[_QUARK_LAYER_TYPES[name]] = _QLayerConfig.from_dict(value)
+                else:
+                    raise NotImplementedError(
+                        "Quark does not support reloading a quantization `Config` from a dictionary using custom "
+                        f"`layer_type_quantization_config`. Found `'{name}'` in `layer_type_quantization_config`, "
+                        f"which is not among the supported {_QUARK_LAYER_TYPES}.")
+        layer_quant_config = {} if config_dict["layer_quant_config"] is None else {
+            name: _QLayerConfig.from_dict(value) for name, value in config_dict["layer_quant_config"].items()}
+        kv_cache_quant_config = {} if config_dict.get("kv_cache_quant_config") is None else {
+            name: _QLayerConfig.from_dict(value) for name, value in config_dict["kv_cache_quant_config"].items()}
+        exclude = [] if config_dict["exclude"] is None else config_dict["exclude"]
+        return cls(global_quant_config=global_quant_config, layer_type_quant_config=layer_type_quant_config,
+                   layer_quant_config=layer_quant_config, kv_cache_quant_config=kv_cache_quant_config,
+                   exclude=exclude, algo_config=config_dict.get("algo_config"))
+
+    def get_rotation_config(self):
+        """The rotation algorithm of algo_config, if any: none without an algo_config."""
+        if self.algo_config is None:
+            return None
+        raise TransformersUnmodelled("Quark algo_config: get_rotation_config not read")
+
+
+# quark/torch/quantization/constants.py (index id 70543794490), as the config.py excerpt quotes it.
+_QUARK_LAYER_TYPES = {"Conv2d": Conv2d, "Linear": Linear, "ConvTranspose2d": ConvTranspose2d}
+
+
+class _JsonExporterConfig:
+    """quark.torch.export.config.config.JsonExporterConfig: QuarkHfQuantizer reads pack_method only, which
+    _map_to_quark hands to QParamsLinear.from_module (packing is not judged)."""
+
+    def __init__(self, pack_method="reorder", **rest):
+        self.pack_method = pack_method
+
+
+class _QParamsLinear(Module):
+    """quark QParamsLinear: what _map_to_quark puts in place of a quantized nn.Linear. Its ImportBuilder
+    placeholders (packed weight, quantizer buffers) are not modelled: only that the module was replaced."""
+
+    @classmethod
+    def from_module(cls, linear=None, custom_mode=None, pack_method=None, algo_config=None, quant_config=None):
+        m = cls()
+        m.quant_config = quant_config
+        return m
+
+
+def _setattr_recursive(model, name, module):
+    """quark.torch.utils.setattr_recursive: set the attribute at a dotted module path."""
+    parent, _, attr = name.rpartition(".")
+    setattr(model.get_submodule(parent), attr, module)
+
+
 class TransformersEngine:
     name = "transformers"
     Unmodelled = TransformersUnmodelled
     Raised = TransformersRaised
 
     def __init__(self, root: str, optimum_root: str | None = None, ct_root: str | None = None,
-                 auto_round_root: str | None = None):
+                 auto_round_root: str | None = None, quark_root: str | None = None):
         self.root = pathlib.Path(root)
         self.stand = _stand_ins()
         # One stand-in dict for the three trees: FakeModules created for imports inside functions read it.
         self.src = VllmSource(self.root, self.stand, package="src/transformers")
         self.ns = {}
+        self.quark = False
         for rel, names in _DEFS:
+            # auto.py's AUTO_QUANTIZER_MAPPING names QuarkHfQuantizer: loaded (after base.py) before it
+            if rel == Q + "auto.py" and quark_root:
+                self._load_quark(quark_root)
             self._load(self.src, rel, names)
         self.optimum = VllmSource(optimum_root, self.stand, package="optimum/gptq") if optimum_root else None
         if self.optimum:
@@ -688,6 +801,50 @@ class TransformersEngine:
         self.ar = None
         if auto_round_root:
             self._load_auto_round(auto_round_root)
+
+    def _load_quark(self, root: str) -> None:
+        """transformers' QuarkHfQuantizer (quantizer_quark.py @10cc83c) into the stand-ins, and the amd-quark
+        modules it and QuarkConfig import inside functions (quark, quark.torch.export.config.config,
+        quark.torch.quantization.config.config, quark.torch.export.main_export.quant_config_parser,
+        quark.torch.export.api) as sys.modules entries: _map_to_quark (api.py @1d27b55) and
+        get_layer_quant_config (quant_config_parser.py 0.12) executed from their saved text, the rest stand-ins."""
+        root = pathlib.Path(root)
+        parser = VllmSource(root / _QUARK_PARSER[0], self.stand, package="quark/torch/export/main_export")
+        pns = parser.namespace(_QUARK_PARSER[1])
+        pns.update(self.stand)
+        # the parser's nn is torch.nn (the model's Linear/Conv2d classes); QuantizationConfig: the kv-cache branch
+        pns.update(QuantizationConfig=_QLayerConfig, Config=_QuarkConfig)
+        parser.load(_QUARK_PARSER[1], "get_layer_quant_config", ns=pns)
+        api = VllmSource(root / _QUARK_API[0], self.stand, package="quark/torch/export")
+        ans = api.namespace(_QUARK_API[1])
+        ans.update(self.stand)
+        ans.update(
+            QConfig=_QuarkConfig, get_layer_quant_config=pns["get_layer_quant_config"],
+            # quark.torch.quantization.inverse_quantizer.is_prequantized_linear: FP8Linear, compressed-tensors'
+            # linears... A model transformers built for quark has none (no other quantizer ran): False.
+            is_prequantized_linear=lambda module: False,
+            QParamsLinear=_QParamsLinear, QParamsLinearWithRotation=_QParamsLinear,
+            setattr_recursive=_setattr_recursive)
+        api.load(_QUARK_API[1], "_map_to_quark", ns=ans)
+        modules = {
+            "quark": {}, "quark.torch": {}, "quark.torch.export": {}, "quark.torch.export.config": {},
+            "quark.torch.export.main_export": {}, "quark.torch.quantization": {},
+            "quark.torch.quantization.config": {},
+            "quark.torch.export.config.config": {"JsonExporterConfig": _JsonExporterConfig},
+            "quark.torch.quantization.config.config": {"Config": _QuarkConfig},
+            # QuantConfigParser.from_custom_config: only for quant_method "awq"/"fp8" (QuarkConfig's legacy
+            # branch), which AUTO_QUANTIZATION_CONFIG_MAPPING never sends to QuarkConfig
+            "quark.torch.export.main_export.quant_config_parser": {
+                "get_layer_quant_config": pns["get_layer_quant_config"],
+                "QuantConfigParser": Marker("QuantConfigParser")},
+            "quark.torch.export.api": {"_map_to_quark": ans["_map_to_quark"]},
+        }
+        for name, names in modules.items():
+            sys.modules[name] = _NamesModule(name, names)
+        sys.modules["quark"].__version__ = _QUARK_VERSION
+        quantizer = VllmSource(root / _QUARK_QUANTIZER[0], self.stand, package="src/transformers/quantizers")
+        self._load(quantizer, _QUARK_QUANTIZER[1], ("QuarkHfQuantizer",))
+        self.quark = True
 
     def _load_auto_round(self, root: str) -> None:
         """auto_round's definitions (_AR) in their own namespace `self.ar`, with stand-ins for what they reach
@@ -763,6 +920,9 @@ class TransformersEngine:
                                          "library (convert_hf_model): give its source (--auto-round-src)")
         if method == "gptq" and self.optimum is None:
             raise TransformersUnmodelled("gptq needs optimum's source (--optimum-src)")
+        if method == "quark" and not self.quark:
+            raise TransformersUnmodelled("quark: QuarkHfQuantizer converts the model with amd-quark's _map_to_quark "
+                                         "(get_layer_quant_config): give their source (--quark-src)")
         if method == "compressed-tensors" and self.ct is None:
             raise TransformersUnmodelled("compressed-tensors needs its source (--ct-src)")
         vision = [m for m in vision_linears() if f"{m}.weight" in tensors or f"{m}.qweight" in tensors
