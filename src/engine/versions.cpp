@@ -185,6 +185,8 @@ std::vector<EngineVersion> versions_to_judge(Engine engine,
   const History& h = history(engine);
   // Era boundaries: the days of the merged changes that concern this method and architecture,
   // after the oldest day modelled.
+  // Taken in date order whatever the order the history lists them in (a row listed after a
+  // later one made the newest era start at the earlier day, without the later change).
   const std::string_view first = h.first_for(architecture, method);
   std::vector<std::string> starts{std::string(first)};
   std::vector<std::string_view> unmerged;
@@ -194,11 +196,12 @@ std::vector<EngineVersion> versions_to_judge(Engine engine,
     }
     if (!change.merged()) {
       unmerged.push_back(change.id);
-    } else if (change.date > first && change.date <= h.newest_date &&
-               std::string_view(starts.back()) != change.date) {
+    } else if (change.date > first && change.date <= h.newest_date) {
       starts.emplace_back(change.date);
     }
   }
+  std::sort(starts.begin(), starts.end());
+  starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
   std::vector<EngineVersion> eras;
   for (size_t i = 0; i < starts.size(); ++i) {
     EngineVersion version;

@@ -55,6 +55,40 @@ TEST(Versions, OneVersionPerEraOfTheChangesThatConcernTheMethodAndArchitecture) 
             (std::vector<std::string>{"2026-02-09"}));
 }
 
+// SGLang's Quark gate (#23146, 2026-04-20) falls between #21019 and #23471: the newest SGLang
+// is judged with both. (Listed after #23471, it once made the newest era start on 04-20,
+// without #23471's packed mapping: sglang_diff seeds 185,000,000+, 110 of 311 detections.)
+TEST(Versions, ErasFollowTheDatesOfTheChanges) {
+  EXPECT_EQ(froms(versions_to_judge(Engine::sglang, "quark", "Qwen3_5ForConditionalGeneration")),
+            (std::vector<std::string>{"2026-02-09",
+                                      "2026-02-17",
+                                      "2026-03-23",
+                                      "2026-04-20",
+                                      "2026-04-28",
+                                      "2026-04-28+#35887"}));
+  VersionPins pins;
+  pins.of(Engine::sglang) = "2026-08-31";
+  const auto newest =
+      versions_to_judge(Engine::sglang, "quark", "Qwen3_5ForConditionalGeneration", pins);
+  ASSERT_EQ(newest.size(), 1U);
+  EXPECT_TRUE(newest.front().has("#23146"));
+  EXPECT_TRUE(newest.front().has("#23471"));
+}
+
+// Each history lists its merged changes in date order, as the README's tables print them.
+TEST(Versions, HistoriesListTheirChangesInDateOrder) {
+  for (const Engine engine : {Engine::vllm, Engine::sglang, Engine::transformers}) {
+    std::string_view previous;
+    for (const Change& change : history(engine).changes) {
+      if (!change.merged()) {
+        continue;
+      }
+      EXPECT_LE(previous, change.date) << to_string(engine) << " " << change.id;
+      previous = change.date;
+    }
+  }
+}
+
 TEST(Versions, APinSelectsTheEraItFallsIn) {
   VersionPins pins;
   pins.of(Engine::vllm) = "2026-06-20";

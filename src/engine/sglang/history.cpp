@@ -36,6 +36,20 @@ History make_sglang_history() {
   h.newest_commit = "a5ea6158";
   h.newest_date = "2026-08-31";
   h.changes = {
+      // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
+      // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
+      // and linear attention, and the whole MTP draft, are built without a quant config. Its
+      // merge day was not read, and the era-A row's own source, qwen3_5.py @cf4465f, already
+      // has the attention and GDN gate (docs/research/sglang-versions.md §1), so it is modelled
+      // from the first day (the draft's gate with it: no pre-#18926 qwen3_5_mtp.py is stored).
+      {"#18937",
+       "",
+       "2026-02-09",
+       "",
+       "qwen3_5.py, qwen3_5_mtp.py: NVFP4 (modelopt_fp4) builds attention, linear attention and "
+       "the MTP draft dense",
+       "modelopt",
+       "Qwen3_5"},
       // sgl-project/sglang#18926 ("[Qwen3.5] Support block-wise FP8 quantization and model
       // adaptation", merged): Qwen3VLForConditionalGeneration builds the text model at
       // add_prefix("model.language_model") and the vision tower at model.visual with
@@ -51,20 +65,6 @@ History make_sglang_history() {
        "the checkpoint's names) and the vision tower without a quant config",
        "",
        "Qwen3_5"},
-      // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
-      // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
-      // and linear attention, and the whole MTP draft, are built without a quant config. Its
-      // merge day was not read, and the era-A row's own source, qwen3_5.py @cf4465f, already
-      // has the attention and GDN gate (docs/research/sglang-versions.md §1), so it is modelled
-      // from the first day (the draft's gate with it: no pre-#18926 qwen3_5_mtp.py is stored).
-      {"#18937",
-       "",
-       "2026-02-09",
-       "",
-       "qwen3_5.py, qwen3_5_mtp.py: NVFP4 (modelopt_fp4) builds attention, linear attention and "
-       "the MTP draft dense",
-       "modelopt",
-       "Qwen3_5"},
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
       // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
@@ -76,6 +76,19 @@ History make_sglang_history() {
        "qwen3_5.py: the GDN projections are built fused (in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+      // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
+      // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
+      // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP
+      // draft without a quant config. Its merge day was not read: it is dated 2026-04-20, after
+      // #23123 (2026-04-18) reported the same MI355 MTP symptom, approximately.
+      {"#23146",
+       "",
+       "2026-04-20",
+       "",
+       "qwen3_5_mtp.py: a Quark exclude entry starting with \"mtp.\" builds the whole MTP draft "
+       "dense",
+       "quark",
+       "Qwen3_5"},
       // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
       // packed_modules_mapping", merged 2026-04-28 as 9814cc89, read in a third-party commit log
       // and PR table; its description is dated 2026-04-22): from then the Qwen3.5 classes give
@@ -94,19 +107,6 @@ History make_sglang_history() {
        "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
-      // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
-      // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
-      // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP
-      // draft without a quant config. Its merge day was not read: it is dated 2026-04-20, after
-      // #23123 (2026-04-18) reported the same MI355 MTP symptom, approximately.
-      {"#23146",
-       "",
-       "2026-04-20",
-       "",
-       "qwen3_5_mtp.py: a Quark exclude entry starting with \"mtp.\" builds the whole MTP draft "
-       "dense",
-       "quark",
-       "Qwen3_5"},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
       {"#35887",
