@@ -38,7 +38,7 @@ QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "before-21019": "sglang@20
                  "before-23471": "sglang@2026-04-01", "after-18926": "sglang@2026-08-31",
                  "after-18926+35887": "sglang"}
 METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt", "modelopt-mixed",
-           "bitsandbytes"]
+           "bitsandbytes", "quark"]
 
 
 def _versions_of(text: str) -> set[str]:

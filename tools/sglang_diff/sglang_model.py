@@ -5,7 +5,8 @@ fetch_sources.sh) by vllm_source.VllmSource and run unchanged: each method's
 QuantizationConfig subclass (from_config, override_quantization_method, get_quant_method) and
 the helpers they call (compressed_tensors/utils.py should_ignore_layer, find_matched_target;
 quantization/utils/utils.py get_linear_quant_method, get_dynamic_override, override_config;
-awq/awq.py is_layer_skipped_awq).
+awq/awq.py is_layer_skipped_awq; quark/utils.py should_ignore_layer and
+check_equal_or_regex_match, Quark's own copies).
 
 Only the naming around them is modelled by hand (the prefix each layer is built at, its class,
 the packed_modules_mapping its quant config gets, which layers get quant_config=None, the MTP
@@ -161,6 +162,12 @@ class Layer:
     quant_config: bool = True  # False: built with quant_config=None (or a plain nn.Linear)
 
 
+# qwen3_5_mtp.py @008b79d _mtp_quant_config's Quark branch (sgl-project/sglang#23146, the fix of
+# #23113; qpatch dates it 2026-04-20, src/engine/sglang/history.cpp): eras judged as this day
+# or later have it.
+QUARK_MTP_GATE_FROM = "2026-04-20"
+
+
 # -- naming ------------------------------------------------------------------------------------
 # The two eras qpatch names (src/engine/sglang/history.cpp): before sgl-project/sglang#18926
 # ("[Qwen3.5] Support block-wise FP8 quantization and model adaptation", opened 2026-02-17) and
@@ -175,6 +182,7 @@ class Era:
     packed: dict            # the target class's packed_modules_mapping
     draft_prefix: str       # Qwen3_5ForCausalLMMTP's inner model
     draft_packed: dict      # the draft class's packed_modules_mapping
+    date: str = ""          # the day qpatch judges the era as (sglang_diff.py QPATCH_ENGINE)
 
 
 _TEXT_PACKED = {"qkv_proj": ["q_proj", "k_proj", "v_proj"],
@@ -197,19 +205,22 @@ ERAS = {
     # that class) builds it at add_prefix("mtp", prefix), fc a plain nn.Linear
     # (docs/research/sglang-versions.md section 6; #18926's "prefix from model to mtp" text had
     # suggested "model").
-    "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "mtp.", {}),
+    "before-18926": Era("before-18926", "model.", "visual.", True, False, {}, "mtp.", {},
+                        date="2026-02-09"),
     # From #18926 until #21019 (2026-03-23): sammysun0711/sglang@07d9ce3e (after #18937)
     # Qwen3_5GatedDeltaNet.__init__ builds in_proj_qkv (MergedColumnParallelLinear), in_proj_z,
     # in_proj_b, in_proj_a apart; no class declares packed_modules_mapping. From #21019 until
     # #23471 (2026-04-28, CUDA): xbfs/sglang@c72ed544 fuses in_proj_qkvz / in_proj_ba, still with
     # no packed_modules_mapping. Both inherit Qwen3-VL's hf_to_sglang_mapper (read at c72ed544;
     # before #21019 not read), which is not modelled here or in qpatch: it renames
-    # compressed-tensors and ModelOpt entries only (docs/research/sglang-versions.md section 7),
-    # so only the other methods' figures hold for these eras.
+    # compressed-tensors and ModelOpt entries (docs/research/sglang-versions.md section 7), and
+    # Quark's too where QuarkConfig has apply_weight_name_mapper (quark/quark.py @ce1ec3af has;
+    # which quark.py these spans ran is not known), so only the other methods' figures hold for
+    # these eras.
     "before-21019": Era("before-21019", "model.language_model.", "model.visual.", False, False,
-                        {}, "mtp.", {}),
+                        {}, "mtp.", {}, date="2026-03-01"),
     "before-23471": Era("before-23471", "model.language_model.", "model.visual.", False, True,
-                        {}, "mtp.", {}),
+                        {}, "mtp.", {}, date="2026-04-01"),
     # From #18926 on. qwen3_vl.py (xbfs/sglang@c72ed544bf29e9bc75a2960a40215364f774bce3,
     # sgl-project copies of later files agree) Qwen3VLForConditionalGeneration.__init__:
     # `self.model = language_model_cls(..., prefix=add_prefix("model.language_model",
@@ -222,11 +233,12 @@ ERAS = {
     # `self.model = Qwen3_5ForCausalLM(config, quant_config, prefix=add_prefix("mtp",
     # prefix), is_nextn=True)`, declares no packed_modules_mapping (sglang#35797).
     "after-18926": Era("after-18926", "model.language_model.", "model.visual.", False, True,
-                       _TEXT_PACKED, "mtp.", {}),
+                       _TEXT_PACKED, "mtp.", {}, date="2026-08-31"),
     # sgl-project/sglang#35887 (open): Qwen3_5ForCausalLMMTP.packed_modules_mapping =
     # Qwen3_5ForCausalLM.packed_modules_mapping.
     "after-18926+35887": Era("after-18926+35887", "model.language_model.", "model.visual.",
-                             False, True, _TEXT_PACKED, "mtp.", _TEXT_PACKED),
+                             False, True, _TEXT_PACKED, "mtp.", _TEXT_PACKED,
+                             date="2026-08-31"),
 }
 
 
@@ -313,8 +325,9 @@ def draft_layers(mtp_layers, present, era, attn_quant=True) -> list[Layer]:
     always dense); the inner Qwen3_5ForCausalLM at add_prefix("mtp", "") with
     num_hidden_layers=1 and full_attention_interval=1 (its one layer is attention); lm_head a
     ParallelLMHead with the draft's quant config at add_prefix("lm_head", "") (the
-    checkpoint's lm_head is loaded into it). _mtp_quant_config drops the config only for
-    modelopt_mixed, serialized modelopt_fp4, NPU and quark with an mtp. exclude: none here."""
+    checkpoint's lm_head is loaded into it). _mtp_quant_config drops the config for
+    modelopt_mixed, serialized modelopt_fp4, NPU (not here) and, from #23146, quark with an
+    exclude entry starting with "mtp." (SglangEngine._mtp_quant_config)."""
     out = []
     if present("mtp.fc"):
         out.append(Layer("draft", "mtp.fc", ReplicatedLinear, ["mtp.fc"], quant_config=False))
@@ -364,6 +377,12 @@ class SglangEngine:
                          ("is_layer_skipped_bnb",)),
         "auto-round": (Q + "auto_round/auto_round.py", "AutoRoundConfig", ()),
     }
+    # Loaded apart (_load_quark): quark/utils.py's helpers share compressed_tensors/utils.py's
+    # names, so Quark's own copies go in Quark's namespace only.
+    QUARK = (Q + "quark/quark.py", "QuarkConfig")
+    QUARK_UTILS = (Q + "quark/utils.py", ("deep_compare", "should_ignore_layer",
+                                          "check_equal_or_regex_match",
+                                          "_is_equal_or_regex_match"))
     # BASE_QUANTIZATION_METHODS' order (quantization/__init__.py; read in two 2026 copies, no
     # sgl-project commit named: fp8, mxfp8, blockwise_int8, modelopt, modelopt_fp8,
     # modelopt_fp4, nvfp4_online, modelopt_mixed, w8a8_int8, w8a8_fp8, awq, awq_marlin,
@@ -374,8 +393,8 @@ class SglangEngine:
     # not read).
     OVERRIDE_ORDER = ["fp8", "modelopt", "modelopt_fp8", "modelopt_fp4", "modelopt_mixed",
                       "awq", "awq_marlin", "bitsandbytes", "gptq", "gptq_marlin",
-                      "compressed-tensors", "auto-round"]
-    NEW_METHODS = ("fp8", "modelopt", "bitsandbytes", "auto-round")
+                      "compressed-tensors", "quark", "auto-round"]
+    NEW_METHODS = ("fp8", "modelopt", "bitsandbytes", "auto-round", "quark")
 
     def __init__(self, root: str, era: str = "after-18926"):
         self.era = ERAS[era]
@@ -416,6 +435,7 @@ class SglangEngine:
         self.registry = {"gptq": gptq_plain, "gptq_marlin": gptq_marlin, "awq": awq_plain,
                          "awq_marlin": awq_marlin, "compressed-tensors": ct}
         self.registry.update(self._load_registry())
+        self.registry["quark"] = self._load_quark()
 
     def _load_class(self, rel, cls, chain):
         ns = self.src.namespace(rel)
@@ -454,6 +474,34 @@ class SglangEngine:
             self.src.load(rel, *names, ns=ns)
             loaded[rel] = ns
         return {name: loaded[rel][cls] for name, (rel, cls, _) in self.REGISTRY.items()}
+
+    def _load_quark(self):
+        """quark/quark.py @ce1ec3af QuarkConfig (from_config, get_quant_method,
+        apply_weight_name_mapper, _find_matched_config, get_linear_scheme) with quark/utils.py
+        @382abd60 (should_ignore_layer, check_equal_or_regex_match, _is_equal_or_regex_match,
+        deep_compare), executed. utils.py runs in a namespace of its own (its `import re` is
+        the standard library's; its module-level `from aiter... import` binds a Marker), and
+        quark.py's `from ...quark.utils import deep_compare, should_ignore_layer` is answered
+        with those functions, not with compressed_tensors/utils.py's namesakes. Which scheme a
+        quantized layer gets (and whether the GPU has it) is not a matching question, as for
+        compressed-tensors' _get_scheme_from_parts: _get_scheme_from_config and get_moe_scheme
+        answer a marker, _check_scheme_supported True (get_linear_scheme still runs
+        _find_matched_config on the layer). QuarkKVCacheMethod and QuarkFusedMoEMethod are not
+        executed (a Marker answers for them: a quant method)."""
+        rel_utils, names = self.QUARK_UTILS
+        uns = self.src.namespace(rel_utils)
+        uns.update(self.stand)
+        self.src.load(rel_utils, *names, ns=uns)
+        rel, cls = self.QUARK
+        ns = self.src.namespace(rel)
+        ns.update(self.stand)
+        ns.update({n: uns[n] for n in names})
+        self.src.load(rel, "QuarkLinearMethod", cls, ns=ns)
+        quark = ns[cls]
+        quark._get_scheme_from_config = lambda self, config: Marker("QuarkLinearScheme")
+        quark.get_moe_scheme = lambda self, module, layer_name: Marker("QuarkMoEScheme")
+        quark._check_scheme_supported = lambda self, *args, **kwargs: True
+        return quark
 
     # -- reading the config as SGLang does -------------------------------------------------
     def quant_config(self, config_json: dict, packed: dict):
@@ -523,12 +571,26 @@ class SglangEngine:
     def _mtp_quant_config(self, cfg):
         """qwen3_5_mtp.py @008b79d _mtp_quant_config (Qwen3_5ForCausalLMMTP.__init__ builds
         everything with its answer): None for modelopt_mixed and for modelopt_fp4 with
-        is_checkpoint_nvfp4_serialized (NPU and quark branches do not apply here)."""
+        is_checkpoint_nvfp4_serialized (the NPU branch does not apply here); and, in eras
+        judged as QUARK_MTP_GATE_FROM (#23146) or later, None for quark when an exclude entry
+        starts with "mtp.":
+            if quant_config and quant_config.get_name() == "quark":
+                exclude_layers = getattr(quant_config, "exclude_layers", [])
+                if any(isinstance(layer, str) and layer.startswith("mtp.")
+                       for layer in exclude_layers):
+                    return None
+        The draft class has no hf_to_sglang_mapper, so exclude_layers is `exclude` as
+        written."""
         name = self._name(cfg)
         if name == "modelopt_mixed" or (
                 name == "modelopt_fp4" and getattr(cfg, "is_checkpoint_nvfp4_serialized",
                                                    False)):
             return None
+        if name == "quark" and self.era.date >= QUARK_MTP_GATE_FROM:
+            exclude_layers = getattr(cfg, "exclude_layers", [])
+            if any(isinstance(layer, str) and layer.startswith("mtp.")
+                   for layer in exclude_layers):
+                return None
         return cfg
 
     def judge(self, arch, ck_prefix, layer_types, mtp_layers, config_json, files, tensors):
