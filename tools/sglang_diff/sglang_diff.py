@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -41,21 +42,39 @@ METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt",
            "bitsandbytes", "quark"]
 
 
+# The SGLang versions VersionFilter tells apart, as (the day qpatch judges them as, whether
+# #35887 is applied): A the era before #18926, B the newest, B+ the newest with #35887.
+_VERSIONS = {"A": ("2026-02-09", False), "B": ("2026-08-31", False), "B+": ("2026-08-31", True)}
+
+
+def _part_holds(part: str, day: str, variant: bool) -> bool:
+    """One part of versions.cpp subset_text: "before D", "from D", "D1..D2" (each maybe with
+    "(releases)"), "without #35887" after a "from" part or alone, "with #35887"."""
+    part = re.sub(r"\s*\([^)]*\)", "", part).strip()
+    without = "without #35887" in part
+    part = part.replace("without #35887", "").strip()
+    if part == "with #35887":
+        return variant
+    if without and variant:
+        return False
+    if not part:
+        return True
+    if part.startswith("before "):
+        return day < part.removeprefix("before ")
+    if part.startswith("from "):
+        return day >= part.removeprefix("from ")
+    if ".." in part:
+        first, last = part.split("..", 1)
+        return first <= day <= last
+    return True  # unknown wording: keep it (a disagreement then shows)
+
+
 def _versions_of(text: str) -> set[str]:
-    """The SGLang versions a finding's `versions` entry names (versions.cpp subset_text over
-    [2026-02-09, 2026-02-17, 2026-02-17+#35887] = A, B, B+)."""
-    t = text.removeprefix("SGLang").strip()
-    if t.startswith("before 2026-02-17"):
-        return {"A"}
-    if t == "from 2026-02-17 without #35887":
-        return {"B"}
-    if t.startswith("from 2026-02-17"):
-        return {"B", "B+"}
-    if t == "with #35887":
-        return {"B+"}
-    if t == "without #35887":
-        return {"A", "B"}
-    return {"A", "B", "B+"}  # unknown wording: keep it (a disagreement then shows)
+    """The SGLang versions a finding's `versions` entry names."""
+    t = text.removeprefix("SGLang").strip().removeprefix("main").strip()
+    parts = [p.strip() for p in t.split(",")] if t else [""]
+    return {name for name, (day, variant) in _VERSIONS.items()
+            if any(_part_holds(p, day, variant) for p in parts)}
 
 
 class VersionFilter:
