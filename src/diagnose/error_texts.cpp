@@ -95,6 +95,33 @@ const std::vector<Row>& rows() {
        R"(Some weights of .* were not used when initializing)",
        "transformers built a layer otherwise than stored and dropped the stored tensors",
        {K::quantized_made_dense, K::quantized_untargeted, K::engine_builds_dense}},
+      // SGLang's FusedMoE._load_w13 copying a stored expert into a parameter of another width
+      // (sgl-project/sglang#36158, #40597: MXFP4 experts built BF16 by the Qwen3.5 draft's Quark
+      // gate, #23146, or BF16 experts built packed).
+      {"moe-width-mismatch",
+       "sglang",
+       R"(The size of tensor a \(\d+\) must match the size of tensor b \(\d+\) at )"
+       R"(non-singleton dimension)",
+       "an experts layer is built with another width than stored: packed experts built dense, "
+       "or dense ones built packed",
+       {K::quantized_made_dense,
+        K::dense_quantized_by_config,
+        K::engine_builds_dense,
+        K::engine_quantizes}},
+      // quark/quark.py _get_scheme_from_config (vLLM 017e9f4; SGLang ce1ec3af, d97d3fc6).
+      {"no-quark-scheme",
+       "vllm",
+       R"(No quark compatible scheme was found)",
+       "the engine has no Quark kernel for the scheme a layer's config gives it",
+       {K::config_rejected, K::dense_quantized_by_config}},
+      // transformers: amd-quark's Config.from_dict (config.py @1d27b55) indexes four keys and
+      // accepts three layer types.
+      {"quark-config-refused",
+       "transformers",
+       R"(KeyError: '(?:global_quant_config|layer_type_quant_config|layer_quant_config|exclude)'|)"
+       R"(Quark does not support reloading a quantization `Config`)",
+       "transformers' Quark loader refuses the config before it builds any layer",
+       {K::config_rejected}},
       {"unsupported-config",
        "vllm",
        R"(Unsupported quantization config|is not supported for|Currently, only .* are supported)",

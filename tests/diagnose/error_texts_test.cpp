@@ -72,6 +72,28 @@ INSTANTIATE_TEST_SUITE_P(
              "NotImplementedError: No compressed-tensors compatible scheme was found.",
              "no-compatible-scheme",
              ""},
+        // SGLang #40597: a Quark MXFP4 draft expert loaded into the BF16 experts the draft
+        // gate (#23146) built.
+        Case{"MoeWidthMismatch",
+             "RuntimeError: The size of tensor a (4096) must match the size of tensor b (2048) at "
+             "non-singleton dimension 1",
+             "moe-width-mismatch",
+             ""},
+        Case{"NoQuarkScheme",
+             "NotImplementedError: No quark compatible scheme was found. Weight config: {'dtype': "
+             "'fp4'}, Input config: None",
+             "no-quark-scheme",
+             ""},
+        Case{"QuarkConfigMissingKey",
+             "KeyError: 'layer_type_quant_config'",
+             "quark-config-refused",
+             ""},
+        Case{"QuarkConfigLayerType",
+             "NotImplementedError: Quark does not support reloading a quantization `Config` from a "
+             "dictionary using custom `layer_type_quantization_config`. Found `'Embedding'` in "
+             "`layer_type_quantization_config`, which is not among the supported",
+             "quark-config-refused",
+             ""},
         // vLLM #35548.
         Case{"MtpLayerMissing",
              "ValueError: MTP speculative decoding layer 78 weights missing from checkpoint. The "
