@@ -658,6 +658,23 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
                            "none " + (exact ? "equals " : "matches ") + name);
     return false;
   };
+  if (m_skip.transformers_convert && m_method == SkipListMethod::quark) {
+    // amd-quark's get_layer_quant_config: one name, every entry a glob over all of it.
+    const Decision decision = decide(layer);
+    if (decision.ignore_index) {
+      lines.emplace_back(key + "[" + std::to_string(*decision.ignore_index) + "]",
+                         "\"" + m_entries[*decision.ignore_index] + "\" fnmatch-es " + layer.name);
+    } else if (decision.by == DecidedBy::built_dense) {
+      lines.emplace_back("built", "not an nn.Linear: never replaced");
+    } else {
+      lines.emplace_back(key,
+                         std::to_string(m_entries.size()) +
+                             (m_entries.size() == 1 ? " entry checked, " : " entries checked, ") +
+                             "none fnmatch-es " + layer.name);
+    }
+    lines.emplace_back("verdict", verdict_text(decision));
+    return lines;
+  }
   const bool fp8 = m_method == SkipListMethod::fp8;
   const std::string last(last_component(layer.prefix));
   const bool fused = m_model.shards_of_layer(layer.prefix) != nullptr;

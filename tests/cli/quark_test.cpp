@@ -189,6 +189,23 @@ TEST_F(QuarkTest, TransformersQuantizesLmHeadUnlessAGlobExcludesIt) {
       "     needs-patch\n  apply       qpatch DIR\n");
 }
 
+// explain reads transformers' Quark as amd-quark does: one glob over the module's whole name.
+TEST_F(QuarkTest, ExplainShowsTheGlobTransformersMatches) {
+  test::write_mini(
+      dir(),
+      {Head::dense, HeadFile::indexed_shard, quark_config("      \"lm_hea?\""), Packing::fp8});
+  const test::CliOutcome explained =
+      test::run_cli({"explain", "--engine", "transformers", "DIR", "lm_head"}, dir());
+  EXPECT_EQ(explained.code, 0);
+  EXPECT_EQ(explained.out + explained.err,
+            "lm_head\n  stored       dense BF16 [256, 64] in model-00001-of-00001.safetensors\n  "
+            "layer        lm_head (ParallelLMHead)\n  config       config.json "
+            "/quantization_config (quark), judged as transformers quantizer_quark.py 10cc83c + "
+            "amd-quark 0.12 quant_config_parser.py (fnmatch) loads it\n  exclude[0]   \"lm_hea?\" "
+            "fnmatch-es lm_head\n  verdict      dense (ignore_entry)\n  on disk      dense "
+            "(BF16)\n  status       consistent: every engine builds what is stored\n");
+}
+
 // quark/utils.py check_equal_or_regex_match (vLLM 017e9f4) is any() over the targets in order:
 // a "re:" target that does not compile raises re.error for every layer no earlier target
 // matched. It used to be taken as matching nothing, and the checkpoint reported loadable.
