@@ -7,6 +7,7 @@
 #include "support/cli_run.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
+#include "synth/synthetic_checkpoint.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -187,6 +188,54 @@ TEST_F(QuarkTest, TransformersQuantizesLmHeadUnlessAGlobExcludesIt) {
       "quark (not in exclude)\n  breaks      transformers: loads with \"Some weights ... were not "
       "used\" and initialises the layer at random\n  would patch config.json +1: lm_head\n  status "
       "     needs-patch\n  apply       qpatch DIR\n");
+}
+
+// SGLang's draft gate (#23146) the other way, as AMD's partial-MTP exports hit it
+// (sgl-project/sglang#38870, #40597): the draft's layers stored FP8, its fc BF16 and listed.
+// vLLM builds each as stored; SGLang from 2026-04-20 reads the "mtp." entry as "the draft is
+// BF16" and builds every draft layer dense. Unlisting mtp.fc would break vLLM instead, so no
+// patch serves both: nothing is written.
+TEST_F(QuarkTest, OneMtpEntryBuildsAQuantizedDraftDenseInSglang) {
+  m_engine = "vllm,sglang";
+  std::vector<synth::TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}},
+                                            {"mtp.fc.weight", "BF16", {64, 128}}};
+  for (const std::string module : {"model.language_model.layers.0.mlp.down_proj",
+                                   "mtp.layers.0.self_attn.o_proj",
+                                   "mtp.layers.0.mlp.down_proj"}) {
+    tensors.push_back({module + ".weight", "F8_E4M3", {64, 64}});
+    tensors.push_back({module + ".weight_scale", "F32", {}});
+    tensors.push_back({module + ".input_scale", "F32", {}});
+  }
+  std::string config = quark_config("      \"lm_head\",\n      \"mtp.fc\"");
+  config.replace(config.find("Qwen3_5ForCausalLM"),
+                 std::string("Qwen3_5ForCausalLM").size(),
+                 "Qwen3_5ForConditionalGeneration");
+  synth::CheckpointSpec spec;
+  spec.config_json = config;
+  spec.shards.push_back({"model.safetensors", tensors, true});
+  ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for vLLM (main 2026-02-28..2026-08-17) and SGLang (main "
+      "2026-02-09..2026-08-31)\n  mtp head    1 linear BF16, 2 linears fp8 in model.safetensors\n  "
+      "note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one commit "
+      "holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper "
+      "renamed compressed-tensors, ModelOpt and Quark entries is not read; until #23471 "
+      "(2026-04-28) that mapper renamed them (model.language_model. to language_model.model.), not "
+      "modelled; until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
+      "language_model.model.), not modelled)\n  note        some versions judged cannot load this "
+      "checkpoint whatever the config says (the findings marked \"only\" say which); the patch "
+      "satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, a release) judges the version "
+      "you run alone\n  lint        exclude: 2 entries; 1 dead (no verdict changes without them, "
+      "in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
+      "by them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
+      "mtp.layers.0: 2 modules stored fp8 but SGLang builds this layer dense: not fixable by a "
+      "config patch (SGLang from 2026-04-20 only) [sglang]\n  breaks      SGLang: loads, and drops "
+      "the stored weights silently\n  status      unfixable\n  why         qpatch explain DIR "
+      "mtp.layers.0.self_attn.o_proj\n");
+  expect_rerun_writes_nothing({}, 1);
 }
 
 // explain reads transformers' Quark as amd-quark does: one glob over the module's whole name.
