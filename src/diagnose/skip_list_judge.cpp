@@ -489,13 +489,14 @@ private:
     // checkpoint's names are listed and it is still quantized, that name. So does any engine
     // version whose layer names are not its entries' renamed (vLLM's Qwen3_5ForCausalLM from
     // #50210 to #50355, no mapper: layers at model.layers.N, entries as written), for every
-    // method whose entries it reads exactly (Quark, FP8, ModelOpt).
+    // method whose entries it reads exactly (Quark, FP8, ModelOpt), and SGLang's Quark (its
+    // DeepSeek-V3 draft at model.decoder before #19425 renamed the entries).
     const auto& dialect = engine_view.dialect.skip_list;
     const bool exact_reader = method == SkipListMethod::fp8 || method == SkipListMethod::modelopt ||
                               method == SkipListMethod::quark;
     if (((method == SkipListMethod::fp8 && dialect.fp8_first_present_key) ||
          (method == SkipListMethod::modelopt && dialect.modelopt_skipped_or_excluded) ||
-         (exact_reader && engine_view.engine == engine::Engine::vllm &&
+         (exact_reader && engine_view.engine != engine::Engine::transformers &&
           engine_view.model.separate_layer_names)) &&
         std::all_of(names.begin(), names.end(), [&](const std::string& name) {
           return std::find(entries.begin(), entries.end(), name) != entries.end();

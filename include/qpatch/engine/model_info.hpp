@@ -56,6 +56,12 @@ struct ModelInfo {
   // target's. SGLang's Qwen3_5ForCausalLMMTP declares none before PR #35887.
   std::optional<PackedMapping> draft_packed;
   std::string draft_layer_prefix; // the draft's layers in engine naming ("mtp.")
+  // The draft class's hf_to_sglang_mapper, as (substring, replacement): the loader applies it to
+  // the draft's own quant config entries (SGLang's DeepseekV3ForCausalLMNextN since #19425:
+  // "model.layers.61" -> "model.decoder", first occurrence). Methods whose config maps them:
+  // compressed-tensors, Quark, and FP8 when `draft_config_renames_fp8` (#21280).
+  std::vector<std::pair<std::string, std::string>> draft_config_substrings;
+  bool draft_config_renames_fp8 = false;
   // The engine name of the draft's own ParallelLMHead when it is stored as a linear of the draft
   // layer (DeepSeek/GLM shared_head.head, which SGLang builds at model.shared_head.head).
   std::string draft_head_prefix;

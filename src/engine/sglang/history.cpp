@@ -65,6 +65,21 @@ History make_sglang_history() {
        "the checkpoint's names) and the vision tower without a quant config",
        "",
        "Qwen3_5"},
+      // sgl-project/sglang#19425 (f0d78f2e, merged 2026-02-26, read in upstream history held by
+      // fork mirrors): DeepseekV3ForCausalLMNextN gets hf_to_sglang_mapper
+      // {"model.layers.61": "model.decoder"} (substring), and QuarkConfig the
+      // apply_weight_name_mapper that renames its exclude_layers with it. The draft's quant
+      // config of a DeepSeek-V3 checkpoint then reads checkpoint names of layer 61 as its own.
+      // (compressed-tensors' ignore is renamed too; not modelled: the report's rows for it
+      // compare the draft's entries as written.)
+      {"#19425",
+       "f0d78f2e",
+       "2026-02-26",
+       "",
+       "deepseek_nextn.py: the DeepSeek-V3 draft's mapper renames model.layers.61 to "
+       "model.decoder in its Quark exclude list",
+       "quark",
+       "DeepseekV3ForCausalLM"},
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
       // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
@@ -76,6 +91,16 @@ History make_sglang_history() {
        "qwen3_5.py: the GDN projections are built fused (in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+      // sgl-project/sglang#21280 (990c7590b, merged 2026-04-03): Fp8Config.apply_weight_name_mapper
+      // renames ignored_layers with the class's mapper, so #19425's reaches FP8 too.
+      {"#21280",
+       "990c7590b",
+       "2026-04-03",
+       "",
+       "fp8.py: Fp8Config.apply_weight_name_mapper (the DeepSeek-V3 draft's ignored_layers renamed "
+       "like its Quark exclude list)",
+       "fp8",
+       "DeepseekV3ForCausalLM"},
       // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
       // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
       // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP

@@ -126,7 +126,9 @@ ModelInfo sglang_model_info(const std::string& architecture,
   info.architecture = architecture;
   info.num_hidden_layers = num_hidden_layers;
   info.naming = "sglang";
-  info.separate_layer_names = true; // layer_renames only; no class below renames config entries
+  // layer_renames only: no class below renames its target's config entries (the DeepSeek-V3
+  // draft's mapper renames the draft's: draft_config_substrings)
+  info.separate_layer_names = true;
   info.packed = k_qkv_gate_up;
   if (is_qwen35_vlm(architecture)) {
     qwen35_vlm_row(info, version);
@@ -161,6 +163,17 @@ ModelInfo sglang_model_info(const std::string& architecture,
         PackedMapping{{"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}}};
     info.embedding_quant_config = false;
     nextn_draft(info, num_hidden_layers);
+    if (architecture == "DeepseekV3ForCausalLM" && version.has("#19425")) {
+      // deepseek_nextn.py @f0d78f2e (#19425): DeepseekV3ForCausalLMNextN.hf_to_sglang_mapper =
+      // WeightsMapper(orig_to_new_substr={"model.layers.61": "model.decoder"}), which
+      // loader.py's _get_quantization_config hands to the draft's quant config
+      // (apply_weight_name_mapper: compressed_tensors.py's ignore, quark.py's exclude_layers
+      // from #19425, fp8.py's ignored_layers from #21280, 990c7590b). models/utils.py
+      // WeightsMapper._map_name replaces the first occurrence. The target class has no mapper.
+      info.draft_config_substrings = {{"model.layers.61", "model.decoder"}};
+      info.draft_config_renames_fp8 = version.has("#21280");
+      info.row += info.draft_config_renames_fp8 ? "/nextn_mapper_fp8" : "/nextn_mapper";
+    }
     return info;
   }
   if (architecture == "Glm4MoeForCausalLM") {
