@@ -222,7 +222,7 @@ TEST_F(QuarkTest, OneMtpEntryBuildsAQuantizedDraftDenseInSglang) {
       "2026-02-09..2026-08-31)\n  mtp head    1 linear BF16, 2 linears fp8 in model.safetensors\n  "
       "note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one commit "
       "holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper "
-      "renamed compressed-tensors, ModelOpt and Quark entries is not read; until #23471 "
+      "renamed compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; until #23471 "
       "(2026-04-28) that mapper renamed them (model.language_model. to language_model.model.), not "
       "modelled; until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
       "language_model.model.), not modelled)\n  note        some versions judged cannot load this "

@@ -72,8 +72,9 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
       // declares packed_modules_mapping (07d9ce3, xbfs/sglang@c72ed54), so the loader gives the
       // quant config {} and fused layers are judged by their own names. The VLM classes inherit
       // Qwen3-VL's hf_to_sglang_mapper (c72ed54; before #21019 not read), which renames
-      // compressed-tensors, ModelOpt and Quark entries only (Quark: quark.py @ce1ec3af
-      // apply_weight_name_mapper): not modelled, and the report says so.
+      // compressed-tensors, ModelOpt, Quark (quark.py apply_weight_name_mapper, #19425) and,
+      // from #21280 (2026-04-03), FP8 entries (fp8.py Fp8Config.apply_weight_name_mapper): not
+      // modelled, and the report says so.
       info.quant_packed = PackedMapping{};
       info.row += "/no_packed_mapping";
       info.assumed_because =
@@ -81,7 +82,7 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
               ? "until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
                 "language_model.model.), not modelled"
               : "until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed "
-                "compressed-tensors, ModelOpt and Quark entries is not read";
+                "compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read";
     }
   } else {
     // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
