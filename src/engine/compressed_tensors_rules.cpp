@@ -70,8 +70,23 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
       m_ct(m_dialect.compressed_tensors) {
   m_ignore.reserve(config.ignore.size());
-  for (const std::string& entry : config.ignore) {
-    m_ignore.push_back(make_entry(entry));
+  for (size_t k = 0; k < config.ignore.size(); ++k) {
+    m_ignore.push_back(make_entry(config.ignore[k]));
+    m_ignore_origin.push_back(k);
+    // SGLang's DeepSeek-V3 draft (#19425): compressed_tensors.py apply_weight_name_mapper
+    // renames its own config's ignore list (the first occurrence of each substring), the
+    // target's stays as written.
+    std::string renamed = config.ignore[k];
+    for (const auto& [from, to] : model.draft_config_substrings) {
+      if (const size_t at = renamed.find(from); at != std::string::npos) {
+        renamed.replace(at, from.size(), to);
+        break;
+      }
+    }
+    if (renamed != config.ignore[k]) {
+      m_ignore.push_back(make_entry(renamed));
+      m_ignore_origin.push_back(k);
+    }
   }
   // Sized once: an ignore list of 400k names (a 28 MB config) rehashed its way up otherwise.
   m_plain_first.reserve(m_ignore.size());
@@ -268,6 +283,13 @@ std::optional<size_t> CompressedTensorsRules::first_substring(const std::string&
 std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
                                                            bool& undecidable,
                                                            const std::string& cls) const {
+  const auto hit = first_ignoring(prefix, undecidable, cls);
+  return hit ? std::optional<size_t>(m_ignore_origin[*hit]) : std::nullopt;
+}
+
+std::optional<size_t> CompressedTensorsRules::first_ignoring(const std::string& prefix,
+                                                             bool& undecidable,
+                                                             const std::string& cls) const {
   if (!m_ct.substring_ignore) {
     // The first entry that matches, in list order: the first exact hit, unless a regex entry
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
@@ -297,10 +319,18 @@ bool CompressedTensorsRules::matches_exactly(const std::string& prefix) const {
 }
 
 bool CompressedTensorsRules::entry_matches(size_t index, const std::string& prefix) const {
-  bool undecidable = false;
-  const Entry& entry = m_ignore.at(index);
-  const bool substring = m_ct.substring_ignore && !is_regex(entry.text);
-  return ignores(entry, substring ? lower(prefix) : prefix, "", undecidable);
+  for (size_t i = 0; i < m_ignore.size(); ++i) {
+    if (m_ignore_origin[i] != index) {
+      continue;
+    }
+    bool undecidable = false;
+    const Entry& entry = m_ignore[i];
+    const bool substring = m_ct.substring_ignore && !is_regex(entry.text);
+    if (ignores(entry, substring ? lower(prefix) : prefix, "", undecidable)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::optional<CompressedTensorsRules::Target>
@@ -382,7 +412,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
   if (shards != nullptr && !listed) {
     for (const std::string& shard : *shards) {
       const std::string shard_name = replace_all(prefix, last, shard);
-      const auto hit = match_ignore(shard_name, undecidable);
+      const auto hit = first_ignoring(shard_name, undecidable, "");
       decision.shards.push_back(shard_name);
       decision.shard_ignored.push_back(hit.has_value());
       if (hit && !ignored) {
@@ -398,7 +428,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
     if (any && !all) {
       decision.verdict = Verdict::load_error;
       decision.by = DecidedBy::fused_disagree;
-      decision.ignore_index = ignored;
+      decision.ignore_index = m_ignore_origin[*ignored];
       std::string names;
       for (const std::string& shard : *shards) {
         names += std::string(names.empty() ? "" : "', '") + shard;
@@ -408,7 +438,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
       return decision;
     }
   } else {
-    ignored = match_ignore(prefix, undecidable, layer.cls);
+    ignored = first_ignoring(prefix, undecidable, layer.cls);
   }
   if (undecidable) {
     decision.by = DecidedBy::undecidable;
@@ -417,7 +447,7 @@ Decision CompressedTensorsRules::decide_ignore_and_targets(
   if (ignored) {
     decision.verdict = Verdict::dense;
     decision.by = DecidedBy::ignore_entry;
-    decision.ignore_index = ignored;
+    decision.ignore_index = m_ignore_origin[*ignored];
     return decision;
   }
   if (m_config.groups.empty()) {
@@ -542,8 +572,13 @@ CompressedTensorsRules::trace(const Layer& layer) const {
       const bool substring = m_ct.substring_ignore && !regex;
       if (ignores(m_ignore[i], substring ? lowered : name, layer.cls, undecidable)) {
         const bool by_class = m_ct.library_matching && !regex && m_ignore[i].mapped != name;
-        lines.emplace_back("ignore[" + std::to_string(i) + "]",
-                           "\"" + m_ignore[i].text + "\" matches " + name +
+        const size_t origin = m_ignore_origin[i];
+        lines.emplace_back("ignore[" + std::to_string(origin) + "]",
+                           "\"" + m_config.ignore[origin] + "\"" +
+                               (m_ignore[i].text != m_config.ignore[origin]
+                                    ? " (the draft's config reads \"" + m_ignore[i].text + "\")"
+                                    : "") +
+                               " matches " + name +
                                (regex       ? " (re.match)"
                                 : substring ? " (case-insensitive substring)"
                                 : by_class  ? " (class name " + layer.cls + ")"
@@ -555,8 +590,9 @@ CompressedTensorsRules::trace(const Layer& layer) const {
     }
     if (!any) {
       lines.emplace_back("ignore",
-                         std::to_string(m_ignore.size()) + " entries checked, none matches " +
-                             name + (undecidable ? " (a regex gave up)" : ""));
+                         std::to_string(m_config.ignore.size()) +
+                             " entries checked, none matches " + name +
+                             (undecidable ? " (a regex gave up)" : ""));
     }
   }
   const auto& targets = layer.kind == LayerKind::experts ? m_moe_targets : m_targets;

@@ -2,8 +2,8 @@
 // SGLang's DeepSeek-V3 draft reads its own quant config, renamed by DeepseekV3ForCausalLMNextN's
 // hf_to_sglang_mapper {"model.layers.61": "model.decoder"} (sgl-project/sglang#19425): an entry
 // naming the MTP layer by its checkpoint name reaches the draft's model.decoder layers once the
-// method's config applies the mapper (Quark from #19425, FP8 from #21280; read in upstream
-// history, docs/research/sglang-glm5.md).
+// method's config applies the mapper (compressed-tensors and Quark from #19425, FP8 from #21280;
+// read in upstream history, docs/research/sglang-glm5.md).
 #include "run.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
@@ -81,6 +81,33 @@ TEST_F(SglangNextnMapperTest, QuarkEntriesReachTheDraftFrom19425) {
       "quantized by quark (not in exclude) (SGLang before 2026-02-26 only)\n  breaks      SGLang: "
       "loads, and drops the stored weights silently\n  would patch config.json +1: "
       "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  expect_rerun_writes_nothing({}, 0);
+}
+
+// compressed-tensors: its ignore list is renamed from #19425 on, read as SGLang reads it (a
+// case-insensitive substring).
+TEST_F(SglangNextnMapperTest, CompressedTensorsEntriesReachTheDraftFrom19425) {
+  write("{\"quant_method\": \"compressed-tensors\", \"format\": \"float-quantized\", "
+        "\"config_groups\": {\"group_0\": {\"targets\": [\"Linear\"], \"weights\": "
+        "{\"num_bits\": 8, \"type\": \"float\", \"strategy\": \"block\", "
+        "\"block_structure\": [128, 128], \"symmetric\": true}}}, "
+        "\"ignore\": [\"lm_head\", \"model.layers.61.self_attn.o_proj\"]}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 "
+      "linears BF16 in model.safetensors (num_nextn_predict_layers: 1)\n  lint        ignore: 2 "
+      "entries; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
+      "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR removes "
+      "the dead and duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module "
+      "stored BF16 but quantized by targets [\"Linear\"] (group_0, class name); ignore lists their "
+      "checkpoint names, but SGLang matches its own layer names, which differ (explain shows them) "
+      "(SGLang before 2026-02-26 only)\n  breaks      SGLang: loads, and drops the stored weights "
+      "silently\n  would patch config.json +1: model.decoder.self_attn.o_proj\n  status      "
+      "needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
   expect_rerun_writes_nothing({}, 0);

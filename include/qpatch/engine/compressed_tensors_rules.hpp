@@ -108,6 +108,11 @@ private:
   Dialect m_dialect;
   CtDialect m_ct; // m_dialect.compressed_tensors
   std::vector<Entry> m_ignore;
+  // Per m_ignore: the index of the config's ignore entry it stands for. m_ignore holds each
+  // entry and, right after it, its copy as a draft's own quant config renames it
+  // (ModelInfo::draft_config_substrings), so list order is kept and a decision names the entry
+  // as written.
+  std::vector<size_t> m_ignore_origin;
   // Where exact matching applies (not SGLang's substrings), each plain entry's first index by
   // its renamed text (and by its text as written, for transformers' class names), and the
   // regex entries in order: match_ignore looks up instead of scanning hundreds of entries.
@@ -125,6 +130,9 @@ private:
   // long, lower-cased, by index (util/substring_set.hpp).
   util::SubstringSet m_substrings;
   // The first regex entry before index `plain` that matches, else `plain` (list order).
+  // match_ignore's search: the index in m_ignore (a draft's renamed copy included).
+  std::optional<size_t>
+  first_ignoring(const std::string& prefix, bool& undecidable, const std::string& cls) const;
   std::optional<size_t> first_regex_before(std::optional<size_t> plain,
                                            const std::string& prefix,
                                            const std::string& cls,

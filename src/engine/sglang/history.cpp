@@ -69,16 +69,17 @@ History make_sglang_history() {
       // fork mirrors): DeepseekV3ForCausalLMNextN gets hf_to_sglang_mapper
       // {"model.layers.61": "model.decoder"} (substring), and QuarkConfig the
       // apply_weight_name_mapper that renames its exclude_layers with it. The draft's quant
-      // config of a DeepSeek-V3 checkpoint then reads checkpoint names of layer 61 as its own.
-      // (compressed-tensors' ignore is renamed too; not modelled: the report's rows for it
-      // compare the draft's entries as written.)
+      // config of a DeepSeek-V3 checkpoint then reads checkpoint names of layer 61 as its own:
+      // compressed-tensors' ignore list (compressed_tensors.py apply_weight_name_mapper, older)
+      // and Quark's exclude list (its targets and ModelOpt's exclude_modules are renamed too; not
+      // modelled).
       {"#19425",
        "f0d78f2e",
        "2026-02-26",
        "",
        "deepseek_nextn.py: the DeepSeek-V3 draft's mapper renames model.layers.61 to "
-       "model.decoder in its Quark exclude list",
-       "quark",
+       "model.decoder in its compressed-tensors ignore and Quark exclude lists",
+       "compressed-tensors quark",
        "DeepseekV3ForCausalLM"},
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
