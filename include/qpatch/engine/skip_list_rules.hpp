@@ -59,6 +59,12 @@
 // leading "model."; exact names, a fused layer (by its quant config's mapping, the Qwen3.5
 // draft's {}) by its shards only, an unfused gate_up_proj by both its parts. Its bitsandbytes
 // (bitsandbytes.py @b53daee): is_layer_skipped_bnb on the built name, FusedMoE never skipped.
+// Its Quark (quark/quark.py @ce1ec3af, quark/utils.py @382abd60): vLLM's rule before #46757 on
+// the entries as written (a DeepSeek-V3 draft's renamed by its NextN mapper, #19425); the
+// Qwen3.5 draft built dense once an entry starts with "mtp." (#23146).
+//
+// transformers' Quark (amd-quark's _map_to_quark / get_layer_quant_config): every nn.Linear,
+// lm_head included, quantized unless an entry fnmatch-es its module name.
 #pragma once
 
 #include <qpatch/engine/compressed_tensors_rules.hpp>
@@ -79,8 +85,8 @@ bool fnmatch(std::string_view name, std::string_view pattern);
 
 class SkipListRules {
 public:
-  // `version`'s engine: vLLM and transformers for every method; SGLang for awq, fp8 and
-  // bitsandbytes (its ModelOpt is judged by vLLM's rules).
+  // `version`'s engine: vLLM, SGLang or transformers, each by its own dialect (dialect.hpp;
+  // transformers has no ModelOpt quantizer).
   // `version`: vLLM before #43981 judges a fused layer through its shards only (its own name
   // listed skips nothing); before #38832 (Qwen3.5) / #46316 (Qwen3-Next) modelopt_fp4 builds
   // mtp.fc quantized; before #42124 ModelOpt gives a ParallelLMHead no quant method.
