@@ -74,15 +74,8 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
     m_ignore.push_back(make_entry(config.ignore[k]));
     m_ignore_origin.push_back(k);
     // SGLang's DeepSeek-V3 draft (#19425): compressed_tensors.py apply_weight_name_mapper
-    // renames its own config's ignore list (the first occurrence of each substring), the
-    // target's stays as written.
-    std::string renamed = config.ignore[k];
-    for (const auto& [from, to] : model.draft_config_substrings) {
-      if (const size_t at = renamed.find(from); at != std::string::npos) {
-        renamed.replace(at, from.size(), to);
-        break;
-      }
-    }
+    // renames its own config's ignore list, the target's stays as written.
+    const std::string renamed = model.draft_config_name(config.ignore[k]);
     if (renamed != config.ignore[k]) {
       m_ignore.push_back(make_entry(renamed));
       m_ignore_origin.push_back(k);

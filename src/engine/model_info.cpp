@@ -93,6 +93,17 @@ std::string ModelInfo::to_vllm(std::string_view name) const {
   return apply_renames(prefix_renames, name);
 }
 
+std::string ModelInfo::draft_config_name(const std::string& entry) const {
+  std::string renamed = entry;
+  for (const auto& [from, to] : draft_config_substrings) {
+    if (const size_t at = renamed.find(from); at != std::string::npos) {
+      renamed.replace(at, from.size(), to);
+      break;
+    }
+  }
+  return renamed;
+}
+
 std::string ModelInfo::layer_prefix(std::string_view name) const {
   if (!renumbered_from.empty() && name.substr(0, renumbered_from.size()) == renumbered_from) {
     const std::string_view rest = name.substr(renumbered_from.size());

@@ -108,10 +108,24 @@ SkipListRules::SkipListRules(SkipListMethod method,
   // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
   // #43529, keeps QuantizationConfig's no-op one: its entries are compared as written.
   const bool renamed = m_method != SkipListMethod::bitsandbytes;
+  // SGLang's DeepSeek-V3 draft reads its own quant config, whose entries the NextN class's
+  // mapper renamed (ModelInfo::draft_config_substrings: Quark from #19425, FP8 from #21280); the
+  // target's are as written. One rules object judges both, so each renamed entry is held right
+  // after its original (list order kept): an original names no draft layer (they are built under
+  // model.decoder) and a copy no target layer (none is).
+  const bool draft_copies = !m_model.draft_config_substrings.empty() &&
+                            (m_method == SkipListMethod::quark ||
+                             (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
   const auto add = [&](const std::string& entry, size_t origin) {
     m_mapped.push_back(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry)
                                                                        : entry);
     m_origin.push_back(origin);
+    if (draft_copies) {
+      if (std::string copy = m_model.draft_config_name(m_mapped.back()); copy != m_mapped.back()) {
+        m_mapped.push_back(std::move(copy));
+        m_origin.push_back(origin);
+      }
+    }
   };
   if (m_skip.transformers_convert &&
       (m_method == SkipListMethod::awq || m_method == SkipListMethod::fp8)) {
@@ -144,7 +158,6 @@ SkipListRules::SkipListRules(SkipListMethod method,
       add(entry, i);
     }
   }
-  add_draft_config_copies();
   if (m_method == SkipListMethod::quark) {
     // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
     // not compile raises re.error when a layer's test reaches it (quark_raises).
@@ -160,32 +173,6 @@ SkipListRules::SkipListRules(SkipListMethod method,
       }
       m_quark_patterns.push_back(std::move(pattern));
       m_quark_errors.push_back(std::move(error));
-    }
-  }
-}
-
-void SkipListRules::add_draft_config_copies() {
-  // SGLang's DeepSeek-V3 draft reads its own quant config, whose entries the NextN class's
-  // mapper renamed (ModelInfo::draft_config_substrings); the target's are as written. One rules
-  // object judges both, so each renamed entry is held beside its original: an original names no
-  // draft layer (they are built under model.decoder) and a copy no target layer (none is).
-  const bool maps = m_method == SkipListMethod::quark ||
-                    (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8);
-  if (!maps || m_model.draft_config_substrings.empty()) {
-    return;
-  }
-  const size_t written = m_mapped.size();
-  for (size_t k = 0; k < written; ++k) {
-    std::string renamed = m_mapped[k];
-    for (const auto& [from, to] : m_model.draft_config_substrings) {
-      if (const size_t at = renamed.find(from); at != std::string::npos) {
-        renamed.replace(at, from.size(), to); // WeightsMapper._map_name: the first occurrence
-        break;
-      }
-    }
-    if (renamed != m_mapped[k]) {
-      m_mapped.push_back(std::move(renamed));
-      m_origin.push_back(m_origin[k]);
     }
   }
 }

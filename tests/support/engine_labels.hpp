@@ -31,7 +31,8 @@ std::string traced_as(const std::string& architecture,
 inline constexpr const char* k_sglang_qwen35_assumed_note =
     "  note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one "
     "commit holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's "
-    "hf_to_sglang_mapper renamed compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; until "
+    "hf_to_sglang_mapper renamed compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 "
+    "entries is not read; until "
     "#23471 (2026-04-28) that mapper renamed them (model.language_model. to "
     "language_model.model.), not modelled)\n";
 

@@ -151,6 +151,10 @@ struct ModelInfo {
   // Return the name vLLM uses for checkpoint name `name` (prefix renames only): how plain
   // config entries are renamed.
   std::string to_vllm(std::string_view name) const;
+  // `entry` as the draft's own quant config holds it after its class's mapper
+  // (draft_config_substrings: WeightsMapper._map_name, the first occurrence of the first
+  // substring found); `entry` itself when none applies.
+  std::string draft_config_name(const std::string& entry) const;
   // Return the prefix vLLM asks the quant config about for checkpoint layer `name`: the renames
   // applied to it as to its weights ("lm_head" -> "language_model.lm_head" on the Qwen3.5 VLM),
   // and MiMo's renumbering of its MTP layers.

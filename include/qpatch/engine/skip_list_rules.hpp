@@ -128,9 +128,6 @@ private:
   // dot-parts, or the name without "language_model."; or an MLA tail in its last part.
   std::optional<size_t> modelopt_glob_excluded(const std::string& prefix) const;
   void compile_exclusions();
-  // The renamed copies of the entries a draft's own quant config holds (SGLang's DeepSeek-V3
-  // NextN mapper, #19425), beside the entries as written.
-  void add_draft_config_copies();
   // MIXED_PRECISION: the quant_algo `quantized_layers` gives vLLM name `prefix` ("" when none;
   // "!" followed by the algorithms when the shards of a fused layer disagree).
   std::string resolve_algo(const Layer& layer) const;
