@@ -660,7 +660,13 @@ void config_rejections(engine::EngineSet modelled,
 // satisfy.
 void assumption_notes(engine::EngineSet modelled,
                       const quant::ConfigSet& configs,
+                      const ModuleList& modules,
                       Diagnosis& diagnosis) {
+  const auto stored = [&](const std::string& part) {
+    return part.empty() || std::any_of(modules.begin(), modules.end(), [&](const auto& module) {
+             return module.name.find(part) != std::string_view::npos;
+           });
+  };
   // An assumption that can change a verdict is said: an engine's layer names for an
   // architecture its folder has no naming row for.
   for (const engine::Engine engine : modelled.list()) {
@@ -677,12 +683,22 @@ void assumption_notes(engine::EngineSet modelled,
     std::string from;
     std::string until;
     std::string reasons;
+    // And a build the row assumes (one platform's), over the versions that assume it.
+    std::string assumes_from;
+    std::string assumes_until;
+    std::string assumes;
     for (const engine::EngineVersion& version : diagnosis.versions_judged) {
       if (version.engine != engine || !version.with.empty()) {
         continue;
       }
       const engine::ModelInfo naming =
           engine::naming_of(version, configs.architecture, configs.num_hidden_layers);
+      if (!naming.assumes.empty() && stored(naming.assumes_when)) {
+        assumes_from = assumes_from.empty() ? version.from : assumes_from;
+        assumes_until =
+            version.newest() ? std::string(engine::history(engine).newest_date) : version.until;
+        assumes = naming.assumes;
+      }
       if (naming.assumed_naming || naming.assumed_because.empty()) {
         continue;
       }
@@ -693,6 +709,10 @@ void assumption_notes(engine::EngineSet modelled,
     if (!reasons.empty()) {
       diagnosis.notes.push_back(std::string(engine::display_name(engine)) + " main " + from + ".." +
                                 until + ": names assumed (" + reasons + ")");
+    }
+    if (!assumes.empty()) {
+      diagnosis.notes.push_back(std::string(engine::display_name(engine)) + " main " +
+                                assumes_from + ".." + assumes_until + ": judged with " + assumes);
     }
   }
   // Versions that cannot both be satisfied: the patch is for those that can, and says so.
@@ -774,7 +794,7 @@ Result<Diagnosis> diagnose(const Inventory& inventory,
   if (auto status = method->judge(in, diagnosis); !status) {
     return status.take_error();
   }
-  assumption_notes(modelled, configs, diagnosis);
+  assumption_notes(modelled, configs, modules, diagnosis);
   missing_head_finding(
       head, modules, configs.architecture, diagnosis.quantized, options.engines, diagnosis);
   diagnosis.findings.insert(diagnosis.findings.end(), inventory_part.begin(), inventory_part.end());

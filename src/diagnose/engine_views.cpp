@@ -157,7 +157,7 @@ namespace {
 // Whether two versions' naming rows build the same layers and say the same of them: a span
 // whose names are assumed stays a version of its own, so the report can say so.
 bool same_naming(const engine::ModelInfo& a, const engine::ModelInfo& b) {
-  return a.row == b.row && a.assumed_because == b.assumed_because;
+  return a.row == b.row && a.assumed_because == b.assumed_because && a.assumes == b.assumes;
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include <qpatch/engine/model_info.hpp>
 
 #include <algorithm>
+#include <iterator>
 
 namespace qpatch::engine {
 
@@ -70,6 +71,9 @@ std::optional<uint64_t> layer_index(std::string_view digits) {
   return index;
 }
 
+// GlmMoeDsaForCausalLMNextN._NEXTN_SPEC_WEIGHT_NAMES (glm4_moe.py @07ef650e).
+constexpr std::string_view k_nextn_spec_names[] = {"shared_head.norm", "eh_proj", "enorm", "hnorm"};
+
 } // namespace
 
 const std::vector<std::string>* ModelInfo::shards_of(std::string_view fused) const {
@@ -102,6 +106,43 @@ std::string ModelInfo::draft_config_name(const std::string& entry) const {
     }
   }
   return renamed;
+}
+
+bool ModelInfo::in_draft_model(std::string_view prefix) const {
+  if (!draft_layer_prefix.empty() &&
+      prefix.substr(0, draft_layer_prefix.size()) == draft_layer_prefix) {
+    return true;
+  }
+  // The NextN model's own linears (SGLang's model.eh_proj): the renamed plain linears.
+  for (const auto& [from, to] : draft_renames) {
+    const std::string_view last =
+        std::string_view(to).substr(std::min(to.rfind('.') + 1, to.size()));
+    if (prefix == to &&
+        std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::string> ModelInfo::draft_quark_copies(const std::string& entry) const {
+  const std::string& layer = draft_quark_nextn_layer;
+  if (layer.empty() || entry.size() <= layer.size() || entry.compare(0, layer.size(), layer) != 0 ||
+      entry[layer.size()] != '.') {
+    return {};
+  }
+  // _map_mtp_ckpt_name: the spec weights (shared_head.norm, eh_proj, enorm, hnorm) sit on the
+  // NextN model, everything else on its decoder; str.replace(layer_prefix, ..., 1).
+  const bool spec =
+      std::any_of(std::begin(k_nextn_spec_names),
+                  std::end(k_nextn_spec_names),
+                  [&](std::string_view part) { return entry.find(part) != std::string::npos; });
+  std::vector<std::string> copies = {(spec ? "model" : "model.decoder") +
+                                     entry.substr(layer.size())};
+  if (entry.find(".mlp.experts.") != std::string::npos) {
+    copies.emplace_back("model.decoder.mlp.experts");
+  }
+  return copies;
 }
 
 std::string ModelInfo::layer_prefix(std::string_view name) const {

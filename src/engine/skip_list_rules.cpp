@@ -126,6 +126,14 @@ SkipListRules::SkipListRules(SkipListMethod method,
         m_origin.push_back(origin);
       }
     }
+    if (m_method == SkipListMethod::quark) {
+      // SGLang's GLM-5 draft from #30265 adds its own names for the NextN layer's entries
+      // (ModelInfo::draft_quark_nextn_layer), keeping the originals.
+      for (std::string& copy : m_model.draft_quark_copies(entry)) {
+        m_mapped.push_back(std::move(copy));
+        m_origin.push_back(origin);
+      }
+    }
   };
   if (m_skip.transformers_convert &&
       (m_method == SkipListMethod::awq || m_method == SkipListMethod::fp8)) {
@@ -497,7 +505,23 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
   const bool head_quantizable =
       (m_method == SkipListMethod::modelopt && m_skip.modelopt_quantizes_head) ||
       (m_method == SkipListMethod::awq && m_skip.awq_reads_lm_head && m_lm_head_quantized);
-  if (layer.kind == LayerKind::built_dense || layer.kind == LayerKind::embedding ||
+  // SGLang's DeepSeek NextN draft under Quark (#23219): eh_proj is a ReplicatedLinear with the
+  // quant config; and the whole draft model has none when exclude skips its mapped prefix.
+  const bool quark_nextn_linear =
+      m_method == SkipListMethod::quark && m_model.quark_builds_plain_linears &&
+      layer.kind == LayerKind::built_dense && m_model.is_plain_linear(layer.name);
+  if (m_method == SkipListMethod::quark && !m_model.draft_quark_drop_prefix.empty() &&
+      m_model.in_draft_model(layer.prefix) && skipping_entry(m_model.draft_quark_drop_prefix)) {
+    return "without a quant config by SGLang's DeepSeek NextN draft: exclude skips " +
+           m_model.draft_quark_drop_prefix + " (#23219): always dense";
+  }
+  if (m_method == SkipListMethod::modelopt && m_nvfp4 && !m_layers &&
+      m_model.draft_dense_under_nvfp4 && m_model.in_draft_model(layer.prefix)) {
+    return std::string("without a quant config by SGLang's DeepSeek NextN draft under "
+                       "modelopt_fp4 (DeepseekModelNextN): always dense");
+  }
+  if ((layer.kind == LayerKind::built_dense && !quark_nextn_linear) ||
+      layer.kind == LayerKind::embedding ||
       (layer.kind == LayerKind::lm_head && !head_quantizable)) {
     return "with no quant config (" + layer.cls + "): always dense";
   }

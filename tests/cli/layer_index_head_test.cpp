@@ -246,5 +246,112 @@ TEST_F(LayerIndexHeadTest, ExplainErrorWithNoCauseInTheCheckpointSaysSo) {
             "version, a flag, a kernel)\n");
 }
 
+// SGLang's GLM-5 (sglang/naming.cpp glm5_row; docs/research/sglang-glm5.md): DeepSeek-V2 names,
+// the indexer's wk built with the layer's quant config and weights_proj dense, and the NextN
+// layer built at model.decoder / model.eh_proj.
+class SglangGlm5Test : public test::CheckpointCliTest {
+protected:
+  SglangGlm5Test() { m_engine = "sglang"; }
+};
+
+// The main layers' indexer wk is stored dense and listed nowhere: vLLM builds it dense, SGLang
+// with the layer's quant config. The draft's layers are named by SGLang's names.
+TEST_F(SglangGlm5Test, IndexerWkAndTheDraftNeedSglangsOwnEntries) {
+  write_glm5(dir(), glm5_config(R"(["lm_head"])"), true);
+  const test::CliOutcome dry = test::run_cli({"--dry-run", "--engine", "sglang", "DIR"}, dir());
+  EXPECT_EQ(dry.code, 1);
+  EXPECT_EQ(
+      dry.err,
+      "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    8 "
+      "norms, 19 linears BF16, 1 router, 1 embedding in model-00002-of-00002.safetensors "
+      "(num_nextn_predict_layers: 1)\n  note        SGLang main 2026-06-27..2026-08-31: judged "
+      "with the DSA indexer's wk built apart with the layer's quant config, as off CUDA (on CUDA "
+      "#27705 fuses it into a dense wk_weights_proj)\n  lint        ignore: 1 entry; 1 dead (no "
+      "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
+      "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
+      "ones\n  fixable     model.layers: 12 modules stored BF16 but quantized by targets "
+      "[\"Linear\"] (group_0, class name); not in ignore\n  breaks      SGLang: loads, and drops "
+      "the stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules stored "
+      "BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in ignore\n  "
+      "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
+      "+30: model.layers.0.self_attn.indexer.wk, model.layers.1.self_attn.indexer.wk, "
+      "model.layers.2.self_attn.q_a_proj, model.layers.2.self_attn.kv_a_proj_with_mqa, "
+      "model.decoder.self_attn.q_a_proj, model.decoder.self_attn.kv_a_proj_with_mqa, "
+      "model.layers.2.self_attn.q_b_proj, model.decoder.self_attn.q_b_proj, "
+      "model.layers.2.self_attn.kv_b_proj, model.decoder.self_attn.kv_b_proj, "
+      "model.layers.2.self_attn.o_proj, model.decoder.self_attn.o_proj, "
+      "model.layers.2.self_attn.indexer.wq_b, model.decoder.self_attn.indexer.wq_b, "
+      "model.layers.2.self_attn.indexer.wk, model.decoder.self_attn.indexer.wk, "
+      "model.layers.2.mlp.experts.0.gate_proj, model.layers.2.mlp.experts.0.up_proj, "
+      "model.layers.2.mlp.experts.0.down_proj, model.layers.2.mlp.experts.1.gate_proj, "
+      "model.layers.2.mlp.experts.1.up_proj, model.layers.2.mlp.experts.1.down_proj, "
+      "model.decoder.mlp.experts.0.gate_proj, model.decoder.mlp.experts.0.up_proj, "
+      "model.decoder.mlp.experts.0.down_proj, model.layers.2.mlp.shared_experts.gate_proj, "
+      "model.layers.2.mlp.shared_experts.up_proj, model.decoder.mlp.shared_experts.gate_up_proj, "
+      "model.layers.2.mlp.shared_experts.down_proj, model.decoder.mlp.shared_experts.down_proj\n  "
+      "status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out,
+            "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head  "
+            "  8 norms, 19 linears BF16, 1 router, 1 embedding in model-00002-of-00002.safetensors "
+            "(num_nextn_predict_layers: 1)\n  note        SGLang main 2026-06-27..2026-08-31: "
+            "judged with the DSA indexer's wk built apart with the layer's quant config, as off "
+            "CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n  lint        ignore: 31 "
+            "entries; 17 dead (no verdict changes without them, in any version judged), 0 "
+            "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch "
+            "--prune DIR removes the dead and duplicate ones\n  status      clean\n");
+  expect_rerun_writes_nothing({}, 0);
+}
+
+// A checkpoint for both engines: the patch lists vLLM's names and SGLang's.
+TEST_F(SglangGlm5Test, OnePatchSatisfiesVllmAndSglang) {
+  write_glm5(dir(), glm5_config(R"(["lm_head"])"), true);
+  m_engine = "vllm,sglang";
+  const test::CliOutcome dry =
+      test::run_cli({"--dry-run", "--engine", "vllm,sglang", "DIR"}, dir());
+  EXPECT_EQ(dry.code, 1);
+  EXPECT_EQ(
+      dry.err,
+      "DIR: compressed-tensors, judged for vLLM (main 2026-02-28..2026-08-17) and SGLang (main "
+      "2026-02-09..2026-08-31)\n  mtp head    8 norms, 19 linears BF16, 1 router, 1 embedding in "
+      "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n  note        SGLang main "
+      "2026-06-27..2026-08-31: judged with the DSA indexer's wk built apart with the layer's quant "
+      "config, as off CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n  lint        "
+      "ignore: 1 entry; 1 dead (no verdict changes without them, in any version judged), 0 "
+      "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch --prune "
+      "DIR removes the dead and duplicate ones\n  fixable     model.layers: 3 modules stored BF16 "
+      "but quantized by targets [\"Linear\"] (group_0, class name); not in ignore [sglang]\n  "
+      "breaks      SGLang: loads, and drops the stored weights silently\n  fixable     "
+      "model.layers.2: 9 modules stored BF16 but quantized by targets [\"Linear\"] (group_0, class "
+      "name); not in ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module "
+      "or parameter named 'model.layers.2.self_attn.q_a_proj.weight' in ...\"; SGLang: loads, and "
+      "drops the stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules "
+      "stored BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in "
+      "ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
+      "named 'model.layers.2.mlp.experts.0.gate_proj.weight' in ...\"; SGLang: loads, and drops "
+      "the stored weights silently\n  would patch config.json +30: "
+      "model.layers.0.self_attn.indexer.wk, model.layers.1.self_attn.indexer.wk, "
+      "model.layers.2.self_attn.q_a_proj, model.layers.2.self_attn.kv_a_proj_with_mqa, "
+      "model.decoder.self_attn.q_a_proj, model.decoder.self_attn.kv_a_proj_with_mqa, "
+      "model.layers.2.self_attn.q_b_proj, model.decoder.self_attn.q_b_proj, "
+      "model.layers.2.self_attn.kv_b_proj, model.decoder.self_attn.kv_b_proj, "
+      "model.layers.2.self_attn.o_proj, model.decoder.self_attn.o_proj, "
+      "model.layers.2.self_attn.indexer.wq_b, model.decoder.self_attn.indexer.wq_b, "
+      "model.layers.2.self_attn.indexer.wk, model.decoder.self_attn.indexer.wk, "
+      "model.layers.2.mlp.experts.0.gate_proj, model.layers.2.mlp.experts.0.up_proj, "
+      "model.layers.2.mlp.experts.0.down_proj, model.layers.2.mlp.experts.1.gate_proj, "
+      "model.layers.2.mlp.experts.1.up_proj, model.layers.2.mlp.experts.1.down_proj, "
+      "model.decoder.mlp.experts.0.gate_proj, model.decoder.mlp.experts.0.up_proj, "
+      "model.decoder.mlp.experts.0.down_proj, model.layers.2.mlp.shared_experts.gate_proj, "
+      "model.layers.2.mlp.shared_experts.up_proj, model.decoder.mlp.shared_experts.gate_up_proj, "
+      "model.layers.2.mlp.shared_experts.down_proj, model.decoder.mlp.shared_experts.down_proj\n  "
+      "status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check", "-q"}).first, 0);
+  expect_rerun_writes_nothing({}, 0);
+}
+
 } // namespace
 } // namespace qpatch::cli

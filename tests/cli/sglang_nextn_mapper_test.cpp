@@ -38,6 +38,20 @@ protected:
     spec.shards.push_back({"model.safetensors", tensors, true});
     ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
   }
+  // Any DeepSeek-V2-named model: `tensors` in one file under `quantization_config`.
+  void write_model(const std::string& architecture,
+                   int num_hidden_layers,
+                   const std::vector<TensorSpec>& tensors,
+                   const std::string& quantization_config) {
+    synth::CheckpointSpec spec;
+    spec.config_json =
+        "{\n  \"architectures\": [\"" + architecture +
+        "\"],\n  \"num_hidden_layers\": " + std::to_string(num_hidden_layers) +
+        ",\n  \"num_nextn_predict_layers\": 1,\n  \"quantization_config\": " + quantization_config +
+        "\n}\n";
+    spec.shards.push_back({"model.safetensors", tensors, true});
+    ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
 };
 
 // FP8: until #21280 (2026-04-03) fp8.py has no apply_weight_name_mapper, so the entry names no
@@ -77,10 +91,13 @@ TEST_F(SglangNextnMapperTest, QuarkEntriesReachTheDraftFrom19425) {
       "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 2 entries; 1 "
       "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
       "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
-      "quantized by quark (not in exclude) (SGLang before 2026-02-26 only)\n  breaks      SGLang: "
-      "loads, and drops the stored weights silently\n  would patch config.json +1: "
-      "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
+      "duplicate ones\n  fixable     model.layers.61.eh_proj: 1 module stored BF16 but quantized "
+      "by quark (not in exclude) (SGLang from 2026-04-20 only)\n  breaks      SGLang: loads, and "
+      "drops the stored weights silently\n  fixable     model.layers.61.self_attn.o_proj: 1 module "
+      "stored BF16 but quantized by quark (not in exclude) (SGLang before 2026-02-26 only)\n  "
+      "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
+      "+3: model.layers.61.eh_proj, model.eh_proj, model.decoder.self_attn.o_proj\n  status      "
+      "needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
   expect_rerun_writes_nothing({}, 0);
@@ -111,6 +128,143 @@ TEST_F(SglangNextnMapperTest, CompressedTensorsEntriesReachTheDraftFrom19425) {
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
   expect_rerun_writes_nothing({}, 0);
+}
+
+// Quark from #23219 (2026-04-20): an exclude entry that skips the NextN layer's mapped prefix
+// (model.layers.61 -> model.decoder) builds the whole draft model without a quant config. Before
+// it, the entry names no layer and the draft's o_proj is quantized over BF16 weights.
+TEST_F(SglangNextnMapperTest, QuarkEntryForTheWholeNextnLayerDropsItsQuantConfigFrom23219) {
+  write("{\"quant_method\": \"quark\", \"exclude\": [\"lm_head\", \"model.layers.61\"], "
+        "\"export\": {\"kv_cache_group\": [], \"pack_method\": \"reorder\"}, "
+        "\"global_quant_config\": {\"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": "
+        "\"per_tensor\", \"is_dynamic\": false}, \"input_tensors\": null}, "
+        "\"layer_quant_config\": {}, \"layer_type_quant_config\": {}}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears BF16 "
+      "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 2 entries; 1 "
+      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
+      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
+      "quantized by quark (not in exclude) (SGLang before 2026-04-20 only)\n  breaks      SGLang: "
+      "loads, and drops the stored weights silently\n  would patch config.json +2: "
+      "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
+      "needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  expect_rerun_writes_nothing({}, 0);
+}
+
+// ModelOpt NVFP4: DeepseekModelNextN builds the draft without a quant config whatever the
+// config says, so a draft stored BF16 needs no entry, and one stored NVFP4 cannot load.
+TEST_F(SglangNextnMapperTest, Nvfp4DraftIsBuiltDenseWhateverTheConfigSays) {
+  const std::string config = "{\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\", "
+                             "\"group_size\": 16, \"exclude_modules\": [\"lm_head\"]}";
+  const std::vector<TensorSpec> main = {
+      {"lm_head.weight", "BF16", {256, 64}},
+      {"model.layers.0.self_attn.o_proj.weight", "U8", {64, 32}},
+      {"model.layers.0.self_attn.o_proj.weight_scale", "F8_E4M3", {64, 4}},
+      {"model.layers.0.self_attn.o_proj.weight_scale_2", "F32", {}},
+      {"model.layers.0.self_attn.o_proj.input_scale", "F32", {}}};
+  std::vector<TensorSpec> dense = main;
+  dense.push_back({"model.layers.61.eh_proj.weight", "BF16", {64, 128}});
+  dense.push_back({"model.layers.61.self_attn.o_proj.weight", "BF16", {64, 64}});
+  write_model("DeepseekV3ForCausalLM", 61, dense, config);
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged for SGLang\n  mtp head    2 linears BF16 in model.safetensors "
+            "(num_nextn_predict_layers: 1)\n  status      clean\n");
+  std::vector<TensorSpec> nvfp4 = main;
+  nvfp4.push_back({"model.layers.61.eh_proj.weight", "BF16", {64, 128}});
+  nvfp4.push_back({"model.layers.61.self_attn.o_proj.weight", "U8", {64, 32}});
+  nvfp4.push_back({"model.layers.61.self_attn.o_proj.weight_scale", "F8_E4M3", {64, 4}});
+  nvfp4.push_back({"model.layers.61.self_attn.o_proj.weight_scale_2", "F32", {}});
+  nvfp4.push_back({"model.layers.61.self_attn.o_proj.input_scale", "F32", {}});
+  std::filesystem::remove_all(dir());
+  write_model("DeepseekV3ForCausalLM", 61, nvfp4, config);
+  const auto [code2, out2] = run_qpatch({"--check"});
+  EXPECT_EQ(code2, 1);
+  EXPECT_EQ(out2,
+            "DIR: modelopt, judged for SGLang\n  mtp head    1 linear BF16, 1 linear "
+            "modelopt-nvfp4 in model.safetensors (num_nextn_predict_layers: 1)\n  not fixable "
+            "model.layers.61.self_attn.o_proj: 1 module stored modelopt-nvfp4 but SGLang builds "
+            "this layer dense: not fixable by a config patch\n  breaks      SGLang: loads, and "
+            "drops the stored weights silently\n  status      unfixable\n  why         qpatch "
+            "explain DIR model.layers.61.self_attn.o_proj\n");
+}
+
+// GLM-5 (78 layers, its NextN layer 78) under SGLang: its draft was DeepseekV3ForCausalLMNextN,
+// whose mapper renames layer 61, until #30265 (2026-07-08) gave it GlmMoeDsaForCausalLMNextN.
+class SglangGlm5NextnTest : public SglangNextnMapperTest {
+protected:
+  void write_glm5(const std::vector<TensorSpec>& tensors, const std::string& quantization_config) {
+    write_model("GlmMoeDsaForCausalLM", 78, tensors, quantization_config);
+  }
+};
+
+// Quark: from #30265 the draft copies exclude entries naming model.layers.78 onto its own names
+// (model.decoder.self_attn.o_proj); before it they are compared as written and miss the draft.
+TEST_F(SglangGlm5NextnTest, QuarkEntriesReachTheDraftFrom30265) {
+  write_glm5({{"lm_head.weight", "BF16", {256, 64}},
+              {"model.layers.78.eh_proj.weight", "BF16", {64, 128}},
+              {"model.layers.78.self_attn.o_proj.weight", "BF16", {64, 64}},
+              {"model.layers.0.self_attn.o_proj.weight", "F8_E4M3", {64, 64}},
+              {"model.layers.0.self_attn.o_proj.weight_scale", "F32", {}}},
+             "{\"quant_method\": \"quark\", \"exclude\": [\"lm_head\", "
+             "\"model.layers.78.self_attn.o_proj\", \"model.layers.78.eh_proj\"], \"export\": "
+             "{\"kv_cache_group\": [], \"pack_method\": \"reorder\"}, \"global_quant_config\": "
+             "{\"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", "
+             "\"is_dynamic\": false}, \"input_tensors\": null}, \"layer_quant_config\": {}, "
+             "\"layer_type_quant_config\": {}}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears BF16 "
+      "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 3 entries; 1 "
+      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
+      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n  fixable     model.layers.78.eh_proj: 1 module stored BF16 but quantized "
+      "by quark (not in exclude) (SGLang 2026-04-20..2026-07-07 only)\n  breaks      SGLang: "
+      "loads, and drops the stored weights silently\n  fixable     "
+      "model.layers.78.self_attn.o_proj: 1 module stored BF16 but quantized by quark (not in "
+      "exclude) (SGLang before 2026-07-08 only)\n  breaks      SGLang: loads, and drops the stored "
+      "weights silently\n  would patch config.json +2: model.eh_proj, "
+      "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+  expect_rerun_writes_nothing({}, 0);
+}
+
+// FP8: from #21280 (2026-04-03) until #30265 the layer-61 mapper renames GLM-5's entry for its
+// own layer 61 onto the draft, which SGLang then builds dense over FP8 weights. No ignored_layers
+// entry names layer 61 without also naming the draft, so no patch helps those versions.
+TEST_F(SglangGlm5NextnTest, Fp8EntryForLayer61ReachesTheDraftUntil30265) {
+  write_glm5({{"lm_head.weight", "BF16", {256, 64}},
+              {"model.layers.61.self_attn.o_proj.weight", "BF16", {64, 64}},
+              {"model.layers.78.self_attn.o_proj.weight", "F8_E4M3", {64, 64}},
+              {"model.layers.78.self_attn.o_proj.weight_scale_inv", "F32", {1, 1}},
+              {"model.layers.0.self_attn.o_proj.weight", "F8_E4M3", {64, 64}},
+              {"model.layers.0.self_attn.o_proj.weight_scale_inv", "F32", {1, 1}}},
+             "{\"quant_method\": \"fp8\", \"activation_scheme\": \"dynamic\", "
+             "\"weight_block_size\": [128, 128], "
+             "\"ignored_layers\": [\"model.layers.61.self_attn.o_proj\"]}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: fp8, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    1 linear fp8-block "
+      "in model.safetensors (num_nextn_predict_layers: 1)\n  note        some versions judged "
+      "cannot load this checkpoint whatever the config says (the findings marked \"only\" say "
+      "which); the patch satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, a release) "
+      "judges the version you run alone\n  not fixable model.layers.78.self_attn.o_proj: 1 module "
+      "stored fp8-block but made dense by ignored_layers entry "
+      "\"model.layers.61.self_attn.o_proj\" (SGLang 2026-04-03..2026-07-07 only)\n  breaks      "
+      "SGLang: loads, and drops the stored weights silently\n  status      unfixable\n  why        "
+      " qpatch explain DIR model.layers.78.self_attn.o_proj\n");
 }
 
 } // namespace

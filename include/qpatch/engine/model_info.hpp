@@ -62,6 +62,23 @@ struct ModelInfo {
   // compressed-tensors, Quark, and FP8 when `draft_config_renames_fp8` (#21280).
   std::vector<std::pair<std::string, std::string>> draft_config_substrings;
   bool draft_config_renames_fp8 = false;
+  // The checkpoint prefix of the NextN layer ("model.layers.78") whose Quark exclude entries the
+  // draft copies onto its own names (SGLang's GlmMoeDsaForCausalLMNextN since #30265:
+  // _resolve_nextn_quant_config); "" when none.
+  std::string draft_quark_nextn_layer;
+  // SGLang's DeepSeek NextN draft (deepseek_nextn.py, #23219 57ecce98 on): under Quark eh_proj is
+  // a ReplicatedLinear built with the quant config, not a plain nn.Linear
+  // (`quark_builds_plain_linears`), and the whole draft model is built without one when Quark's
+  // should_ignore_layer skips `draft_quark_drop_prefix` (the NextN layer's prefix after the
+  // class's mapper: "model.decoder" for DeepSeek-V3; "" when the class never drops it).
+  bool quark_builds_plain_linears = false;
+  std::string draft_quark_drop_prefix;
+  // DeepseekModelNextN builds the draft without a quant config under modelopt_fp4 (every SGLang
+  // version read): its decoder and eh_proj are dense whatever the config says.
+  bool draft_dense_under_nvfp4 = false;
+  // True for a layer of the draft model proper (its decoder and its plain linears, not its
+  // head), in engine naming.
+  bool in_draft_model(std::string_view prefix) const;
   // The engine name of the draft's own ParallelLMHead when it is stored as a linear of the draft
   // layer (DeepSeek/GLM shared_head.head, which SGLang builds at model.shared_head.head).
   std::string draft_head_prefix;
@@ -115,6 +132,13 @@ struct ModelInfo {
   // naming is known to differ and is not modelled apart. The report says it for every version
   // judged.
   std::string assumed_because;
+  // What this row assumes about the platform or the run where the engine builds the model
+  // otherwise ("" when nothing): the names are read, the build they describe is one of several.
+  // The report says it for every version judged.
+  std::string assumes;
+  // The name component that makes `assumes` matter: said only when a stored module's name holds
+  // it ("" when always).
+  std::string assumes_when;
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
   // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
   bool embedding_quant_config = true;
@@ -155,6 +179,10 @@ struct ModelInfo {
   // (draft_config_substrings: WeightsMapper._map_name, the first occurrence of the first
   // substring found); `entry` itself when none applies.
   std::string draft_config_name(const std::string& entry) const;
+  // The names the draft's Quark config adds for exclude entry `entry` (draft_quark_nextn_layer:
+  // glm4_moe.py @07ef650e _map_mtp_ckpt_name, and model.decoder.mlp.experts for an entry
+  // naming an expert); none for an entry that does not start with the NextN layer's prefix.
+  std::vector<std::string> draft_quark_copies(const std::string& entry) const;
   // Return the prefix vLLM asks the quant config about for checkpoint layer `name`: the renames
   // applied to it as to its weights ("lm_head" -> "language_model.lm_head" on the Qwen3.5 VLM),
   // and MiMo's renumbering of its MTP layers.

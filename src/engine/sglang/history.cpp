@@ -80,7 +80,7 @@ History make_sglang_history() {
        "deepseek_nextn.py: the DeepSeek-V3 draft's mapper renames model.layers.61 to "
        "model.decoder in its compressed-tensors ignore and Quark exclude lists",
        "compressed-tensors quark",
-       "DeepseekV3ForCausalLM"},
+       "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
       // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
@@ -101,7 +101,7 @@ History make_sglang_history() {
        "fp8.py: Fp8Config.apply_weight_name_mapper (the DeepSeek-V3 draft's ignored_layers renamed "
        "like its Quark exclude list)",
        "fp8",
-       "DeepseekV3ForCausalLM"},
+       "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
       // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
       // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
       // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP
@@ -115,6 +115,18 @@ History make_sglang_history() {
        "dense",
        "quark",
        "Qwen3_5"},
+      // sgl-project/sglang#23219 (57ecce98, merged 2026-04-20, read in upstream history):
+      // DeepseekModelNextN builds eh_proj with the Quark config, and the DeepSeek-V3 NextN draft
+      // (GLM-5's too until #30265) is built without one when its exclude list skips the NextN
+      // layer's mapped prefix (sglang/naming.cpp nextn_draft_quant_gates).
+      {"#23219",
+       "57ecce98",
+       "2026-04-20",
+       "",
+       "deepseek_nextn.py: under Quark the draft's eh_proj is quantized, and the whole draft is "
+       "built dense when exclude skips its mapped layer prefix",
+       "quark",
+       "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
       // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
       // packed_modules_mapping", merged 2026-04-28 as 9814cc89, read in a third-party commit log
       // and PR table; its description is dated 2026-04-22): from then the Qwen3.5 classes give
@@ -133,6 +145,30 @@ History make_sglang_history() {
        "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+      // sgl-project/sglang#27705 (073de150, merged 2026-06-27, read in upstream history):
+      // the DSA indexer's wk and weights_proj fused into a dense wk_weights_proj on CUDA (from
+      // #30111, e552f6ed, 2026-07-04, only with indexer_rope_interleave). The build judged keeps
+      // them apart (sglang/naming.cpp glm5_row); the report says so from this day.
+      {"#27705",
+       "073de150",
+       "2026-06-27",
+       "",
+       "dsa_indexer.py: on CUDA the indexer's wk is fused into a dense wk_weights_proj (an FP8 wk "
+       "dequantized); the build judged keeps wk apart, as off CUDA",
+       "",
+       "GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#30265 (07ef650e, merged 2026-07-08, read in upstream history): GLM-5's
+      // draft becomes GlmMoeDsaForCausalLMNextN, whose hf_to_sglang_mapper is empty (entries
+      // naming layer 61 no longer reach the draft) and whose _resolve_nextn_quant_config copies
+      // Quark exclude entries naming the NextN layer (model.layers.{N}.) onto the draft's names.
+      {"#30265",
+       "07ef650e",
+       "2026-07-08",
+       "",
+       "glm4_moe.py: GLM-5's draft drops the layer-61 mapper and copies Quark exclude entries "
+       "naming its layer onto its own names",
+       "compressed-tensors fp8 quark",
+       "GlmMoeDsaForCausalLM"},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
       {"#35887",

@@ -44,6 +44,100 @@ void nextn_draft(ModelInfo& info, uint64_t num_hidden_layers) {
   info.draft_layer_prefix = "model.decoder.";
 }
 
+// DeepseekModelNextN and DeepseekV3ForCausalLMNextN (deepseek_nextn.py @398b81f7 and
+// @b98d4721): under modelopt_fp4 DeepseekModelNextN.__init__ sets quant_config = None ("Overriding
+// DeepseekV3ForCausalLMNextN quant config for modelopt_fp4 Deepseek model."), in every version
+// read. From #23219 (57ecce98, 2026-04-20, "Enable MTP for GLM-5-mxfp4"), under Quark eh_proj is
+// ReplicatedLinear(quant_config=quant_config, prefix="model.eh_proj"), and
+// DeepseekV3ForCausalLMNextN._resolve_nextn_quant_config (inline in __init__ until #30265) builds
+// the draft model without a quant config when quark/utils.py should_ignore_layer(mapped_prefix,
+// exclude_layers) holds, mapped_prefix being "model.layers.{N}" through the class's mapper. The
+// draft's lm_head keeps the config either way.
+void nextn_draft_quant_gates(ModelInfo& info, const EngineVersion& version, bool drops) {
+  info.draft_dense_under_nvfp4 = true;
+  if (!version.has("#23219") || info.num_hidden_layers == 0) {
+    return;
+  }
+  info.quark_builds_plain_linears = true;
+  if (drops) {
+    info.draft_quark_drop_prefix =
+        info.draft_config_name("model.layers." + std::to_string(info.num_hidden_layers));
+  }
+  info.row += "/quark_eh_proj";
+}
+
+// DeepseekV2ForCausalLM's target naming (deepseek_v2.py, 2026 and @b98d4721):
+// packed_modules_mapping gets only fused_qkv_a_proj_with_mqa = [q_a_proj, kv_a_proj_with_mqa] (no
+// gate_up_proj entry, so the dense MLP's gate_up_proj is judged by its fused name); embed_tokens
+// without a quant config; layers at model.layers.N. Shared experts are judged as layers of their
+// own (SGLang's shared-expert fusion off: with it on they load into the routed FusedMoE).
+void deepseek_v2_target(ModelInfo& info) {
+  info.known = true;
+  info.packed.push_back({"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}});
+  info.quant_packed =
+      PackedMapping{{"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}}};
+  info.embedding_quant_config = false;
+}
+
+// DeepseekV3ForCausalLMNextN's mapper, from #19425 (deepseek_nextn.py @f0d78f2e):
+// hf_to_sglang_mapper = WeightsMapper(orig_to_new_substr={"model.layers.61": "model.decoder"}),
+// which loader.py's _get_quantization_config hands to the draft's quant config
+// (apply_weight_name_mapper: compressed_tensors.py's ignore, quark.py's exclude_layers from
+// #19425, fp8.py's ignored_layers from #21280, 990c7590b). models/utils.py
+// WeightsMapper._map_name replaces the first occurrence. The target class has no mapper. The
+// 61 is DeepSeek-V3's layer count written in: a GLM-5 draft built by this class renames its
+// target's layer-61 entries onto the draft.
+void nextn_draft_mapper(ModelInfo& info, const EngineVersion& version) {
+  if (!version.has("#19425")) {
+    return;
+  }
+  info.draft_config_substrings = {{"model.layers.61", "model.decoder"}};
+  info.draft_config_renames_fp8 = version.has("#21280");
+  info.row += info.draft_config_renames_fp8 ? "/nextn_mapper_fp8" : "/nextn_mapper";
+}
+
+// GLM-5 (GlmMoeDsaForCausalLM; docs/research/sglang-glm5.md, read in upstream history).
+// glm4_moe.py @398b81f7 (#18521, 2026-02-10): `class GlmMoeDsaForCausalLM(DeepseekV2ForCausalLM):
+// pass`, so every target name is DeepSeek-V2's, and the class dict packed_modules_mapping is
+// DeepseekV2's, shared (unchanged @b98d4721). Its DSA indexer sits at self_attn.indexer
+// (dsa/dsa_indexer.py @b98d4721 Indexer.__init__; nsa/nsa_indexer.py @398b81f7): wq_b and wk
+// built with the layer's quant config, weights_proj a ReplicatedLinear with params_dtype
+// bfloat16 and no quant config.
+void glm5_row(ModelInfo& info, uint64_t num_hidden_layers, const EngineVersion& version) {
+  deepseek_v2_target(info);
+  info.row = "glm_moe_dsa";
+  info.built_dense_layers = {"weights_proj"};
+  if (version.has("#27705")) {
+    // #27705 (073de150, 2026-06-27) fuses wk and weights_proj into a bf16 wk_weights_proj with
+    // no quant config on CUDA (the loader dequantizes a block-FP8 wk into it:
+    // deepseek_weight_loader.py _load_fused_indexer_wk); from #30111 (e552f6ed, 2026-07-04) only
+    // when config.json sets indexer_rope_interleave. Elsewhere (ROCm, NPU,
+    // SGLANG_DISABLE_DSA_INDEXER_FUSION) wk is built apart with the layer's quant config: that
+    // is the build judged, and a patch that satisfies it leaves the fused one loadable.
+    info.assumes = "the DSA indexer's wk built apart with the layer's quant config, as off CUDA "
+                   "(on CUDA #27705 fuses it into a dense wk_weights_proj)";
+    info.assumes_when = ".indexer.wk";
+  }
+  // The draft: DeepseekV3ForCausalLMNextN (configs/model_config.py @398b81f7 rewrites
+  // GlmMoeDsaForCausalLM's architectures[0] to it) with its layer-61 mapper, until #30265
+  // (07ef650e, 2026-07-08) gives GLM-5 GlmMoeDsaForCausalLMNextN (glm4_moe.py @07ef650e,
+  // unchanged @b98d4721): the same modules, hf_to_sglang_mapper = WeightsMapper() (empty), and
+  // _resolve_nextn_quant_config, which for Quark copies exclude entries that start with
+  // "model.layers.{N}." onto the draft's names (draft_quark_nextn_layer).
+  nextn_draft(info, num_hidden_layers);
+  if (!version.has("#30265")) {
+    nextn_draft_mapper(info, version);
+    nextn_draft_quant_gates(info, version, true);
+    return;
+  }
+  info.row += "/glm_nextn";
+  if (num_hidden_layers > 0) {
+    info.draft_quark_nextn_layer = "model.layers." + std::to_string(num_hidden_layers);
+  }
+  // Its _resolve_nextn_quant_config never returns None; eh_proj is still DeepseekModelNextN's.
+  nextn_draft_quant_gates(info, version, false);
+}
+
 // The change that moved the Qwen3.5 text model to model.language_model (sglang/history.cpp).
 constexpr std::string_view k_language_model_prefix = "#18926";
 
@@ -153,28 +247,16 @@ ModelInfo sglang_model_info(const std::string& architecture,
     return info;
   }
   if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
-    // deepseek_v2.py (2026) DeepseekV2ForCausalLM.__init__: packed_modules_mapping gets only
-    // fused_qkv_a_proj_with_mqa = [q_a_proj, kv_a_proj_with_mqa] (no gate_up_proj entry, so the
-    // dense MLP's gate_up_proj is judged by its fused name); embed_tokens without a quant
-    // config; layers at model.layers.N. Shared experts are judged as layers of their own
-    // (SGLang's shared-expert fusion off: with it on they load into the routed FusedMoE).
-    info.known = true;
-    info.packed.push_back({"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}});
-    info.quant_packed =
-        PackedMapping{{"fused_qkv_a_proj_with_mqa", {"q_a_proj", "kv_a_proj_with_mqa"}}};
-    info.embedding_quant_config = false;
+    deepseek_v2_target(info);
     nextn_draft(info, num_hidden_layers);
-    if (architecture == "DeepseekV3ForCausalLM" && version.has("#19425")) {
-      // deepseek_nextn.py @f0d78f2e (#19425): DeepseekV3ForCausalLMNextN.hf_to_sglang_mapper =
-      // WeightsMapper(orig_to_new_substr={"model.layers.61": "model.decoder"}), which
-      // loader.py's _get_quantization_config hands to the draft's quant config
-      // (apply_weight_name_mapper: compressed_tensors.py's ignore, quark.py's exclude_layers
-      // from #19425, fp8.py's ignored_layers from #21280, 990c7590b). models/utils.py
-      // WeightsMapper._map_name replaces the first occurrence. The target class has no mapper.
-      info.draft_config_substrings = {{"model.layers.61", "model.decoder"}};
-      info.draft_config_renames_fp8 = version.has("#21280");
-      info.row += info.draft_config_renames_fp8 ? "/nextn_mapper_fp8" : "/nextn_mapper";
+    if (architecture == "DeepseekV3ForCausalLM") {
+      nextn_draft_mapper(info, version);
+      nextn_draft_quant_gates(info, version, true);
     }
+    return info;
+  }
+  if (architecture == "GlmMoeDsaForCausalLM") {
+    glm5_row(info, num_hidden_layers, version);
     return info;
   }
   if (architecture == "Glm4MoeForCausalLM") {
