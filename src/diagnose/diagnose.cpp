@@ -628,6 +628,54 @@ engine::EngineSet engines_for_method(const Method* method,
   return modelled;
 }
 
+// The versions of `engine` that read the config as another method than its own
+// (engine::config_read_as: SGLang's ModelOpt MIXED_PRECISION read as w4afp8): one finding per
+// reading, naming the versions when not all of those judged. No config patch helps them.
+void read_as_another_method(engine::Engine engine,
+                            const quant::ConfigFile& active,
+                            const quant::ConfigSet& configs,
+                            const DiagnoseOptions& options,
+                            Diagnosis& diagnosis) {
+  const std::vector<engine::EngineVersion> all =
+      engine::versions_to_judge(engine, diagnosis.quant_method, configs.architecture, options.pins);
+  std::vector<std::pair<std::string, std::vector<engine::EngineVersion>>> readings;
+  for (const engine::EngineVersion& version : all) {
+    const auto read_as = engine::config_read_as(
+        version, diagnosis.quant_method, active.config(), configs.architecture);
+    if (!read_as) {
+      continue;
+    }
+    auto it = std::find_if(readings.begin(), readings.end(), [&](const auto& reading) {
+      return reading.first == *read_as;
+    });
+    if (it == readings.end()) {
+      readings.emplace_back(*read_as, std::vector<engine::EngineVersion>{});
+      it = readings.end() - 1;
+    }
+    it->second.push_back(version);
+  }
+  const std::string who(engine::display_name(engine));
+  for (const auto& [read_as, versions] : readings) {
+    Finding finding;
+    finding.kind = FindingKind::config_rejected;
+    finding.label = active.name;
+    const std::string where = quant::pointer_text(active.pointer);
+    const std::string only =
+        versions.size() == all.size() ? "" : " (" + engine::subset_text(versions, all) + " only)";
+    finding.detail = active.name + (where.empty() ? "" : " " + where) + ": " + who +
+                     " reads this quantization config as " + read_as + only;
+    finding.engines = {std::string(engine::to_string(engine))};
+    if (!only.empty()) {
+      finding.versions = {engine::subset_text(versions, all)};
+    }
+    finding.engine_effects = {
+        {std::string(engine::to_string(engine)),
+         "builds the model as " + read_as.substr(0, read_as.find(':')) +
+             ", not as stored, and drops the stored weights it has no parameter for silently"}};
+    diagnosis.findings.push_back(std::move(finding));
+  }
+}
+
 // An engine that refuses the config before it builds any layer (engine/config_checks.hpp).
 void config_rejections(engine::EngineSet modelled,
                        const Method& method,
@@ -653,6 +701,7 @@ void config_rejections(engine::EngineSet modelled,
       finding.engine_error = *rejection;
       diagnosis.findings.push_back(std::move(finding));
     }
+    read_as_another_method(engine, active, configs, options, diagnosis);
   }
 }
 

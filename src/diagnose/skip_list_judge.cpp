@@ -1033,13 +1033,18 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
       std::none_of(diagnosis.findings.begin(), diagnosis.findings.end(), [](const Finding& f) {
         return f.kind == FindingKind::config_rejected;
       });
-  // An engine with no quantizer for the method skips the whole config: its refusal is the one
-  // finding (config_checks), no layer of it is judged or patched for.
+  // An engine with no quantizer for the method skips the whole config, and a version that reads
+  // it as another method (config_read_as: SGLang's MIXED_PRECISION as w4afp8) builds no layer by
+  // its lists: their finding (config_checks) is the one, no layer of them is judged or patched.
   judged.erase(std::remove_if(judged.begin(),
                               judged.end(),
                               [&](const auto& view) {
-                                return method == SkipListMethod::modelopt &&
-                                       view->dialect.skip_list.modelopt_unsupported;
+                                return (method == SkipListMethod::modelopt &&
+                                        view->dialect.skip_list.modelopt_unsupported) ||
+                                       engine::config_read_as(view->version,
+                                                              method_name,
+                                                              active.config(),
+                                                              in.configs.architecture);
                               }),
                judged.end());
   if (judged.empty()) {

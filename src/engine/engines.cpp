@@ -21,6 +21,11 @@ struct EngineRow {
   std::optional<std::string> (*config_rejection)(std::string_view method,
                                                  const json::Json& config,
                                                  const EngineVersion& version);
+  // The method a config is read as where not its own (null: always its own).
+  std::optional<std::string> (*config_read_as)(std::string_view method,
+                                               const json::Json& config,
+                                               std::string_view architecture,
+                                               const EngineVersion& version) = nullptr;
 };
 
 ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
@@ -42,7 +47,8 @@ const std::vector<EngineRow>& rows() {
        sglang_naming,
        sglang_dialect,
        sglang_effect,
-       sglang_config_rejection},
+       sglang_config_rejection,
+       sglang_config_read_as},
       {Engine::transformers,
        transformers_history,
        transformers_naming,
@@ -122,6 +128,14 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
                                             const json::Json& config) {
   const auto check = row(version.engine).config_rejection;
   return check != nullptr ? check(quant_method, config, version) : std::nullopt;
+}
+
+std::optional<std::string> config_read_as(const EngineVersion& version,
+                                          std::string_view quant_method,
+                                          const json::Json& config,
+                                          std::string_view architecture) {
+  const auto read_as = row(version.engine).config_read_as;
+  return read_as != nullptr ? read_as(quant_method, config, architecture, version) : std::nullopt;
 }
 
 std::string refuses_config(const std::string& engine_error) {

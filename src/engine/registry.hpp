@@ -45,5 +45,10 @@ std::optional<std::string> transformers_config_rejection(std::string_view quant_
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
                                                    const json::Json& config,
                                                    const EngineVersion& version);
+// sglang/config_checks.cpp: the method SGLang reads a config as, where not its own.
+std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
+                                                 const json::Json& config,
+                                                 std::string_view architecture,
+                                                 const EngineVersion& version);
 
 } // namespace qpatch::engine

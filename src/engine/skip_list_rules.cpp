@@ -113,8 +113,13 @@ SkipListRules::SkipListRules(SkipListMethod method,
   // target's are as written. One rules object judges both, so each renamed entry is held right
   // after its original (list order kept): an original names no draft layer (they are built under
   // model.decoder) and a copy no target layer (none is).
+  // SGLang's ModelOpt config maps exclude_modules through it too, in every version judged
+  // (modelopt_quant.py ModelOptQuantConfigBase.apply_weight_name_mapper, #18370 7b8365931,
+  // 2026-02-08: hf_to_sglang_mapper.apply_list).
+  const bool sglang_modelopt =
+      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
   const bool draft_copies = !m_model.draft_config_substrings.empty() &&
-                            (m_method == SkipListMethod::quark ||
+                            (m_method == SkipListMethod::quark || sglang_modelopt ||
                              (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
   const auto add = [&](const std::string& entry, size_t origin) {
     m_mapped.push_back(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry)
@@ -144,9 +149,6 @@ SkipListRules::SkipListRules(SkipListMethod method,
     }
     m_convert_patterns.push_back(*Pattern::compile("lm_head", "modules_to_not_convert"));
   }
-  if (m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded) {
-    compile_exclusions();
-  }
   for (size_t i = 0; i < m_entries.size(); ++i) {
     const std::string& entry = m_entries[i];
     // ModelOpt: "X*" becomes "X" and "X.*" before the renames (dialect.hpp).
@@ -165,6 +167,9 @@ SkipListRules::SkipListRules(SkipListMethod method,
     } else {
       add(entry, i);
     }
+  }
+  if (sglang_modelopt) {
+    compile_exclusions();
   }
   if (m_method == SkipListMethod::quark) {
     // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
@@ -192,6 +197,22 @@ void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std:
     for (auto& [key, algo] : layers) {
       key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
     }
+  } else if (!m_model.draft_config_substrings.empty()) {
+    // SGLang's DeepSeek-V3 draft renames its own config's keys with its mapper
+    // (ModelOptMixedPrecisionConfig.apply_weight_name_mapper: apply_dict, #20407 75a7879fd,
+    // 2026-03-14, with MIXED_PRECISION itself): each renamed key is held right after its
+    // original, as the entries are.
+    std::vector<std::pair<std::string, std::string>> with_copies;
+    with_copies.reserve(layers.size());
+    for (auto& [key, algo] : layers) {
+      std::string copy = m_model.draft_config_name(key);
+      const bool renamed = copy != key;
+      with_copies.emplace_back(std::move(key), algo);
+      if (renamed) {
+        with_copies.emplace_back(std::move(copy), algo);
+      }
+    }
+    layers = std::move(with_copies);
   }
   m_layers = std::move(layers);
 }
@@ -434,8 +455,9 @@ void SkipListRules::compile_exclusions() {
   // modelopt_quant.py ModelOptQuantConfig.is_layer_excluded (SGLang, store 54490057226):
   // regex_str = pattern.replace(".", r"\.").replace("*", r".*"), then re.fullmatch. An entry
   // with no other regex character is a literal or a "*"-glob (fnmatch without ? and [ is the
-  // same test, and cheap); any other is compiled as the Python regex it becomes.
-  for (const std::string& entry : m_entries) {
+  // same test, and cheap); any other is compiled as the Python regex it becomes. The entries as
+  // the config holds them after apply_weight_name_mapper (m_mapped: the draft's renamed copies).
+  for (const std::string& entry : m_mapped) {
     Exclusion exclusion;
     if (entry.find_first_of("?+()[]{}|^$\\") != std::string::npos) {
       exclusion.kind = Exclusion::Kind::regex;
@@ -475,7 +497,7 @@ std::optional<size_t> SkipListRules::modelopt_glob_excluded(const std::string& p
   const std::string_view last = parts.back();
   for (size_t i = 0; i < m_exclusions.size(); ++i) {
     const Exclusion& exclusion = m_exclusions[i];
-    const std::string& entry = m_entries[i];
+    const std::string& entry = m_mapped[i];
     const auto full = [&](std::string_view name) {
       switch (exclusion.kind) {
       case Exclusion::Kind::literal:
@@ -491,7 +513,7 @@ std::optional<size_t> SkipListRules::modelopt_glob_excluded(const std::string& p
     if (std::any_of(names.begin(), names.end(), full) ||
         std::any_of(parts.begin(), parts.end(), full) ||
         (exclusion.fused_tail && last.find(exclusion.tail) != std::string_view::npos)) {
-      return i;
+      return m_origin[i];
     }
   }
   return std::nullopt;

@@ -175,7 +175,8 @@ TEST_F(SglangNextnMapperTest, Nvfp4DraftIsBuiltDenseWhateverTheConfigSays) {
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 0);
   EXPECT_EQ(out,
-            "DIR: modelopt, judged for SGLang\n  mtp head    2 linears BF16 in model.safetensors "
+            "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 "
+            "linears BF16 in model.safetensors "
             "(num_nextn_predict_layers: 1)\n  status      clean\n");
   std::vector<TensorSpec> nvfp4 = main;
   nvfp4.push_back({"model.layers.61.eh_proj.weight", "BF16", {64, 128}});
@@ -188,12 +189,116 @@ TEST_F(SglangNextnMapperTest, Nvfp4DraftIsBuiltDenseWhateverTheConfigSays) {
   const auto [code2, out2] = run_qpatch({"--check"});
   EXPECT_EQ(code2, 1);
   EXPECT_EQ(out2,
-            "DIR: modelopt, judged for SGLang\n  mtp head    1 linear BF16, 1 linear "
+            "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    1 "
+            "linear BF16, 1 linear "
             "modelopt-nvfp4 in model.safetensors (num_nextn_predict_layers: 1)\n  not fixable "
             "model.layers.61.self_attn.o_proj: 1 module stored modelopt-nvfp4 but SGLang builds "
             "this layer dense: not fixable by a config patch\n  breaks      SGLang: loads, and "
             "drops the stored weights silently\n  status      unfixable\n  why         qpatch "
             "explain DIR model.layers.61.self_attn.o_proj\n");
+}
+
+// ModelOpt: SGLang's config maps its skip list (a config.json's "ignore", read as
+// exclude_modules) through the draft's mapper (apply_list, #18370), so "model.layers.61*" becomes
+// "model.decoder*" and reaches the draft; and a MIXED_PRECISION config its quantized_layers keys
+// (apply_dict, #20407), so the draft's FP8 layers are found.
+void modelopt_module(std::vector<TensorSpec>& tensors, const std::string& m, const char* stored) {
+  if (std::string(stored) == "BF16") {
+    tensors.push_back({m + ".weight", "BF16", {64, 64}});
+  } else if (std::string(stored) == "FP8") {
+    tensors.push_back({m + ".weight", "F8_E4M3", {64, 64}});
+    tensors.push_back({m + ".weight_scale", "F32", {}});
+    tensors.push_back({m + ".input_scale", "F32", {}});
+  } else { // NVFP4
+    tensors.push_back({m + ".weight", "U8", {64, 32}});
+    tensors.push_back({m + ".weight_scale", "F8_E4M3", {64, 4}});
+    tensors.push_back({m + ".weight_scale_2", "F32", {}});
+    tensors.push_back({m + ".input_scale", "F32", {}});
+  }
+}
+
+std::vector<TensorSpec> modelopt_model(const char* main, const char* draft) {
+  std::vector<TensorSpec> tensors = {{"lm_head.weight", "BF16", {256, 64}},
+                                     {"model.layers.61.eh_proj.weight", "BF16", {64, 128}}};
+  modelopt_module(tensors, "model.layers.0.self_attn.o_proj", main);
+  modelopt_module(tensors, "model.layers.61.self_attn.o_proj", draft);
+  return tensors;
+}
+
+// Before #19425 (2026-02-26) the draft class has no mapper, so the entry misses its
+// model.decoder layers; the patch names them.
+TEST_F(SglangNextnMapperTest, ModelOptIgnoreEntriesReachTheDraftThroughItsMapper) {
+  write_model("DeepseekV3ForCausalLM",
+              61,
+              modelopt_model("FP8", "BF16"),
+              "{\"quant_method\": \"modelopt\", \"quant_algo\": \"FP8\", "
+              "\"ignore\": [\"lm_head\", \"model.layers.61*\"]}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears "
+      "BF16 in model.safetensors (num_nextn_predict_layers: 1)\n  lint        ignore: 2 entries; 1 "
+      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
+      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
+      "duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
+      "quantized by modelopt (not in ignore) (SGLang before 2026-02-26 only)\n  breaks      "
+      "SGLang: loads, and drops the stored weights silently\n  would patch config.json +2: "
+      "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
+      "needs-patch\n  apply       qpatch DIR\n");
+}
+
+// SGLang reads a MIXED_PRECISION config as modelopt_mixed only from #27906 (2026-07-05), and
+// only with an NVFP4 quantized_layers entry (here layer 0's); before, as w4afp8, which no patch
+// can help.
+TEST_F(SglangNextnMapperTest, ModelOptQuantizedLayersKeysReachTheDraftThroughItsMapper) {
+  write_model("DeepseekV3ForCausalLM",
+              61,
+              modelopt_model("NVFP4", "FP8"),
+              "{\"quant_method\": \"modelopt\", \"quant_algo\": \"MIXED_PRECISION\", "
+              "\"ignore\": [\"lm_head\"], \"quantized_layers\": {"
+              "\"model.layers.0.self_attn.o_proj\": {\"quant_algo\": \"NVFP4\", "
+              "\"group_size\": 16}, "
+              "\"model.layers.61.self_attn.o_proj\": {\"quant_algo\": \"FP8\"}}}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(
+      out,
+      "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    1 linear "
+      "BF16, 1 linear fp8 in model.safetensors (num_nextn_predict_layers: 1)\n  note        some "
+      "versions judged cannot load this checkpoint whatever the config says (the findings marked "
+      "\"only\" say which); the patch satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, "
+      "a release) judges the version you run alone\n  not fixable config.json "
+      "/quantization_config: SGLang reads this quantization config as w4afp8: a MIXED_PRECISION "
+      "config is read as modelopt_mixed only for Nemotron-H from #20407 (2026-03-14), and for any "
+      "model with an NVFP4 or W4A16_NVFP4 quantized_layers entry from #27906 (2026-07-05); "
+      "W4AFp8Config reads neither its skip list nor quantized_layers, and builds every linear "
+      "layer FP8 block-wise and every MoE W4AFP8 (SGLang before 2026-07-05 only)\n  breaks      "
+      "SGLang: builds the model as w4afp8, not as stored, and drops the stored weights it has no "
+      "parameter for silently\n  status      unfixable\n");
+}
+
+// Without an NVFP4 layer SGLang reads it as w4afp8 in every version judged.
+TEST_F(SglangNextnMapperTest, ModelOptMixedPrecisionWithoutNvfp4IsReadAsW4afp8) {
+  write_model("DeepseekV3ForCausalLM",
+              61,
+              modelopt_model("FP8", "FP8"),
+              "{\"quant_method\": \"modelopt\", \"quant_algo\": \"MIXED_PRECISION\", "
+              "\"ignore\": [\"lm_head\"], \"quantized_layers\": {"
+              "\"model.layers.0.self_attn.o_proj\": {\"quant_algo\": \"FP8\"}, "
+              "\"model.layers.61.self_attn.o_proj\": {\"quant_algo\": \"FP8\"}}}");
+  const auto [code, out] = run_qpatch({"--check"});
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(out,
+            "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    1 "
+            "linear BF16, 1 linear fp8 in model.safetensors (num_nextn_predict_layers: 1)\n  not "
+            "fixable config.json /quantization_config: SGLang reads this quantization config as "
+            "w4afp8: a MIXED_PRECISION config is read as modelopt_mixed only for Nemotron-H from "
+            "#20407 (2026-03-14), and for any model with an NVFP4 or W4A16_NVFP4 quantized_layers "
+            "entry from #27906 (2026-07-05); W4AFp8Config reads neither its skip list nor "
+            "quantized_layers, and builds every linear layer FP8 block-wise and every MoE W4AFP8\n "
+            " breaks      SGLang: builds the model as w4afp8, not as stored, and drops the stored "
+            "weights it has no parameter for silently\n  status      unfixable\n");
 }
 
 // GLM-5 (78 layers, its NextN layer 78) under SGLang: its draft was DeepseekV3ForCausalLMNextN,

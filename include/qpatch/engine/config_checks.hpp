@@ -21,6 +21,15 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
                                             std::string_view quant_method,
                                             const json::Json& config);
 
+// The method `version` reads `config` as where it is not the one `quant_method` names, with why
+// ("w4afp8: ..."), or nothing: SGLang's configs/model_config.py _parse_modelopt_quant_config
+// reads a ModelOpt MIXED_PRECISION config as W4AFP8 unless its rules pick modelopt_mixed.
+// `architecture` is config.json's architectures[0] (some routes depend on it).
+std::optional<std::string> config_read_as(const EngineVersion& version,
+                                          std::string_view quant_method,
+                                          const json::Json& config,
+                                          std::string_view architecture);
+
 // Whether an AWQ config is one AWQ Marlin serves (SGLang's AWQMarlinConfig.
 // is_awq_marlin_compatible on a CUDA GPU: 4 bits with zero points, group size -1, 32, 64 or
 // 128): SGLang then reads it with AWQMarlinConfig, which honours `lm_head`

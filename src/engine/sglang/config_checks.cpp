@@ -7,6 +7,8 @@
 #include "engine/registry.hpp"
 #include "json/python_values.hpp"
 
+#include <cctype>
+
 namespace qpatch::engine {
 namespace {
 
@@ -256,7 +258,66 @@ std::optional<std::string> auto_round(const Json& config) {
          "'marlin'}";
 }
 
+// The ModelOpt section a config.json quantization_config (flat) or hf_quant_config.json
+// (nested under "quantization") holds, or null.
+const Json* modelopt_section(const Json& config) {
+  if (present(config, "quant_algo")) {
+    return &config;
+  }
+  if (config.contains("quantization") && config["quantization"].is_object()) {
+    return &config["quantization"];
+  }
+  return nullptr;
+}
+
 } // namespace
+
+std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
+                                                 const Json& config,
+                                                 std::string_view architecture,
+                                                 const EngineVersion& version) {
+  // configs/model_config.py _parse_quant_hf_config rewrites a "modelopt" config's quant_method
+  // with _parse_modelopt_quant_config's answer; for quant_algo MIXED_PRECISION (read in upstream
+  // history, docs/research/sglang-modelopt-mixed.md):
+  //   - before #20407 (75a7879fd, 2026-03-14): always "w4afp8";
+  //   - #20407: "modelopt_mixed" for Nemotron-H (model_type nemotron_h or an architecture
+  //     starting with NemotronH), "w4afp8" otherwise;
+  //   - #27906 (b1942fc3e, 2026-07-05, unchanged @b98d4721): "modelopt_mixed" when a
+  //     quantized_layers entry's quant_algo is NVFP4 or W4A16_NVFP4, "w4afp8" otherwise.
+  // w4afp8.py W4AFp8Config (@b98d4721).from_config reads no skip list: get_quant_method gives
+  // every LinearBase Fp8LinearMethod (block 128x128) and every FusedMoE W4AFp8MoEMethod.
+  if (quant_method != "modelopt" && quant_method != "modelopt_fp4") {
+    return std::nullopt;
+  }
+  const Json* section = modelopt_section(config);
+  if (section == nullptr || py::str((*section)["quant_algo"]) != "MIXED_PRECISION") {
+    return std::nullopt;
+  }
+  if (version.has("#27906")) {
+    const Json& layers = (*section)["quantized_layers"];
+    if (layers.is_object()) {
+      for (const auto& [name, info] : layers.items()) {
+        if (info.is_object() && info.contains("quant_algo")) {
+          std::string algo = py::str(info["quant_algo"]);
+          for (char& c : algo) {
+            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+          }
+          if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
+            return std::nullopt;
+          }
+        }
+      }
+    }
+  } else if (version.has("#20407") && architecture.rfind("NemotronH", 0) == 0) {
+    return std::nullopt;
+  }
+  // One text for every version, so that the report says it once with the versions it holds for.
+  return std::string(
+      "w4afp8: a MIXED_PRECISION config is read as modelopt_mixed only for Nemotron-H from #20407 "
+      "(2026-03-14), and for any model with an NVFP4 or W4A16_NVFP4 quantized_layers entry from "
+      "#27906 (2026-07-05); W4AFp8Config reads neither its skip list nor quantized_layers, and "
+      "builds every linear layer FP8 block-wise and every MoE W4AFP8");
+}
 
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,
                                                    const json::Json& config,

@@ -71,16 +71,31 @@ History make_sglang_history() {
       // apply_weight_name_mapper that renames its exclude_layers with it. The draft's quant
       // config of a DeepSeek-V3 checkpoint then reads checkpoint names of layer 61 as its own:
       // compressed-tensors' ignore list (compressed_tensors.py apply_weight_name_mapper, older)
-      // and Quark's exclude list (its targets and ModelOpt's exclude_modules are renamed too; not
-      // modelled).
+      // and Quark's exclude list, ModelOpt's exclude_modules and quantized_layers keys
+      // (modelopt_quant.py apply_weight_name_mapper: apply_list since #18370, apply_dict since
+      // #20407); compressed-tensors' targets are renamed too (not modelled).
       {"#19425",
        "f0d78f2e",
        "2026-02-26",
        "",
        "deepseek_nextn.py: the DeepSeek-V3 draft's mapper renames model.layers.61 to "
-       "model.decoder in its compressed-tensors ignore and Quark exclude lists",
-       "compressed-tensors quark",
+       "model.decoder in its compressed-tensors ignore, Quark exclude and ModelOpt "
+       "exclude_modules and quantized_layers",
+       "compressed-tensors quark modelopt",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#20407 (75a7879fd, merged 2026-03-14, read in upstream history):
+      // configs/model_config.py _parse_modelopt_quant_config reads a ModelOpt MIXED_PRECISION
+      // config as modelopt_mixed for Nemotron-H only, as w4afp8 otherwise (before it, always
+      // w4afp8); modelopt_quant.py gains ModelOptMixedPrecisionConfig (sglang/config_checks.cpp
+      // sglang_config_read_as).
+      {"#20407",
+       "75a7879fd",
+       "2026-03-14",
+       "",
+       "model_config.py: ModelOpt MIXED_PRECISION read as modelopt_mixed for Nemotron-H (as "
+       "w4afp8 otherwise, and before it for every model)",
+       "modelopt",
+       ""},
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
       // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
@@ -157,6 +172,17 @@ History make_sglang_history() {
        "dequantized); the build judged keeps wk apart, as off CUDA",
        "",
        "GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#27906 (b1942fc3e, merged 2026-07-05, read in upstream history,
+      // unchanged @b98d4721): a MIXED_PRECISION config is read as modelopt_mixed when a
+      // quantized_layers entry's quant_algo is NVFP4 or W4A16_NVFP4, as w4afp8 otherwise.
+      {"#27906",
+       "b1942fc3e",
+       "2026-07-05",
+       "",
+       "model_config.py: ModelOpt MIXED_PRECISION read as modelopt_mixed when a quantized_layers "
+       "entry is NVFP4 or W4A16_NVFP4 (as w4afp8 otherwise), for every model",
+       "modelopt",
+       ""},
       // sgl-project/sglang#30265 (07ef650e, merged 2026-07-08, read in upstream history): GLM-5's
       // draft becomes GlmMoeDsaForCausalLMNextN, whose hf_to_sglang_mapper is empty (entries
       // naming layer 61 no longer reach the draft) and whose _resolve_nextn_quant_config copies
