@@ -99,9 +99,11 @@ public:
   // Take out entries no verdict depends on (--prune).
   void prune(const std::vector<size_t>& entries) {
     m_removed.insert(entries.begin(), entries.end());
+    m_settled_inconsistent.reset();
   }
   // Take back an appended entry no verdict depends on (--prune on the patched list).
   void drop_appended(const std::string& text) {
+    m_settled_inconsistent.reset();
     m_appended.erase(std::remove_if(m_appended.begin(),
                                     m_appended.end(),
                                     [&](const auto& appended) { return appended.first == text; }),
@@ -196,7 +198,10 @@ public:
     if (candidates.empty()) {
       return;
     }
-    const size_t baseline = inconsistent_layers(patched_config());
+    // The round that found the fixpoint judged this very list: its count is the baseline (on a
+    // 1T-parameter MoE a pass over every engine's layers is 36M instructions).
+    const size_t baseline =
+        m_settled_inconsistent ? *m_settled_inconsistent : inconsistent_layers(patched_config());
     for (const EntryCandidate& candidate : candidates) {
       const std::set<std::string> replaced(candidate.replaces.begin(), candidate.replaces.end());
       std::vector<std::pair<std::string, size_t>> trial;
@@ -212,6 +217,8 @@ public:
       std::swap(trial, m_appended);
       if (inconsistent_layers(patched_config()) > baseline) {
         std::swap(trial, m_appended); // the pattern reaches a layer it must not, or misses one
+      } else {
+        m_settled_inconsistent.reset();
       }
     }
   }
@@ -307,6 +314,7 @@ private:
     const quant::CtConfig config = patched_config();
     const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
     bool changed = false;
+    size_t inconsistent = 0;
     for (const auto& engine_view : m_engines) {
       const engine::CompressedTensorsRules judge(config, engine_view->model, engine_view->version);
       if (first) {
@@ -321,6 +329,7 @@ private:
         if (first) {
           m_first.back()[v] = decision;
         }
+        inconsistent += consistent(view, decision) ? 0U : 1U;
         const bool error = decision.verdict == Verdict::load_error;
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
           changed = append_layer(view, *engine_view, decision) || changed;
@@ -336,6 +345,8 @@ private:
         }
       }
     }
+    // A round that changes nothing judged the list as it stays: its count is that list's.
+    m_settled_inconsistent = changed ? std::nullopt : std::optional<size_t>(inconsistent);
     return changed;
   }
 
@@ -346,6 +357,8 @@ private:
   std::vector<std::pair<std::string, size_t>> m_appended;
   std::unordered_set<std::string> m_listed;                  // the texts of items(), see in_ignore
   std::vector<std::vector<std::optional<Decision>>> m_first; // by engine, then view
+  // inconsistent_layers() of the list as the last round left it, when that round changed nothing.
+  std::optional<size_t> m_settled_inconsistent;
 };
 
 std::string disagreement(const std::vector<std::string>& mine,

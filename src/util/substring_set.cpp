@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <qpatch/util/substring_set.hpp>
 
-#include <algorithm>
-
 namespace qpatch::util {
 namespace {
 
@@ -16,12 +14,12 @@ std::optional<size_t> least(std::optional<size_t> a, std::optional<size_t> b) {
 } // namespace
 
 uint32_t SubstringSet::child(uint32_t node, unsigned char byte) const {
-  const auto& next = m_nodes[node].next;
-  const auto it =
-      std::lower_bound(next.begin(), next.end(), byte, [](const auto& edge, unsigned char b) {
-        return edge.first < b;
-      });
-  return it != next.end() && it->first == byte ? it->second : 0;
+  for (uint32_t e = m_nodes[node].first_edge; e != k_no_edge; e = m_edges[e].sibling) {
+    if (m_edges[e].byte == byte) {
+      return m_edges[e].child;
+    }
+  }
+  return 0;
 }
 
 void SubstringSet::add(std::string_view text, size_t id) {
@@ -32,12 +30,8 @@ void SubstringSet::add(std::string_view text, size_t id) {
     if (next == 0) {
       next = static_cast<uint32_t>(m_nodes.size());
       m_nodes.emplace_back();
-      auto& edges = m_nodes[node].next;
-      const auto at =
-          std::lower_bound(edges.begin(), edges.end(), byte, [](const auto& e, unsigned char b) {
-            return e.first < b;
-          });
-      edges.insert(at, {byte, next});
+      m_edges.push_back({next, m_nodes[node].first_edge, byte});
+      m_nodes[node].first_edge = static_cast<uint32_t>(m_edges.size() - 1);
     }
     node = next;
   }
@@ -47,16 +41,16 @@ void SubstringSet::add(std::string_view text, size_t id) {
 void SubstringSet::build() {
   // Breadth first: a node's failure link points to a shallower node, already linked.
   std::vector<uint32_t> queue;
-  for (const auto& [byte, next] : m_nodes[0].next) {
-    m_nodes[next].fail = 0;
-    queue.push_back(next);
+  for (uint32_t e = m_nodes[0].first_edge; e != k_no_edge; e = m_edges[e].sibling) {
+    m_nodes[m_edges[e].child].fail = 0;
+    queue.push_back(m_edges[e].child);
   }
   for (size_t head = 0; head < queue.size(); ++head) {
     const uint32_t node = queue[head];
     m_nodes[node].best = least(m_nodes[node].best, m_nodes[m_nodes[node].fail].best);
-    for (const auto& [byte, next] : m_nodes[node].next) {
-      m_nodes[next].fail = step(m_nodes[node].fail, byte);
-      queue.push_back(next);
+    for (uint32_t e = m_nodes[node].first_edge; e != k_no_edge; e = m_edges[e].sibling) {
+      m_nodes[m_edges[e].child].fail = step(m_nodes[node].fail, m_edges[e].byte);
+      queue.push_back(m_edges[e].child);
     }
   }
 }

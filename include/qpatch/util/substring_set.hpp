@@ -27,8 +27,16 @@ public:
   std::optional<size_t> first_in(std::string_view text) const;
 
 private:
+  // Edges live in one array, each node's as a list (most nodes have one): a vector per node
+  // made building and freeing the automaton cost more than using it (one per rules object).
+  static constexpr uint32_t k_no_edge = UINT32_MAX;
+  struct Edge {
+    uint32_t child = 0;
+    uint32_t sibling = k_no_edge; // the node's next edge
+    unsigned char byte = 0;
+  };
   struct Node {
-    std::vector<std::pair<unsigned char, uint32_t>> next; // sorted by byte
+    uint32_t first_edge = k_no_edge;
     uint32_t fail = 0;
     std::optional<size_t> best; // least id ending here or at any suffix (after build)
   };
@@ -36,6 +44,7 @@ private:
   // Follow failure links from `node` until `byte` has an edge, as the automaton steps.
   uint32_t step(uint32_t node, unsigned char byte) const;
   std::vector<Node> m_nodes{Node{}};
+  std::vector<Edge> m_edges;
 };
 
 } // namespace qpatch::util
