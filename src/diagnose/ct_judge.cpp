@@ -246,12 +246,21 @@ private:
       m_listed.insert(item.text);
     }
   }
-  // True when `name` is part of the name of a layer other than `self`.
-  static bool
-  part_of_another(const std::string& name, const Layer& self, const std::vector<LayerView>& views) {
+  // True when `name` is part of the name of a layer other than `self` (`as_suffix`: its dotted
+  // tail).
+  static bool part_of_another(const std::string& name,
+                              const Layer& self,
+                              const std::vector<LayerView>& views,
+                              bool as_suffix) {
+    const std::string tail = "." + name;
     return std::any_of(views.begin(), views.end(), [&](const LayerView& other) {
-      return other.layer != &self && other.layer->prefix != name &&
-             other.layer->prefix.find(name) != std::string::npos;
+      const std::string& prefix = other.layer->prefix;
+      if (other.layer == &self || prefix == name) {
+        return false;
+      }
+      return as_suffix ? prefix.size() > tail.size() &&
+                             prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0
+                       : prefix.find(name) != std::string::npos;
     });
   }
   // List the dense layer `view` that `decision` quantizes: by its checkpoint names first (what a
@@ -267,12 +276,13 @@ private:
       names =
           decision.shards.empty() ? std::vector<std::string>{view.layer->prefix} : decision.shards;
       for (std::string& name : names) {
-        // An engine that reads a plain entry as a substring (SGLang): where the name is part of
-        // another layer's
-        // (MiMo's draft self_attn.o_proj of model.layers.N.self_attn.o_proj), only an anchored
-        // pattern names it alone.
-        if (engine_view.dialect.compressed_tensors.substring_ignore &&
-            part_of_another(name, *view.layer, *engine_view.views)) {
+        // An engine that reads a plain entry as a substring (SGLang until #32736) or a dotted
+        // suffix (from it): where the name is part (or the tail) of another layer's (MiMo's
+        // draft self_attn.o_proj of model.layers.N.self_attn.o_proj), only an anchored pattern
+        // names it alone.
+        const engine::CtDialect& ct = engine_view.dialect.compressed_tensors;
+        if ((ct.substring_ignore || ct.suffix_ignore) &&
+            part_of_another(name, *view.layer, *engine_view.views, ct.suffix_ignore)) {
           name = "re:^" + escape_regex(name) + "$";
         }
       }

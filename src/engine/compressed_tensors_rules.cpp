@@ -20,6 +20,13 @@ std::string lower(std::string text) {
   return text;
 }
 
+// `entry` is `name` or a dotted suffix of it (SGLang's check_equal_or_regex_match from #32736).
+bool is_dotted_suffix(const std::string& entry, const std::string& name) {
+  return name.size() >= entry.size() &&
+         name.compare(name.size() - entry.size(), entry.size(), entry) == 0 &&
+         (name.size() == entry.size() || name[name.size() - entry.size() - 1] == '.');
+}
+
 bool is_regex(const std::string& text) {
   return text.rfind("re:", 0) == 0;
 }
@@ -150,6 +157,7 @@ std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
   key += targets > 1 && plain && ct.class_before_fused ? "C" : "-";
   key += head_target && ct.head_without_method ? "H" : "-";
   key += ct.substring_ignore ? "S" : "-";
+  key += ct.suffix_ignore ? "X" : "-";
   key += ct.library_matching ? "L" : "-";
   return key;
 }
@@ -222,6 +230,9 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
   if (m_ct.substring_ignore) { // check_contains=True; `name` arrives lower-cased (match_ignore)
     return name.find(entry.mapped_lower) != std::string::npos;
   }
+  if (m_ct.suffix_ignore) {
+    return is_dotted_suffix(entry.mapped, name);
+  }
   if (m_ct.library_matching) { // is_match also tests ignore against the class names
     return entry.mapped == name || (!cls.empty() && entry.text == cls);
   }
@@ -283,6 +294,22 @@ std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& pr
 std::optional<size_t> CompressedTensorsRules::first_ignoring(const std::string& prefix,
                                                              bool& undecidable,
                                                              const std::string& cls) const {
+  if (m_ct.suffix_ignore) {
+    // The name and each of its dotted suffixes looked up (a few per name), the least index
+    // kept; regex entries before it are tried in order.
+    std::optional<size_t> best;
+    for (size_t at = 0;;) {
+      if (const auto it = m_plain_first.find(prefix.substr(at)); it != m_plain_first.end()) {
+        best = best && *best < it->second ? best : std::optional<size_t>(it->second);
+      }
+      const size_t dot = prefix.find('.', at);
+      if (dot == std::string::npos) {
+        break;
+      }
+      at = dot + 1;
+    }
+    return first_regex_before(best, prefix, cls, undecidable);
+  }
   if (!m_ct.substring_ignore) {
     // The first entry that matches, in list order: the first exact hit, unless a regex entry
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
@@ -572,10 +599,11 @@ CompressedTensorsRules::trace(const Layer& layer) const {
                                     ? " (the draft's config reads \"" + m_ignore[i].text + "\")"
                                     : "") +
                                " matches " + name +
-                               (regex       ? " (re.match)"
-                                : substring ? " (case-insensitive substring)"
-                                : by_class  ? " (class name " + layer.cls + ")"
-                                            : " (exact)"));
+                               (regex                        ? " (re.match)"
+                                : substring                  ? " (case-insensitive substring)"
+                                : by_class                   ? " (class name " + layer.cls + ")"
+                                : m_ignore[i].mapped != name ? " (dotted suffix)"
+                                                             : " (exact)"));
         any = true;
         ++ignored;
         break;

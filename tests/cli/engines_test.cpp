@@ -86,7 +86,7 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
           "  breaks      SGLang: loads, and drops the stored weights silently\n"
           "  fixable     mtp.layers.0: 7 modules stored ct-pack-quantized but made dense by "
           "plain ignore entries that name a parent module or part of a name (SGLang reads plain "
-          "entries as case-insensitive substrings)\n"
+          "entries as case-insensitive substrings) (SGLang before 2026-07-29 only)\n"
           "  breaks      SGLang: loads, and drops the stored weights silently\n"
           "  would patch config.json -1: mtp\n"
           "  status      unfixable\n"
@@ -113,10 +113,17 @@ TEST_F(EnginesTest, ShortPlainEntryIsASubstringInSglang) {
           "  engine       " +
           test::traced_as(engine::Engine::sglang, "Qwen3_5ForCausalLM") +
           "\n"
+          "  version      SGLang before 2026-07-29\n"
           "  ignore[1]    \"mtp\" matches mtp.layers.0.mlp.down_proj (case-insensitive "
           "substring)\n"
           "  targets      not consulted: ignore is checked first\n"
           "  verdict      dense (ignore_entry)\n"
+          // #32736: a plain entry names the layer or a dotted suffix of it, not a parent.
+          "  version      SGLang from 2026-07-29\n"
+          "  ignore       2 entries checked, none matches mtp.layers.0.mlp.down_proj\n"
+          "  target       group_0 \"Linear\" matches class RowParallelLinear (case-insensitive "
+          "substring)\n"
+          "  verdict      quantized (target_class, group_0)\n"
           "  engine       transformers + compressed-tensors ac8e2ba\n"
           "  not built    mtp.layers.0.mlp.down_proj: transformers never builds the MTP head\n"
           "  on disk      quantized (ct-pack-quantized)\n"

@@ -310,12 +310,23 @@ TEST(CompressedTensorsDialectTest, SglangRaisesForAnUntargetedLinearAndTriesClas
   EXPECT_EQ(decide(two_groups, Engine::vllm, qkv).group, "shards");
 }
 
-// SGLang's substring ignore over a long list (over 4,096 entries) is looked up by the name's
-// substrings instead of scanned: it must pick the same first entry as the scan does. Fillers that
-// match nothing are spread between the entries of a short list; the long list's verdict is then
-// the short list's, at the position its entry moved to.
+// SGLang as of a day (its version in force then).
+EngineVersion sglang_on(const std::string& day) {
+  VersionPins pins;
+  pins.of(Engine::sglang) = day;
+  return versions_to_judge(
+             Engine::sglang, "compressed-tensors", "Qwen3_5ForConditionalGeneration", pins)
+      .front();
+}
+
+// SGLang's substring ignore (until #32736) over a long list (over 4,096 entries) is looked up by
+// the name's substrings instead of scanned: it must pick the same first entry as the scan does.
+// Fillers that match nothing are spread between the entries of a short list; the long list's
+// verdict is then the short list's, at the position its entry moved to.
 TEST(CompressedTensorsDialectTest, SglangLongIgnoreListLookupPicksWhatTheScanPicks) {
   const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 0);
+  const EngineVersion substring_era = sglang_on("2026-07-01");
+  ASSERT_TRUE(dialect_of(substring_era, model).compressed_tensors.substring_ignore);
   const std::vector<std::vector<std::string>> short_lists{
       {"zzz", "re:.*layers\\.3\\.mlp.*", "Self_Attn.Q_PROJ", "layers.3", "re:.*q_proj$", ""},
       {"re:.*q_proj$", "layers.3", "Self_Attn.Q_PROJ", "re:.*layers\\.3\\.mlp.*"},
@@ -330,7 +341,7 @@ TEST(CompressedTensorsDialectTest, SglangLongIgnoreListLookupPicksWhatTheScanPic
   config.groups.push_back({"group_0", {"Linear"}, "pack-quantized"});
   for (const auto& short_list : short_lists) {
     config.ignore = short_list;
-    const CompressedTensorsRules scan(config, model, newest_version(Engine::sglang));
+    const CompressedTensorsRules scan(config, model, substring_era);
     std::vector<size_t> moved_to;
     config.ignore.clear();
     for (size_t i = 0; i < short_list.size(); ++i) {
@@ -340,7 +351,7 @@ TEST(CompressedTensorsDialectTest, SglangLongIgnoreListLookupPicksWhatTheScanPic
       moved_to.push_back(config.ignore.size());
       config.ignore.push_back(short_list[i]);
     }
-    const CompressedTensorsRules lookup(config, model, newest_version(Engine::sglang));
+    const CompressedTensorsRules lookup(config, model, substring_era);
     for (const std::string& name : names) {
       const Layer layer{LayerKind::linear, name, name, "RowParallelLinear", {}};
       const Decision expected = scan.decide(layer);
@@ -379,6 +390,31 @@ TEST(CompressedTensorsDialectTest, TransformersMatchesClassesByEqualityAndNoFuse
   EXPECT_EQ(verdict({"Linear"}, {"model.language_model.layers.3.self_attn.qkv_proj"}),
             "quantized (target_class, group_0)");
   EXPECT_EQ(verdict({"Linear"}, {"Linear"}), "dense (ignore_entry)");
+}
+
+// From #32736 (2026-07-29) SGLang reads a plain ignore entry as the layer name or a dotted
+// suffix of it, case-sensitive (compressed_tensors/utils.py check_equal_or_regex_match at
+// f69af7b7a): a parent module's entry no longer reaches its children, nor a part of a name.
+TEST(CompressedTensorsDialectTest, SglangReadsPlainEntriesAsDottedSuffixesFrom32736) {
+  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 0);
+  quant::CtConfig config;
+  config.groups.push_back({"group_0", {"Linear"}, "pack-quantized"});
+  const std::string name = "model.language_model.layers.3.mlp.down_proj";
+  const Layer layer{LayerKind::linear, name, name, "RowParallelLinear", {}};
+  const auto verdict = [&](const std::string& entry, const EngineVersion& version) {
+    config.ignore = {"zzz", entry};
+    return verdict_text(CompressedTensorsRules(config, model, version).decide(layer));
+  };
+  const EngineVersion before = sglang_on("2026-07-28");
+  const EngineVersion from = sglang_on("2026-07-29");
+  for (const std::string& entry : std::vector<std::string>{"mlp.down_proj", "down_proj", name}) {
+    EXPECT_EQ(verdict(entry, from), "dense (ignore_entry)") << entry;
+  }
+  for (const std::string entry :
+       {"model.language_model.layers.3.mlp", "own_proj", "MLP.DOWN_PROJ", "layers.3.mlp.down"}) {
+    EXPECT_EQ(verdict(entry, before), "dense (ignore_entry)") << entry;
+    EXPECT_EQ(verdict(entry, from), "quantized (target_class, group_0)") << entry;
+  }
 }
 
 } // namespace

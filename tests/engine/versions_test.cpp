@@ -132,13 +132,14 @@ TEST(Versions, SubsetsReadAsRangesWithTheirReleases) {
   const auto sglang =
       versions_to_judge(Engine::sglang, "compressed-tensors", "Qwen3_5ForConditionalGeneration");
   EXPECT_EQ(subset_text({sglang[0]}, sglang), "SGLang before 2026-02-17");
-  EXPECT_EQ(subset_text({sglang[1], sglang[2], sglang[3], sglang[4]}, sglang),
+  EXPECT_EQ(subset_text({sglang[1], sglang[2], sglang[3], sglang[4], sglang[5]}, sglang),
             "SGLang from 2026-02-17");
   EXPECT_EQ(subset_text({sglang[1]}, sglang), "SGLang 2026-02-17..2026-03-22");
   EXPECT_EQ(subset_text({sglang[2]}, sglang), "SGLang 2026-03-23..2026-04-27");
-  EXPECT_EQ(subset_text({sglang[3]}, sglang), "SGLang from 2026-04-28 without #35887");
-  EXPECT_EQ(subset_text({sglang[4]}, sglang), "SGLang with #35887");
-  EXPECT_EQ(subset_text({sglang[0], sglang[1], sglang[2], sglang[3]}, sglang),
+  EXPECT_EQ(subset_text({sglang[3]}, sglang), "SGLang 2026-04-28..2026-07-28");
+  EXPECT_EQ(subset_text({sglang[4]}, sglang), "SGLang from 2026-07-29 without #35887");
+  EXPECT_EQ(subset_text({sglang[5]}, sglang), "SGLang with #35887");
+  EXPECT_EQ(subset_text({sglang[0], sglang[1], sglang[2], sglang[3], sglang[4]}, sglang),
             "SGLang without #35887");
 }
 

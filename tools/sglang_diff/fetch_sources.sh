@@ -5,12 +5,14 @@
 set -eu
 dir=${1:-${SGLANG_SRC:?give DIR or set SGLANG_SRC}}
 here=$(cd "$(dirname "$0")" && pwd)
-grep -v '^#' "$here/SOURCES" | while read -r path commit; do
+# Each line: PATH COMMIT [DEST] (DEST: where the copy goes when two commits of PATH are kept).
+grep -v '^#' "$here/SOURCES" | while read -r path commit dest; do
   [ -n "$path" ] || continue
   case "$commit" in
     store:*) echo "skipped $path: no commit known ($commit); see SOURCES" >&2; continue ;;
   esac
-  mkdir -p "$dir/$(dirname "$path")"
-  curl -fsSL "https://raw.githubusercontent.com/sgl-project/sglang/$commit/$path" -o "$dir/$path"
+  dest=${dest:-$path}
+  mkdir -p "$dir/$(dirname "$dest")"
+  curl -fsSL "https://raw.githubusercontent.com/sgl-project/sglang/$commit/$path" -o "$dir/$dest"
   echo "$commit $path"
 done

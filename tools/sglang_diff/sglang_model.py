@@ -174,6 +174,11 @@ QUARK_MTP_GATE_FROM = "2026-04-20"
 # main's history: none of the mirrors holds it) reads any non-empty quantized_layers as
 # modelopt_mixed; the harness follows the dated history.
 MIXED_NEMOTRON_ONLY_FROM = "2026-03-14"
+# compressed_tensors/utils.py check_equal_or_regex_match at f69af7b7a (#32736, 2026-07-29, read in
+# upstream history; SOURCES stores it beside the older utils.py): a plain ignore entry matches
+# the layer name or a dotted suffix of it, where it was a case-insensitive substring.
+CT_SUFFIX_FROM = "2026-07-29"
+CT_UTILS_32736 = "python/sglang/srt/layers/quantization/compressed_tensors/utils.f69af7b7a.py"
 MIXED_BY_NVFP4_LAYER_FROM = "2026-07-05"
 
 
@@ -424,6 +429,10 @@ class SglangEngine:
             ns = self.src.namespace(rel)
             ns.update(self.stand)
             self.src.load(rel, *names, ns=ns)
+            if rel.endswith("compressed_tensors/utils.py") and self.era.date >= CT_SUFFIX_FROM:
+                # From #32736 should_ignore_layer (unchanged) calls the new
+                # check_equal_or_regex_match: a plain entry is the name or a dotted suffix.
+                self.src.load(CT_UTILS_32736, "check_equal_or_regex_match", ns=ns)
             self.stand.update({k: ns[k] for k in names})
         self.src.stand_ins = self.stand
         self.classes = {}

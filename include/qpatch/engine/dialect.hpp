@@ -20,6 +20,10 @@ struct CtDialect {
   // A plain (non-"re:") ignore entry matches as a case-insensitive substring of the layer name
   // (SGLang's check_contains=True), not by equality.
   bool substring_ignore = false;
+  // A plain ignore entry matches the layer name exactly or as a dotted suffix of it ("mlp.gate"
+  // matches "model.layers.0.mlp.gate", never "...mlp.gate_up_proj" or a parent's children:
+  // SGLang's check_equal_or_regex_match from #32736).
+  bool suffix_ignore = false;
   // The library's own matching (transformers through compressed-tensors' is_match): an ignore
   // entry may name the module's class too, and a class matches a target or an entry only by
   // equality with a class of its MRO (never a regex, never a substring; "Linear" also names

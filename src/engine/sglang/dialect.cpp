@@ -11,9 +11,13 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   Dialect dialect;
   dialect.engine_name = "SGLang";
   CtDialect& ct = dialect.compressed_tensors;
-  // compressed_tensors/utils.py _is_equal_or_regex_match(check_contains=True), as
-  // should_ignore_layer calls it (@b553569): `target.lower() in value.lower()`.
-  ct.substring_ignore = true;
+  // compressed_tensors/utils.py check_equal_or_regex_match, as should_ignore_layer calls it:
+  // until #32736, _is_equal_or_regex_match(check_contains=True), `target.lower() in
+  // value.lower()` (@06b5b19, b553569); from #32736 (f69af7b7a, 2026-07-29, read in upstream
+  // history) `target == layer_name or layer_name.endswith("." + target)`, case-sensitive, so
+  // that a parent module's entry no longer swallows its quantized children.
+  ct.substring_ignore = !version.has("#32736");
+  ct.suffix_ignore = version.has("#32736");
   // CompressedTensorsConfig.get_quant_method (compressed_tensors.py @b553569) returns a method
   // for LinearBase and FusedMoE layers only.
   ct.head_without_method = true;

@@ -195,6 +195,18 @@ History make_sglang_history() {
        "naming its layer onto its own names",
        "compressed-tensors fp8 quark",
        "GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#32736 (f69af7b7a, merged 2026-07-29, read in upstream history):
+      // compressed_tensors/utils.py check_equal_or_regex_match reads a plain ignore entry as the
+      // layer name or a dotted suffix of it, case-sensitive, where it was a case-insensitive
+      // substring (sglang/dialect.cpp).
+      {"#32736",
+       "f69af7b7a",
+       "2026-07-29",
+       "",
+       "compressed_tensors/utils.py: a plain ignore entry matches the layer name or a dotted "
+       "suffix of it (was: a case-insensitive substring)",
+       "compressed-tensors",
+       ""},
       // sgl-project/sglang#35887 (open since 2026-08-21; #39064 and #38870 retry it): users run
       // it as a patch, so qpatch judges the newest version with it too.
       {"#35887",
