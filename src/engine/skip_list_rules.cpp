@@ -44,6 +44,31 @@ Decision skipped_by(Decision decision, size_t entry) {
 
 } // namespace
 
+// SGLang's is_layer_skipped test of one entry (SkippedMatch; quantization/utils.py on main).
+bool skipped_match(SkippedMatch mode,
+                   std::string_view ignored,
+                   std::string_view prefix,
+                   bool strip) {
+  switch (mode) {
+  case SkippedMatch::exact:
+    return prefix == ignored;
+  case SkippedMatch::substring:
+    return prefix.find(ignored) != std::string_view::npos;
+  case SkippedMatch::module_path:
+    break;
+  }
+  // _module_path_match: equal, a parent (`prefix.startswith(ignored + ".")`), or a run of whole
+  // parts (`"." + ignored + "." in "." + prefix + "."`).
+  while (strip && !ignored.empty() && ignored.back() == '.') {
+    ignored.remove_suffix(1);
+  }
+  while (strip && !prefix.empty() && prefix.back() == '.') {
+    prefix.remove_suffix(1);
+  }
+  const std::string dotted = "." + std::string(prefix) + ".";
+  return dotted.find("." + std::string(ignored) + ".") != std::string::npos;
+}
+
 bool fnmatch(std::string_view name, std::string_view pattern) {
   size_t n = 0;
   size_t p = 0;
@@ -158,7 +183,7 @@ SkipListRules::SkipListRules(SkipListMethod method,
       const std::string stem = entry.substr(0, entry.size() - 1);
       add(stem, i);
       add(stem + ".*", i);
-    } else if (m_method == SkipListMethod::fp8 && m_skip.fp8_first_present_key) {
+    } else if (m_method == SkipListMethod::fp8 && m_skip.fp8_model_prefix_variants) {
       // SGLang fp8.py @00563d3 Fp8Config.from_config: "Keep both "model." and non-"model."
       // variants": base = layer.removeprefix("model."), then base and f"model.{base}".
       const std::string base = entry.rfind("model.", 0) == 0 ? entry.substr(6) : entry;
@@ -327,6 +352,7 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
   case SkipListMethod::awq:
     return name.find(entry) != std::string::npos;
   case SkipListMethod::fp8:
+    return skipped_match(m_skip.skipped_match, entry, name, m_skip.skipped_strips_dots);
   case SkipListMethod::quark: // a plain entry ("re:" ones: skipping_entry)
     return name == entry;
   case SkipListMethod::bitsandbytes: {
@@ -341,8 +367,8 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
     return false;
   }
   case SkipListMethod::modelopt: {
-    if (m_skip.modelopt_skipped_or_excluded) {
-      return name == entry; // is_layer_skipped: `prefix in ignored_layers`
+    if (m_skip.modelopt_skipped_or_excluded) { // is_layer_skipped
+      return skipped_match(m_skip.skipped_match, entry, name, m_skip.skipped_strips_dots);
     }
     constexpr std::string_view k_language_model = "language_model.";
     const std::string_view stripped = std::string_view(name).substr(
@@ -881,9 +907,24 @@ Decision SkipListRules::decide_by_names(const Layer& layer,
                                         bool exact_mode,
                                         bool sglang_modelopt) const {
   const std::string last(last_component(layer.prefix));
+  // SGLang's Fp8Config before #18742: no fused mapping, and a FusedMoE is always FP8.
+  const bool fp8_unmapped = m_method == SkipListMethod::fp8 && m_skip.fp8_without_fused_mapping;
+  if (fp8_unmapped && layer.kind == LayerKind::experts) {
+    decision.verdict = Verdict::quantized;
+    decision.by = DecidedBy::target_class;
+    return decision;
+  }
   // The mapping of the quant config that builds the layer (a draft's own, SGLang's Qwen3.5
-  // MTP: {} before #35887, so its qkv_proj is tested by that name).
-  const auto* layer_shards = m_model.shards_of_layer(layer.prefix);
+  // MTP: {} before #35887, so its qkv_proj is tested by that name); SGLang's fallback shards
+  // (#23467) for a name the mapping lacks.
+  const auto* layer_shards = fp8_unmapped ? nullptr : m_model.shards_of_layer(layer.prefix);
+  if (layer_shards == nullptr && exact_mode && !fp8_unmapped) {
+    for (const auto& [fused_name, shards] : m_skip.fallback_fused_shards) {
+      if (fused_name == last) {
+        layer_shards = &shards;
+      }
+    }
+  }
   const bool fused = layer_shards != nullptr;
   // SGLang's is_layer_skipped (quantization/utils/utils.py @c5bef61): an unfused name holding
   // "gate_up_proj" takes that branch, not the experts one (`if ... elif "experts" in prefix`).
@@ -893,6 +934,11 @@ Decision SkipListRules::decide_by_names(const Layer& layer,
   // Linear too (DeepSeek's mlp.shared_experts.down_proj), takes the experts rule.
   if (exact_mode && !fused && !gate_up_by_parts &&
       layer.prefix.find("experts") != std::string::npos) {
+    // From #18742 `is_skipped = is_skipped or any(...)`: the general hit stands.
+    if (const auto hit =
+            m_skip.experts_keep_general_hit ? skipping_entry(layer.prefix) : std::nullopt) {
+      return skipped_by(decision, *hit);
+    }
     if (const auto hit = experts_entry(layer.prefix)) {
       return skipped_by(decision, *hit);
     }

@@ -168,9 +168,9 @@ TEST_F(DeepseekV4Test, ThePatchNamesTheDraftAtItsLayerIndex) {
   EXPECT_EQ(test::run_cli({"--check", "--engine", "vllm", "DIR"}, dir()).code, 0);
   const test::CliOutcome all = test::run_cli({"--check", "DIR"}, dir());
   EXPECT_EQ(all.out,
-            "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17), SGLang and transformers (no "
-            "one release: files of several commits)\n  "
-            "mtp head    9 linears BF16, 1 linear fp8-block, 2 norms in model.safetensors "
+            "DIR: fp8, judged for vLLM (main 2026-06-10..2026-08-17), SGLang (main "
+            "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n "
+            " mtp head    9 linears BF16, 1 linear fp8-block, 2 norms in model.safetensors "
             "(num_nextn_predict_layers: 1)\n  note        SGLang: no naming table for "
             "DeepseekV4ForCausalLM; judged under assumed names (the checkpoint's, q/k/v and "
             "gate/up fused and judged through their shards)\n  fixable     3 modules stored BF16 "

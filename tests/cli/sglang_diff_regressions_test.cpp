@@ -156,27 +156,23 @@ TEST_F(SglangFp8RegressionTest, EmptyIgnoredLayersIsTheListRead) {
                                    "[\"model.language_model.layers.0.mlp.down_proj\"]");
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(out,
-            "DIR: fp8, judged for SGLang\n"
-            "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in ignored_layers)\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  would patch config.json +5: model.language_model.layers.0.mlp.down_proj, "
-            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj\n"
-            "  status      needs-patch\n"
-            "  apply       qpatch DIR\n");
+  EXPECT_EQ(
+      out,
+      "DIR: fp8, judged for SGLang\n  mtp head    3 linears BF16 in model.safetensors "
+      "(mtp_num_hidden_layers: 1)\n  fixable     m: 4 modules stored BF16 but quantized by fp8 "
+      "(not in ignored_layers)\n  breaks      SGLang: loads, and drops the stored weights "
+      "silently\n  would patch config.json +4: model.language_model.layers.0.mlp.down_proj, "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(read("config.json"),
-            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n"
-            "  \"text_config\": {\"mtp_num_hidden_layers\": 1},\n"
-            "  \"quantization_config\": {\"quant_method\": \"fp8\", \"activation_scheme\": "
-            "\"dynamic\", \"weight_block_size\": [128, 128], \"ignored_layers\": [\n"
-            "    \"model.language_model.layers.0.mlp.down_proj\",\n"
-            "    \"mtp.layers.0.self_attn.q_proj\",\n    \"mtp.layers.0.self_attn.k_proj\",\n"
-            "    \"mtp.layers.0.self_attn.v_proj\",\n    \"mtp.layers.0.self_attn.qkv_proj\"\n"
-            "  ], \"modules_to_not_convert\": [\"model.language_model.layers.0.mlp.down_proj\"]}\n"
-            "}\n");
+            "{\n  \"architectures\": [\"Qwen3_5ForConditionalGeneration\"],\n  \"text_config\": "
+            "{\"mtp_num_hidden_layers\": 1},\n  \"quantization_config\": {\"quant_method\": "
+            "\"fp8\", \"activation_scheme\": \"dynamic\", \"weight_block_size\": [128, 128], "
+            "\"ignored_layers\": [\n    \"model.language_model.layers.0.mlp.down_proj\",\n    "
+            "\"mtp.layers.0.self_attn.q_proj\",\n    \"mtp.layers.0.self_attn.k_proj\",\n    "
+            "\"mtp.layers.0.self_attn.v_proj\"\n  ], \"modules_to_not_convert\": "
+            "[\"model.language_model.layers.0.mlp.down_proj\"]}\n}\n");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
@@ -211,35 +207,33 @@ TEST_F(SglangFp8RegressionTest, ARefusalThePatchRemovesIsFixedByIt) {
   EXPECT_EQ(
       out,
       "DIR: fp8, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
-      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n"
-      "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n" +
-          std::string(test::k_sglang_qwen35_assumed_note) +
-          "  fixable     config.json /quantization_config: transformers refuses this quantization "
-          "config before it builds any layer: re.error: modules_to_not_convert entry \"*mtp*\" is "
-          "not a Python regex (cannot compile at character 0: quantifier does not follow a "
-          "repeatable item) [transformers]\n"
-          "  fixable     2 modules stored BF16 but quantized by fp8 (not in "
-          "modules_to_not_convert) "
-          "[transformers]\n"
-          "  breaks      transformers: loads with \"Some weights ... were not used\" and "
-          "initialises "
-          "the layer at random\n"
-          "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in ignored_layers) "
-          "[vllm, sglang]\n"
-          "  breaks      vLLM: loads without an error: the stored BF16 weight of "
-          "model.language_model.layers.0.mlp.down_proj is cast into its FP8 `weight` parameter and "
-          "the weight scale is never loaded, so the layer computes garbage; SGLang: loads, and "
-          "drops "
-          "the stored weights silently\n"
-          "  would patch config.json +13: lm_head, model.language_model.layers.0.mlp.down_proj, "
-          "model.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
-          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-          "mtp.layers.0.self_attn.qkv_proj, model.language_model.layers.0.mlp.down_proj, "
-          "model.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
-          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-          "mtp.layers.0.self_attn.qkv_proj; -1: *mtp*\n"
-          "  status      needs-patch\n"
-          "  apply       qpatch DIR\n");
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  mtp "
+      "head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n  note        "
+      "SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one commit holds the "
+      "files read; until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed "
+      "compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; until "
+      "#21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed compressed-tensors, "
+      "ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; until #23471 (2026-04-28) "
+      "that mapper renamed them (model.language_model. to language_model.model.), not modelled; "
+      "until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
+      "language_model.model.), not modelled)\n  fixable     config.json /quantization_config: "
+      "transformers refuses this quantization config before it builds any layer: re.error: "
+      "modules_to_not_convert entry \"*mtp*\" is not a Python regex (cannot compile at character "
+      "0: quantifier does not follow a repeatable item) [transformers]\n  fixable     2 modules "
+      "stored BF16 but quantized by fp8 (not in modules_to_not_convert) [transformers]\n  breaks   "
+      "   transformers: loads with \"Some weights ... were not used\" and initialises the layer at "
+      "random\n  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in ignored_layers) "
+      "[vllm, sglang]\n  breaks      vLLM: loads without an error: the stored BF16 weight of "
+      "model.language_model.layers.0.mlp.down_proj is cast into its FP8 `weight` parameter and the "
+      "weight scale is never loaded, so the layer computes garbage; SGLang: loads, and drops the "
+      "stored weights silently\n  would patch config.json +13: lm_head, "
+      "model.language_model.layers.0.mlp.down_proj, model.layers.0.mlp.down_proj, "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj, "
+      "model.language_model.layers.0.mlp.down_proj, model.layers.0.mlp.down_proj, "
+      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
+      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj; -1: *mtp*\n  status      "
+      "needs-patch\n  apply       qpatch DIR\n");
   const auto [fixed, fix_out] = run_qpatch({});
   EXPECT_EQ(fixed, 0) << fix_out;
   const std::string list = R"(["lm_head", "model.language_model.layers.0.mlp.down_proj", )"
@@ -275,33 +269,32 @@ TEST_F(SglangFp8RegressionTest, AGlobBesideAnEmptyIgnoredLayersNeverStopsThePatc
   EXPECT_EQ(run_qpatch({"--check"}).first, fixed);
 }
 
-// Entries are held with and without one leading "model." (Fp8Config.from_config).
+// Entries are held with and without one leading "model." (Fp8Config.from_config). The draft's
+// qkv_proj, which its quant config's mapping lacks, is judged through is_layer_skipped's fallback
+// shards (#23467).
 TEST_F(SglangFp8RegressionTest, EntriesMatchWithAndWithoutModelPrefix) {
   write_fp8(std::string(k_block) +
             ", \"ignored_layers\": [\"language_model.layers.0.mlp.down_proj\", "
-            "\"model.mtp.layers.0.self_attn.qkv_proj\"]");
+            "\"model.mtp.layers.0.self_attn.q_proj\", \"model.mtp.layers.0.self_attn.k_proj\", "
+            "\"model.mtp.layers.0.self_attn.v_proj\"]");
   EXPECT_EQ(run_qpatch({"--check"}).first, 0);
 }
 
 // Fp8Config.from_config and __init__ refuse before any layer is built.
 TEST_F(SglangFp8RegressionTest, ConfigRefusals) {
   write_fp8(", \"weight_block_size\": [128, 128]");
-  EXPECT_EQ(run_qpatch({"--check"}).second,
-            "DIR: fp8, judged for SGLang\n"
-            "  mtp head    3 linears BF16 in model.safetensors (mtp_num_hidden_layers: 1)\n"
-            "  not fixable config.json /quantization_config: SGLang refuses this quantization "
-            "config before it builds any layer: ValueError: Cannot find any of "
-            "['activation_scheme'] in the model's quantization config.\n"
-            "  breaks      SGLang: start-up fails: it refuses the quantization config: "
-            "\"ValueError: Cannot find any of ['activation_scheme'] in the model's quantization "
-            "config.\"\n"
-            "  fixable     m: 4 modules stored BF16 but quantized by fp8 (not in "
-            "modules_to_not_convert)\n"
-            "  breaks      SGLang: loads, and drops the stored weights silently\n"
-            "  would patch config.json +5: model.language_model.layers.0.mlp.down_proj, "
-            "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-            "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.qkv_proj\n"
-            "  status      unfixable\n");
+  EXPECT_EQ(
+      run_qpatch({"--check"}).second,
+      "DIR: fp8, judged for SGLang\n  mtp head    3 linears BF16 in model.safetensors "
+      "(mtp_num_hidden_layers: 1)\n  not fixable config.json /quantization_config: SGLang refuses "
+      "this quantization config before it builds any layer: ValueError: Cannot find any of "
+      "['activation_scheme'] in the model's quantization config.\n  breaks      SGLang: start-up "
+      "fails: it refuses the quantization config: \"ValueError: Cannot find any of "
+      "['activation_scheme'] in the model's quantization config.\"\n  fixable     m: 4 modules "
+      "stored BF16 but quantized by fp8 (not in modules_to_not_convert)\n  breaks      SGLang: "
+      "loads, and drops the stored weights silently\n  would patch config.json +4: "
+      "model.language_model.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj\n  status      unfixable\n");
   write_fp8(", \"activation_scheme\": \"dynamic\", \"weight_block_size\": [128]");
   EXPECT_NE(run_qpatch({"--check"})
                 .second.find("\"ValueError: The quantization block size of weight must have 2 "

@@ -117,6 +117,9 @@ TEST_F(SkipListLintTest, AwqDeadDuplicateAndOverBroadEntries) {
 // FP8 with both lists: vLLM and SGLang read `ignored_layers`, transformers
 // `modules_to_not_convert` (fp8.py, quantizer_finegrained_fp8.py): `ignored_layers` is linted
 // by the versions that read it, and an entry only transformers' list needs is not its concern.
+// "mlp.gate" is no dead entry for SGLang: its is_layer_skipped read it as a substring until #23467
+// (2026-04-22), of mlp.gate_up_proj (no fused mapping before #18742) and then of the gate_proj
+// shard alone (the shards disagree: ValueError).
 TEST_F(SkipListLintTest, Fp8LintsTheListTheReadersOfItJudge) {
   test::write_mini(dir(),
                    {Head::dense,
@@ -132,47 +135,66 @@ TEST_F(SkipListLintTest, Fp8LintsTheListTheReadersOfItJudge) {
       out,
       "DIR: fp8, judged for vLLM (main 2026-07-29..2026-08-17), SGLang (main "
       "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n  "
-      "rules       vLLM main 2026-07-29..017e9f4 "
-      "(2026-08-17), 2 versions, SGLang main 2026-02-09..a5ea6158 (2026-08-31), 3 versions and "
-      "transformers quantizer_finegrained_fp8.py + quantizers_utils.py 0eb492c\n  mtp head    8 "
-      "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
-      "       SGLang: no naming table for Qwen3_5ForCausalLM; judged under assumed names (the "
-      "checkpoint's, q/k/v and gate/up fused and judged through their shards)\n  lint        "
-      "ignored_layers: 3 entries; 1 dead (no verdict changes without them, in any version judged), "
-      "0 duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch "
-      "--prune DIR removes the dead and duplicate ones\n              dead: mlp.gate\n  fixable    "
-      " mtp.layers.0: 7 modules stored BF16 but quantized by fp8 (not in ignored_layers) [vllm, "
-      "sglang]\n  breaks      vLLM: loads without an error: the stored BF16 weight of "
-      "mtp.layers.0.self_attn.q_proj is cast into its FP8 `weight` parameter and the weight scale "
-      "is never loaded, so the layer computes garbage and the draft's acceptance collapses; "
+      "rules       vLLM main 2026-07-29..017e9f4 (2026-08-17), 2 versions, SGLang main "
+      "2026-02-09..a5ea6158 (2026-08-31), 7 versions and transformers quantizer_finegrained_fp8.py "
+      "+ quantizers_utils.py 0eb492c\n  mtp head    8 linears BF16, 4 norms in "
+      "model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note        SGLang: no naming "
+      "table for Qwen3_5ForCausalLM; judged under assumed names (the checkpoint's, q/k/v and "
+      "gate/up fused and judged through their shards)\n  fixable     "
+      "model.language_model.layers.0.mlp: 2 modules stored fp8-block but made dense by "
+      "ignored_layers entry \"mlp.gate\" (SGLang before 2026-03-01 only) [sglang]\n  breaks      "
       "SGLang: loads, and drops the stored weights silently\n              "
-      "mtp.layers.0.self_attn.q_proj\n              mtp.layers.0.self_attn.k_proj\n              "
-      "mtp.layers.0.self_attn.v_proj\n              mtp.layers.0.self_attn.o_proj\n              "
-      "mtp.layers.0.mlp.gate_proj\n              mtp.layers.0.mlp.up_proj\n              "
-      "mtp.layers.0.mlp.down_proj\n  would patch config.json +17: lm_head, mtp.fc, mlp.gate, "
-      "mtp.layers.0.self_attn.q_proj, mtp.layers.0.self_attn.k_proj, "
-      "mtp.layers.0.self_attn.v_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "model.language_model.layers.0.mlp.gate_proj\n              "
+      "model.language_model.layers.0.mlp.up_proj\n  fixable     model.language_model.layers.0.mlp: "
+      "2 modules are judged as one layer (model.language_model.layers.0.mlp.gate_up_proj); SGLang: "
+      "ValueError: Detected some but not all shards of model.layers.0.mlp.gate_up_proj are "
+      "quantized. All shards of fused layers to have the same precision. (SGLang "
+      "2026-03-01..2026-04-21 only) [sglang]\n  breaks      SGLang: loads, and drops the stored "
+      "weights silently\n              model.language_model.layers.0.mlp.gate_proj\n              "
+      "model.language_model.layers.0.mlp.up_proj\n  fixable     mtp.layers.0: 7 modules stored "
+      "BF16 but quantized by fp8 (not in ignored_layers) [vllm, sglang]\n  breaks      vLLM: loads "
+      "without an error: the stored BF16 weight of mtp.layers.0.self_attn.q_proj is cast into its "
+      "FP8 `weight` parameter and the weight scale is never loaded, so the layer computes garbage "
+      "and the draft's acceptance collapses; SGLang: loads, and drops the stored weights "
+      "silently\n              mtp.layers.0.self_attn.q_proj\n              "
+      "mtp.layers.0.self_attn.k_proj\n              mtp.layers.0.self_attn.v_proj\n              "
+      "mtp.layers.0.self_attn.o_proj\n              mtp.layers.0.mlp.gate_proj\n              "
+      "mtp.layers.0.mlp.up_proj\n              mtp.layers.0.mlp.down_proj\n  fixable     "
+      "mtp.layers.0.mlp: 2 modules are judged as one layer (mtp.layers.0.mlp.gate_up_proj); "
+      "SGLang: ValueError: Detected some but not all shards of mtp.layers.0.mlp.gate_up_proj are "
+      "quantized. All shards of fused layers to have the same precision. (SGLang "
+      "2026-03-01..2026-04-21 only) [sglang]\n  breaks      SGLang: loads, and drops the stored "
+      "weights silently\n              mtp.layers.0.mlp.gate_proj\n              "
+      "mtp.layers.0.mlp.up_proj\n  fixable     mtp.layers.0.mlp: 2 modules stored BF16 but "
+      "quantized by fp8 (not in ignored_layers) (SGLang from 2026-04-22 only) [sglang]\n  breaks   "
+      "   SGLang: loads, and drops the stored weights silently\n              "
+      "mtp.layers.0.mlp.gate_proj\n              mtp.layers.0.mlp.up_proj\n  would patch "
+      "config.json +18: lm_head, mtp.fc, mtp.layers.0.self_attn.q_proj, "
+      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+      "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
       "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.q_proj, "
       "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-      "mtp.layers.0.mlp.down_proj; -2: lm_head, mtp\n  status      needs-patch\n  apply       "
-      "qpatch DIR\n");
+      "mtp.layers.0.self_attn.qkv_proj, mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, "
+      "mtp.layers.0.mlp.up_proj, mtp.layers.0.mlp.down_proj; -3: lm_head, mtp, mlp.gate\n  status  "
+      "    needs-patch\n  apply       qpatch DIR\n");
   const auto [prune_code, pruned] = run_qpatch({"--prune"});
   EXPECT_EQ(prune_code, 0) << pruned;
   const auto [check_code, checked] = run_qpatch({"--check"});
   EXPECT_EQ(check_code, 0) << checked;
-  EXPECT_EQ(read("config.json"),
-            "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n  "
-            "\"mtp_num_hidden_layers\": 1,\n  \"quantization_config\": {\n    "
-            "\"activation_scheme\": \"dynamic\",\n    \"ignored_layers\": [\"lm_head\", "
-            "\"mtp.fc\", \"mtp.layers.0.self_attn.q_proj\", \"mtp.layers.0.self_attn.k_proj\", "
-            "\"mtp.layers.0.self_attn.v_proj\", \"mtp.layers.0.self_attn.o_proj\", "
-            "\"mtp.layers.0.mlp.gate_proj\", \"mtp.layers.0.mlp.up_proj\", "
-            "\"mtp.layers.0.mlp.down_proj\"],\n    \"modules_to_not_convert\": [\"lm_head\", "
-            "\"mtp.fc\", \"mtp.layers.0.self_attn.q_proj\", \"mtp.layers.0.self_attn.k_proj\", "
-            "\"mtp.layers.0.self_attn.v_proj\", \"mtp.layers.0.self_attn.o_proj\", "
-            "\"mtp.layers.0.mlp.gate_proj\", \"mtp.layers.0.mlp.up_proj\", "
-            "\"mtp.layers.0.mlp.down_proj\"],\n    \"quant_method\": \"fp8\"\n  }\n}\n");
+  EXPECT_EQ(
+      read("config.json"),
+      "{\n  \"architectures\": [\n    \"Qwen3_5ForCausalLM\"\n  ],\n  \"mtp_num_hidden_layers\": "
+      "1,\n  \"quantization_config\": {\n    \"activation_scheme\": \"dynamic\",\n    "
+      "\"ignored_layers\": [\"lm_head\", \"mtp.fc\", \"mtp.layers.0.self_attn.q_proj\", "
+      "\"mtp.layers.0.self_attn.k_proj\", \"mtp.layers.0.self_attn.v_proj\", "
+      "\"mtp.layers.0.self_attn.qkv_proj\", \"mtp.layers.0.self_attn.o_proj\", "
+      "\"mtp.layers.0.mlp.gate_proj\", \"mtp.layers.0.mlp.up_proj\", "
+      "\"mtp.layers.0.mlp.down_proj\"],\n    \"modules_to_not_convert\": [\"lm_head\", \"mtp.fc\", "
+      "\"mtp.layers.0.self_attn.q_proj\", \"mtp.layers.0.self_attn.k_proj\", "
+      "\"mtp.layers.0.self_attn.v_proj\", \"mtp.layers.0.self_attn.qkv_proj\", "
+      "\"mtp.layers.0.self_attn.o_proj\", \"mtp.layers.0.mlp.gate_proj\", "
+      "\"mtp.layers.0.mlp.up_proj\", \"mtp.layers.0.mlp.down_proj\"],\n    \"quant_method\": "
+      "\"fp8\"\n  }\n}\n");
 }
 
 // An entry dead beside an over-broad regex the fix removes is the one that then keeps its layer

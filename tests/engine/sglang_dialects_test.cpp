@@ -119,5 +119,32 @@ TEST_F(SglangDialectTest, DynamicOverrideMarlinCannotServeRaises) {
   EXPECT_EQ(decide(Engine::vllm, 4, plain, down), "quantized (target_name)");
 }
 
+// SGLang's FP8 is_layer_skipped as main had it in 2026 (docs/research/sglang-fp8-skip.md): a
+// substring, with no fused mapping before #18742 (the fused name is tested) and the shards after
+// (gate_proj hit, up_proj not: ValueError); from #23467 whole dotted parts; from #26287 a
+// trailing dot is stripped.
+TEST(SglangFp8SkipTest, IsLayerSkippedAsMainHadItIn2026) {
+  const ModelInfo model = sglang_model_info("Qwen3_5ForConditionalGeneration", 0);
+  const Layer gate_up{LayerKind::linear,
+                      "model.language_model.layers.0.mlp.gate_up_proj",
+                      "model.language_model.layers.0.mlp.gate_up_proj",
+                      "MergedColumnParallelLinear",
+                      {}};
+  const auto verdict = [&](const std::string& day, const std::string& entry) {
+    VersionPins pins;
+    pins.of(Engine::sglang) = day;
+    const EngineVersion version =
+        versions_to_judge(Engine::sglang, "fp8", model.architecture, pins).front();
+    const ModelInfo built = sglang_model_info(model.architecture, 0, version);
+    return verdict_text(
+        SkipListRules(SkipListMethod::fp8, {entry}, built, false, version).decide(gate_up));
+  };
+  EXPECT_EQ(verdict("2026-02-20", "mlp.gate"), "dense (ignore_entry)");
+  EXPECT_EQ(verdict("2026-05-01", "mlp.gate"), "quantized (target_class)");
+  EXPECT_EQ(verdict("2026-05-01", "model.language_model.layers.0."), "quantized (target_class)");
+  EXPECT_EQ(verdict("2026-06-01", "model.language_model.layers.0."), "dense (ignore_entry)");
+  EXPECT_EQ(verdict("2026-06-01", "language_model.layers.0.mlp"), "dense (ignore_entry)");
+}
+
 } // namespace
 } // namespace qpatch::engine

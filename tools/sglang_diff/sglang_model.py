@@ -178,6 +178,18 @@ MIXED_NEMOTRON_ONLY_FROM = "2026-03-14"
 # upstream history; SOURCES stores it beside the older utils.py): a plain ignore entry matches
 # the layer name or a dotted suffix of it, where it was a case-insensitive substring.
 CT_SUFFIX_FROM = "2026-07-29"
+# quantization/utils.py is_layer_skipped on main, read in upstream history (SOURCES stores each
+# copy under its own name): `ignored in prefix` from #14251 (2025-12-04) until #23467
+# (4323fce82, 2026-04-22), then _module_path_match with _FALLBACK_FUSED_SHARDS (b98d4721's copy:
+# also #23973's shorter fallback and #26287's trailing dots). The harness's eras fall on 02-09,
+# 03-01, 04-01 (the substring copy) and 08-31 (b98d4721's). The 2025 utils/utils.py @c5bef61 it
+# first ran (`prefix in ignored_layers`) is no 2026 main.
+SKIPPED_MODULE_PATH_FROM = "2026-04-22"
+UTILS_SUBSTRING = Q + "utils.4323fce82p.py"
+UTILS_MODULE_PATH = Q + "utils.b98d4721.py"
+# fp8.py before #18742 (0e8697781, 2026-03-01): no packed mapping, a FusedMoE always FP8.
+FP8_MAPPED_FROM = "2026-03-01"
+FP8_UNMAPPED = Q + "fp8.0e8697781p.py"
 CT_UTILS_32736 = "python/sglang/srt/layers/quantization/compressed_tensors/utils.f69af7b7a.py"
 MIXED_BY_NVFP4_LAYER_FROM = "2026-07-05"
 
@@ -421,13 +433,16 @@ class SglangEngine:
              "check_equal_or_regex_match", "find_matched_target", "_find_first_match",
              "_is_equal_or_regex_match", "_match_fused_layer",
              "is_activation_quantization_format")),
-            (Q + "utils/utils.py", ("is_layer_skipped", "override_config",
-                                    "get_dynamic_override", "get_linear_quant_method")),
+            (UTILS_MODULE_PATH if self.era.date >= SKIPPED_MODULE_PATH_FROM else UTILS_SUBSTRING,
+             ("is_layer_skipped", "override_config", "get_dynamic_override",
+              "get_linear_quant_method")),
             (Q + "awq/awq.py", ("is_layer_skipped_awq",)),
         ]
         for rel, names in helpers:
             ns = self.src.namespace(rel)
             ns.update(self.stand)
+            if rel == UTILS_MODULE_PATH:
+                self.src.load(rel, "_module_path_match", ns=ns)
             self.src.load(rel, *names, ns=ns)
             if rel.endswith("compressed_tensors/utils.py") and self.era.date >= CT_SUFFIX_FROM:
                 # From #32736 should_ignore_layer (unchanged) calls the new
@@ -478,8 +493,11 @@ class SglangEngine:
                       "apply_gptq_quant_layer", "get_quant_method", ns=ns)
         self.stand["routing"] = types.SimpleNamespace(
             get_quant_method=ns["get_quant_method"], get_layer_config=ns["get_layer_config"])
+        registry = dict(self.REGISTRY)
+        if self.era.date < FP8_MAPPED_FROM:
+            registry["fp8"] = (FP8_UNMAPPED, "Fp8Config", ())
         by_file: dict[str, list[str]] = {}
-        for rel, cls, extra in self.REGISTRY.values():
+        for rel, cls, extra in registry.values():
             names = by_file.setdefault(rel, [])
             for n in (*extra, cls):
                 if n not in names:
@@ -491,7 +509,7 @@ class SglangEngine:
             ns.update(self.stand)
             self.src.load(rel, *names, ns=ns)
             loaded[rel] = ns
-        return {name: loaded[rel][cls] for name, (rel, cls, _) in self.REGISTRY.items()}
+        return {name: loaded[rel][cls] for name, (rel, cls, _) in registry.items()}
 
     def _load_quark(self):
         """quark/quark.py @ce1ec3af QuarkConfig (from_config, get_quant_method,

@@ -203,6 +203,13 @@ class VllmSource:
                     ns[node.targets[0].id] = ast.literal_eval(node.value)
                 except ValueError:
                     pass
+            # ... and annotated (SGLang's `_FALLBACK_FUSED_SHARDS: Mapping[...] = {...}`).
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and node.value is not None):
+                try:
+                    ns[node.target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
             # `if TYPE_CHECKING: <imports> else: X = object` (gptq_utils.py): the else branch
             # is what runs.
             if (isinstance(node, ast.If) and isinstance(node.test, ast.Name)

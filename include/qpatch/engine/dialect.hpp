@@ -9,8 +9,10 @@
 #include <qpatch/engine/model_info.hpp>
 #include <qpatch/engine/versions.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace qpatch::engine {
@@ -39,6 +41,12 @@ struct CtDialect {
 };
 
 // AWQ, FP8, ModelOpt, bitsandbytes: one skip list of module names.
+// How SGLang's is_layer_skipped (quantization/utils.py) compares an entry with a layer name:
+// `prefix in ignored_layers` (vLLM's, and SGLang's before 2025-12-04), `ignored in prefix`
+// (2025-12-04 to 2026-04-21), or _module_path_match (#23467: the name, a parent of it, or a run
+// of its dotted parts).
+enum class SkippedMatch : uint8_t { exact, substring, module_path };
+
 struct SkipListDialect {
   // AWQ: every layer, fused or experts, is tested under the one name the engine builds it as (a
   // fused layer by its fused name, never its shards).
@@ -91,6 +99,20 @@ struct SkipListDialect {
   // FP8: an unfused name holding "gate_up_proj" is skipped too when both its gate_proj and
   // up_proj names are listed (SGLang's is_layer_skipped).
   bool fp8_gate_up_by_parts = false;
+  // SGLang's is_layer_skipped (FP8, and ModelOpt's is_layer_skipped step): how an entry names a
+  // layer, whether trailing dots are stripped first (#26287), the shards it fuses a name by when
+  // the quant config's mapping has none (#23467's _FALLBACK_FUSED_SHARDS), and whether its
+  // "experts" branch keeps a general hit (`is_skipped or any(...)`, #18742).
+  SkippedMatch skipped_match = SkippedMatch::exact;
+  bool skipped_strips_dots = false;
+  std::vector<std::pair<std::string, std::vector<std::string>>> fallback_fused_shards;
+  bool experts_keep_general_hit = false;
+  // SGLang's Fp8Config before #18742: is_layer_skipped is asked without the fused mapping, and a
+  // FusedMoE is always given Fp8MoEMethod (its list is never read for experts).
+  bool fp8_without_fused_mapping = false;
+  // Fp8Config.from_config holds each entry without and with one leading "model." (#18742; with
+  // fp8_first_present_key).
+  bool fp8_model_prefix_variants = false;
   // bitsandbytes: a FusedMoE is quantized whatever the list says (SGLang's
   // BitsAndBytesConfig.get_quant_method tests LinearBase only).
   bool bnb_experts_ignore_list = false;

@@ -57,6 +57,28 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   // substring of an entry holding "experts".
   dialect.skip_list.fused_name_skips = false;
   dialect.skip_list.fp8_gate_up_by_parts = true;
+  // That is a 2025 copy. On main in 2026 (quantization/utils.py, read in upstream history,
+  // docs/research/sglang-fp8-skip.md): `ignored in prefix` (a substring, since #14251,
+  // 2025-12-04) for names and shards; from #23467 (4323fce82, 2026-04-22) _module_path_match
+  // (equal, a parent, or a run of whole dotted parts) with _FALLBACK_FUSED_SHARDS for a proj name
+  // the mapping lacks (qkv_proj, gate_up_proj, in_proj_ba, in_proj_qkvz; the last two dropped by
+  // #23973, 3d31ac267, 2026-04-29); trailing dots stripped from #26287 (2b1e53c98, 2026-05-26).
+  // The experts branch ORs the general hit from #18742 (0e8697781, 2026-03-01), which also gave
+  // Fp8Config the packed mapping and made a FusedMoE ask is_layer_skipped.
+  auto& skip = dialect.skip_list;
+  skip.skipped_match = version.has("#23467") ? SkippedMatch::module_path : SkippedMatch::substring;
+  skip.skipped_strips_dots = version.has("#26287");
+  if (version.has("#23467")) {
+    skip.fallback_fused_shards = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+                                  {"gate_up_proj", {"gate_proj", "up_proj"}}};
+    if (!version.has("#23973")) {
+      skip.fallback_fused_shards.push_back({"in_proj_ba", {"in_proj_b", "in_proj_a"}});
+      skip.fallback_fused_shards.push_back({"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}});
+    }
+  }
+  skip.experts_keep_general_hit = version.has("#18742");
+  skip.fp8_without_fused_mapping = !version.has("#18742");
+  skip.fp8_model_prefix_variants = version.has("#18742");
 
   // bitsandbytes (bitsandbytes.py @b53daee): from_config reads llm_int8_skip_modules (None or
   // absent: []), no mapper renames it (Qwen3.5's hf_to_sglang_mapper is None);

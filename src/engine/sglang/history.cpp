@@ -83,6 +83,17 @@ History make_sglang_history() {
        "exclude_modules and quantized_layers",
        "compressed-tensors quark modelopt",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#18742 (0e8697781, merged 2026-03-01, read in upstream history):
+      // Fp8Config gets the packed mapping and asks is_layer_skipped for a FusedMoE too, and the
+      // experts branch of quantization/utils.py is_layer_skipped keeps a general hit.
+      {"#18742",
+       "0e8697781",
+       "2026-03-01",
+       "",
+       "fp8.py, quantization/utils.py: FP8 judges fused layers through the packed mapping and "
+       "experts by ignored_layers (before, a FusedMoE was always FP8)",
+       "fp8 modelopt",
+       ""},
       // sgl-project/sglang#20407 (75a7879fd, merged 2026-03-14, read in upstream history):
       // configs/model_config.py _parse_modelopt_quant_config reads a ModelOpt MIXED_PRECISION
       // config as modelopt_mixed for Nemotron-H only, as w4afp8 otherwise (before it, always
@@ -142,6 +153,19 @@ History make_sglang_history() {
        "built dense when exclude skips its mapped layer prefix",
        "quark",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+      // sgl-project/sglang#23467 (4323fce82, merged 2026-04-22, read in upstream history):
+      // quantization/utils.py is_layer_skipped matches on dotted module-path boundaries
+      // (_module_path_match) where it tested substrings, and fuses q/k/v, gate/up and the GDN
+      // projections by _FALLBACK_FUSED_SHARDS when the mapping has no entry.
+      {"#23467",
+       "4323fce82",
+       "2026-04-22",
+       "",
+       "quantization/utils.py: FP8 and ModelOpt skip entries match whole dotted parts "
+       "(\"mlp.gate\" "
+       "no longer skips mlp.gate_up_proj), with fallback fused shards",
+       "fp8 modelopt",
+       ""},
       // sgl-project/sglang#23471 ("[Fix] NVFP4 qwen3.5 quant error fix by add
       // packed_modules_mapping", merged 2026-04-28 as 9814cc89, read in a third-party commit log
       // and PR table; its description is dated 2026-04-22): from then the Qwen3.5 classes give
@@ -160,6 +184,24 @@ History make_sglang_history() {
        "(qkv_proj, gate_up_proj, in_proj_qkvz, in_proj_ba)",
        "",
        "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+      // sgl-project/sglang#23973 (3d31ac267, merged 2026-04-29): the fallback fused shards keep
+      // qkv_proj and gate_up_proj only.
+      {"#23973",
+       "3d31ac267",
+       "2026-04-29",
+       "",
+       "quantization/utils.py: the fallback fused shards drop in_proj_ba and in_proj_qkvz",
+       "fp8 modelopt",
+       ""},
+      // sgl-project/sglang#26287 (2b1e53c98, merged 2026-05-26): trailing dots stripped from
+      // entry and name before _module_path_match ("model.layers.0." names layer 0's children).
+      {"#26287",
+       "2b1e53c98",
+       "2026-05-26",
+       "",
+       "quantization/utils.py: an FP8 or ModelOpt skip entry ending in \".\" names its module",
+       "fp8 modelopt",
+       ""},
       // sgl-project/sglang#27705 (073de150, merged 2026-06-27, read in upstream history):
       // the DSA indexer's wk and weights_proj fused into a dense wk_weights_proj on CUDA (from
       // #30111, e552f6ed, 2026-07-04, only with indexer_rope_interleave). The build judged keeps
