@@ -242,8 +242,8 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
 std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& name,
                                                           const std::string& cls) const {
   std::optional<size_t> best;
-  const auto consider = [&](const std::unordered_map<std::string, size_t>& index,
-                            const std::string& key) {
+  const auto consider = [&](const std::unordered_map<std::string_view, size_t>& index,
+                            std::string_view key) {
     if (const auto hit = index.find(key); hit != index.end() && (!best || hit->second < *best)) {
       best = hit->second;
     }
@@ -299,7 +299,8 @@ std::optional<size_t> CompressedTensorsRules::first_ignoring(const std::string& 
     // kept; regex entries before it are tried in order.
     std::optional<size_t> best;
     for (size_t at = 0;;) {
-      if (const auto it = m_plain_first.find(prefix.substr(at)); it != m_plain_first.end()) {
+      if (const auto it = m_plain_first.find(std::string_view(prefix).substr(at));
+          it != m_plain_first.end()) {
         best = best && *best < it->second ? best : std::optional<size_t>(it->second);
       }
       const size_t dot = prefix.find('.', at);

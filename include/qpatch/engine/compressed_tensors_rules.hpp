@@ -115,9 +115,11 @@ private:
   std::vector<size_t> m_ignore_origin;
   // Where exact matching applies (not SGLang's substrings), each plain entry's first index by
   // its renamed text (and by its text as written, for transformers' class names), and the
-  // regex entries in order: match_ignore looks up instead of scanning hundreds of entries.
-  std::unordered_map<std::string, size_t> m_plain_first;
-  std::unordered_map<std::string, size_t> m_text_first;
+  // regex entries in order: match_ignore looks up instead of scanning hundreds of entries. The
+  // keys view m_ignore's strings (as m_substring_first's do), so a name's dotted suffixes are
+  // looked up without a copy each (SGLang from #32736).
+  std::unordered_map<std::string_view, size_t> m_plain_first;
+  std::unordered_map<std::string_view, size_t> m_text_first;
   std::vector<size_t> m_regex_entries;
   // Under SGLang's substring test, each plain entry's first index by its lower-cased text, for
   // lists longer than k_substring_scan_limit (match_ignore); empty otherwise.
