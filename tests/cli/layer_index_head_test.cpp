@@ -246,6 +246,28 @@ TEST_F(LayerIndexHeadTest, ExplainErrorWithNoCauseInTheCheckpointSaysSo) {
             "version, a flag, a kernel)\n");
 }
 
+// What one patch for SGLang (and vLLM) adds on write_glm5's layout: the checkpoint names, then
+// SGLang's (model.decoder.*, the fused names it judges without a mapping, the indexer's wk).
+const std::string k_sglang_glm5_patch =
+    "model.layers.0.self_attn.indexer.wk, model.layers.1.self_attn.indexer.wk, "
+    "model.layers.2.self_attn.q_a_proj, model.layers.2.self_attn.kv_a_proj_with_mqa, "
+    "model.decoder.self_attn.q_a_proj, model.decoder.self_attn.kv_a_proj_with_mqa, "
+    "model.layers.2.self_attn.q_b_proj, model.decoder.self_attn.q_b_proj, "
+    "model.layers.2.self_attn.kv_b_proj, model.decoder.self_attn.kv_b_proj, "
+    "model.layers.2.self_attn.o_proj, model.decoder.self_attn.o_proj, "
+    "model.layers.2.self_attn.indexer.wq_b, model.decoder.self_attn.indexer.wq_b, "
+    "model.layers.2.self_attn.indexer.wk, model.decoder.self_attn.indexer.wk, "
+    "model.layers.2.mlp.experts.0.gate_proj, model.layers.2.mlp.experts.0.up_proj, "
+    "model.layers.2.mlp.experts.0.down_proj, model.layers.2.mlp.experts.1.gate_proj, "
+    "model.layers.2.mlp.experts.1.up_proj, model.layers.2.mlp.experts.1.down_proj, "
+    "model.decoder.mlp.experts.0.gate_proj, model.decoder.mlp.experts.0.up_proj, "
+    "model.decoder.mlp.experts.0.down_proj, "
+    "model.layers.2.mlp.shared_experts.gate_proj, "
+    "model.layers.2.mlp.shared_experts.up_proj, "
+    "model.decoder.mlp.shared_experts.gate_up_proj, "
+    "model.layers.2.mlp.shared_experts.down_proj, "
+    "model.decoder.mlp.shared_experts.down_proj";
+
 // SGLang's GLM-5 (sglang/naming.cpp glm5_row; docs/research/sglang-glm5.md): DeepSeek-V2 names,
 // the indexer's wk built with the layer's quant config and weights_proj dense, and the NextN
 // layer built at model.decoder / model.eh_proj.
@@ -274,22 +296,10 @@ TEST_F(SglangGlm5Test, IndexerWkAndTheDraftNeedSglangsOwnEntries) {
       "the stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules stored "
       "BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in ignore\n  "
       "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
-      "+30: model.layers.0.self_attn.indexer.wk, model.layers.1.self_attn.indexer.wk, "
-      "model.layers.2.self_attn.q_a_proj, model.layers.2.self_attn.kv_a_proj_with_mqa, "
-      "model.decoder.self_attn.q_a_proj, model.decoder.self_attn.kv_a_proj_with_mqa, "
-      "model.layers.2.self_attn.q_b_proj, model.decoder.self_attn.q_b_proj, "
-      "model.layers.2.self_attn.kv_b_proj, model.decoder.self_attn.kv_b_proj, "
-      "model.layers.2.self_attn.o_proj, model.decoder.self_attn.o_proj, "
-      "model.layers.2.self_attn.indexer.wq_b, model.decoder.self_attn.indexer.wq_b, "
-      "model.layers.2.self_attn.indexer.wk, model.decoder.self_attn.indexer.wk, "
-      "model.layers.2.mlp.experts.0.gate_proj, model.layers.2.mlp.experts.0.up_proj, "
-      "model.layers.2.mlp.experts.0.down_proj, model.layers.2.mlp.experts.1.gate_proj, "
-      "model.layers.2.mlp.experts.1.up_proj, model.layers.2.mlp.experts.1.down_proj, "
-      "model.decoder.mlp.experts.0.gate_proj, model.decoder.mlp.experts.0.up_proj, "
-      "model.decoder.mlp.experts.0.down_proj, model.layers.2.mlp.shared_experts.gate_proj, "
-      "model.layers.2.mlp.shared_experts.up_proj, model.decoder.mlp.shared_experts.gate_up_proj, "
-      "model.layers.2.mlp.shared_experts.down_proj, model.decoder.mlp.shared_experts.down_proj\n  "
-      "status      needs-patch\n  apply       qpatch DIR\n");
+      "+30: " +
+          k_sglang_glm5_patch +
+          "\n  "
+          "status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 0);
@@ -331,23 +341,10 @@ TEST_F(SglangGlm5Test, OnePatchSatisfiesVllmAndSglang) {
       "stored BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in "
       "ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
       "named 'model.layers.2.mlp.experts.0.gate_proj.weight' in ...\"; SGLang: loads, and drops "
-      "the stored weights silently\n  would patch config.json +30: "
-      "model.layers.0.self_attn.indexer.wk, model.layers.1.self_attn.indexer.wk, "
-      "model.layers.2.self_attn.q_a_proj, model.layers.2.self_attn.kv_a_proj_with_mqa, "
-      "model.decoder.self_attn.q_a_proj, model.decoder.self_attn.kv_a_proj_with_mqa, "
-      "model.layers.2.self_attn.q_b_proj, model.decoder.self_attn.q_b_proj, "
-      "model.layers.2.self_attn.kv_b_proj, model.decoder.self_attn.kv_b_proj, "
-      "model.layers.2.self_attn.o_proj, model.decoder.self_attn.o_proj, "
-      "model.layers.2.self_attn.indexer.wq_b, model.decoder.self_attn.indexer.wq_b, "
-      "model.layers.2.self_attn.indexer.wk, model.decoder.self_attn.indexer.wk, "
-      "model.layers.2.mlp.experts.0.gate_proj, model.layers.2.mlp.experts.0.up_proj, "
-      "model.layers.2.mlp.experts.0.down_proj, model.layers.2.mlp.experts.1.gate_proj, "
-      "model.layers.2.mlp.experts.1.up_proj, model.layers.2.mlp.experts.1.down_proj, "
-      "model.decoder.mlp.experts.0.gate_proj, model.decoder.mlp.experts.0.up_proj, "
-      "model.decoder.mlp.experts.0.down_proj, model.layers.2.mlp.shared_experts.gate_proj, "
-      "model.layers.2.mlp.shared_experts.up_proj, model.decoder.mlp.shared_experts.gate_up_proj, "
-      "model.layers.2.mlp.shared_experts.down_proj, model.decoder.mlp.shared_experts.down_proj\n  "
-      "status      needs-patch\n  apply       qpatch DIR\n");
+      "the stored weights silently\n  would patch config.json +30: " +
+          k_sglang_glm5_patch +
+          "\n  "
+          "status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(run_qpatch({"--check", "-q"}).first, 0);
   expect_rerun_writes_nothing({}, 0);

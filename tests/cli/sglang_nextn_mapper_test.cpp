@@ -16,6 +16,15 @@ namespace {
 
 using synth::TensorSpec;
 
+// A Quark FP8 (per tensor) quantization_config with `exclude` (a JSON array's body).
+std::string quark_fp8(const std::string& exclude) {
+  return "{\"quant_method\": \"quark\", \"exclude\": [" + exclude +
+         "], \"export\": {\"kv_cache_group\": [], \"pack_method\": \"reorder\"}, "
+         "\"global_quant_config\": {\"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": "
+         "\"per_tensor\", \"is_dynamic\": false}, \"input_tensors\": null}, "
+         "\"layer_quant_config\": {}, \"layer_type_quant_config\": {}}";
+}
+
 class SglangNextnMapperTest : public test::CheckpointCliTest {
 public:
   SglangNextnMapperTest() { m_engine = "sglang"; }
@@ -37,6 +46,12 @@ protected:
                        quantization_config + "\n}\n";
     spec.shards.push_back({"model.safetensors", tensors, true});
     ASSERT_TRUE(synth::write_checkpoint(dir(), spec).ok());
+  }
+  // The patch applies, leaves the checkpoint clean, and a second run writes nothing.
+  void expect_patched_clean() {
+    EXPECT_EQ(run_qpatch({"-q"}).first, 0);
+    EXPECT_EQ(run_qpatch({"--check"}).first, 0);
+    expect_rerun_writes_nothing({}, 0);
   }
   // Any DeepSeek-V2-named model: `tensors` in one file under `quantization_config`.
   void write_model(const std::string& architecture,
@@ -70,19 +85,12 @@ TEST_F(SglangNextnMapperTest, Fp8EntriesReachTheDraftFrom21280) {
       "ignored_layers) (SGLang before 2026-04-03 only)\n  breaks      SGLang: loads, and drops the "
       "stored weights silently\n  would patch config.json +1: model.decoder.self_attn.o_proj\n  "
       "status      needs-patch\n  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
-  expect_rerun_writes_nothing({}, 0);
+  expect_patched_clean();
 }
 
 // Quark: from #19425 (2026-02-26) the exclude list is renamed too.
 TEST_F(SglangNextnMapperTest, QuarkEntriesReachTheDraftFrom19425) {
-  write("{\"quant_method\": \"quark\", \"exclude\": [\"lm_head\", "
-        "\"model.layers.61.self_attn.o_proj\"], \"export\": {\"kv_cache_group\": [], "
-        "\"pack_method\": \"reorder\"}, \"global_quant_config\": {\"weight\": {\"dtype\": "
-        "\"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": false}, \"input_tensors\": "
-        "{\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", \"is_dynamic\": false}}, "
-        "\"layer_quant_config\": {}, \"layer_type_quant_config\": {}}");
+  write(quark_fp8(R"("lm_head", "model.layers.61.self_attn.o_proj")"));
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
@@ -98,9 +106,7 @@ TEST_F(SglangNextnMapperTest, QuarkEntriesReachTheDraftFrom19425) {
       "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
       "+3: model.layers.61.eh_proj, model.eh_proj, model.decoder.self_attn.o_proj\n  status      "
       "needs-patch\n  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
-  expect_rerun_writes_nothing({}, 0);
+  expect_patched_clean();
 }
 
 // compressed-tensors: its ignore list is renamed from #19425 on, read as SGLang reads it (a
@@ -125,20 +131,14 @@ TEST_F(SglangNextnMapperTest, CompressedTensorsEntriesReachTheDraftFrom19425) {
       "(SGLang before 2026-02-26 only)\n  breaks      SGLang: loads, and drops the stored weights "
       "silently\n  would patch config.json +1: model.decoder.self_attn.o_proj\n  status      "
       "needs-patch\n  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
-  expect_rerun_writes_nothing({}, 0);
+  expect_patched_clean();
 }
 
 // Quark from #23219 (2026-04-20): an exclude entry that skips the NextN layer's mapped prefix
 // (model.layers.61 -> model.decoder) builds the whole draft model without a quant config. Before
 // it, the entry names no layer and the draft's o_proj is quantized over BF16 weights.
 TEST_F(SglangNextnMapperTest, QuarkEntryForTheWholeNextnLayerDropsItsQuantConfigFrom23219) {
-  write("{\"quant_method\": \"quark\", \"exclude\": [\"lm_head\", \"model.layers.61\"], "
-        "\"export\": {\"kv_cache_group\": [], \"pack_method\": \"reorder\"}, "
-        "\"global_quant_config\": {\"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": "
-        "\"per_tensor\", \"is_dynamic\": false}, \"input_tensors\": null}, "
-        "\"layer_quant_config\": {}, \"layer_type_quant_config\": {}}");
+  write(quark_fp8(R"("lm_head", "model.layers.61")"));
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
@@ -152,9 +152,7 @@ TEST_F(SglangNextnMapperTest, QuarkEntryForTheWholeNextnLayerDropsItsQuantConfig
       "loads, and drops the stored weights silently\n  would patch config.json +2: "
       "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
       "needs-patch\n  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
-  expect_rerun_writes_nothing({}, 0);
+  expect_patched_clean();
 }
 
 // ModelOpt NVFP4: DeepseekModelNextN builds the draft without a quant config whatever the
@@ -313,17 +311,13 @@ protected:
 // Quark: from #30265 the draft copies exclude entries naming model.layers.78 onto its own names
 // (model.decoder.self_attn.o_proj); before it they are compared as written and miss the draft.
 TEST_F(SglangGlm5NextnTest, QuarkEntriesReachTheDraftFrom30265) {
-  write_glm5({{"lm_head.weight", "BF16", {256, 64}},
-              {"model.layers.78.eh_proj.weight", "BF16", {64, 128}},
-              {"model.layers.78.self_attn.o_proj.weight", "BF16", {64, 64}},
-              {"model.layers.0.self_attn.o_proj.weight", "F8_E4M3", {64, 64}},
-              {"model.layers.0.self_attn.o_proj.weight_scale", "F32", {}}},
-             "{\"quant_method\": \"quark\", \"exclude\": [\"lm_head\", "
-             "\"model.layers.78.self_attn.o_proj\", \"model.layers.78.eh_proj\"], \"export\": "
-             "{\"kv_cache_group\": [], \"pack_method\": \"reorder\"}, \"global_quant_config\": "
-             "{\"weight\": {\"dtype\": \"fp8_e4m3\", \"qscheme\": \"per_tensor\", "
-             "\"is_dynamic\": false}, \"input_tensors\": null}, \"layer_quant_config\": {}, "
-             "\"layer_type_quant_config\": {}}");
+  write_glm5(
+      {{"lm_head.weight", "BF16", {256, 64}},
+       {"model.layers.78.eh_proj.weight", "BF16", {64, 128}},
+       {"model.layers.78.self_attn.o_proj.weight", "BF16", {64, 64}},
+       {"model.layers.0.self_attn.o_proj.weight", "F8_E4M3", {64, 64}},
+       {"model.layers.0.self_attn.o_proj.weight_scale", "F32", {}}},
+      quark_fp8(R"("lm_head", "model.layers.78.self_attn.o_proj", "model.layers.78.eh_proj")"));
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
   EXPECT_EQ(
@@ -339,9 +333,7 @@ TEST_F(SglangGlm5NextnTest, QuarkEntriesReachTheDraftFrom30265) {
       "exclude) (SGLang before 2026-07-08 only)\n  breaks      SGLang: loads, and drops the stored "
       "weights silently\n  would patch config.json +2: model.eh_proj, "
       "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
-  EXPECT_EQ(run_qpatch({"-q"}).first, 0);
-  EXPECT_EQ(run_qpatch({"--check"}).first, 0);
-  expect_rerun_writes_nothing({}, 0);
+  expect_patched_clean();
 }
 
 // FP8: from #21280 (2026-04-03) until #30265 the layer-61 mapper renames GLM-5's entry for its
