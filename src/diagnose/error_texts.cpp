@@ -50,6 +50,13 @@ const std::vector<Row>& rows() {
        R"(Found a different quantization schemes? for \[[^\]]*\] in (\S+?)\.? )",
        "the shards of one fused layer are quantized differently by the config",
        {K::fused_shards_disagree, K::disk_shards_disagree}},
+      // quantization/utils.py is_layer_skipped (SGLang's FP8 and ModelOpt; vLLM's
+      // quant_utils.py has the same text): a skip list that names some shards of a fused layer.
+      {"shards-not-all-skipped",
+       "vllm",
+       R"(Detected some but not all shards of (\S+) are quantized)",
+       "FP8's or ModelOpt's skip list names some shards of one fused layer and not the others",
+       {K::fused_shards_disagree}},
       {"moe-projections-disagree",
        "vllm",
        R"(All MoE projections need to have same quantization scheme)",

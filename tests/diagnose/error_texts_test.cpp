@@ -62,6 +62,13 @@ INSTANTIATE_TEST_SUITE_P(
              "scheme.",
              "shards-disagree",
              "model.layers.3.linear_attn.in_proj_qkvgfab"},
+        // SGLang before #23467: an FP8 "mlp.gate" entry hit the gate_proj shard alone.
+        Case{"ShardsNotAllSkipped",
+             "ValueError: Detected some but not all shards of "
+             "model.language_model.layers.0.mlp.gate_up_proj are quantized. All shards of fused "
+             "layers to have the same precision.",
+             "shards-not-all-skipped",
+             "model.language_model.layers.0.mlp.gate_up_proj"},
         Case{"MoeProjections",
              "ValueError: All MoE projections need to have same quantization scheme but found "
              "multiple",

@@ -68,7 +68,8 @@ TEST(ConsequenceTest, FusedShardsAndTheHeadFile) {
                         "compressed-tensors",
                         {"vllm", "sglang"}),
             "vLLM: start-up fails with speculative decoding while building the fused layer (its "
-            "shards must agree); SGLang: loads, and drops the stored weights silently");
+            "shards must agree); SGLang: start-up fails with speculative decoding while building "
+            "the fused layer (its shards must agree)");
   Finding unindexed = finding(FindingKind::unindexed_tensors, {"mtp.fc.weight"});
   unindexed.label = "model_extra_tensors.safetensors";
   EXPECT_EQ(consequence(unindexed, "compressed-tensors", k_all),
