@@ -15,6 +15,7 @@
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <map>
@@ -252,14 +253,12 @@ private:
                               const Layer& self,
                               const std::vector<LayerView>& views,
                               bool as_suffix) {
-    const std::string tail = "." + name;
     return std::any_of(views.begin(), views.end(), [&](const LayerView& other) {
       const std::string& prefix = other.layer->prefix;
       if (other.layer == &self || prefix == name) {
         return false;
       }
-      return as_suffix ? prefix.size() > tail.size() &&
-                             prefix.compare(prefix.size() - tail.size(), tail.size(), tail) == 0
+      return as_suffix ? util::is_dotted_suffix(name, prefix)
                        : prefix.find(name) != std::string::npos;
     });
   }

@@ -638,39 +638,38 @@ void read_as_another_method(engine::Engine engine,
                             Diagnosis& diagnosis) {
   const std::vector<engine::EngineVersion> all =
       engine::versions_to_judge(engine, diagnosis.quant_method, configs.architecture, options.pins);
-  std::vector<std::pair<std::string, std::vector<engine::EngineVersion>>> readings;
+  std::vector<std::pair<engine::ConfigReading, std::vector<engine::EngineVersion>>> readings;
   for (const engine::EngineVersion& version : all) {
-    const auto read_as = engine::config_read_as(
+    const auto reading = engine::config_read_as(
         version, diagnosis.quant_method, active.config(), configs.architecture);
-    if (!read_as) {
+    if (!reading) {
       continue;
     }
-    auto it = std::find_if(readings.begin(), readings.end(), [&](const auto& reading) {
-      return reading.first == *read_as;
-    });
+    auto it = std::find_if(
+        readings.begin(), readings.end(), [&](const auto& seen) { return seen.first == *reading; });
     if (it == readings.end()) {
-      readings.emplace_back(*read_as, std::vector<engine::EngineVersion>{});
+      readings.emplace_back(*reading, std::vector<engine::EngineVersion>{});
       it = readings.end() - 1;
     }
     it->second.push_back(version);
   }
-  const std::string who(engine::display_name(engine));
-  for (const auto& [read_as, versions] : readings) {
+  const std::string name(engine::to_string(engine));
+  const std::string where = quant::pointer_text(active.pointer);
+  for (const auto& [reading, versions] : readings) {
     Finding finding;
     finding.kind = FindingKind::config_rejected;
     finding.label = active.name;
-    const std::string where = quant::pointer_text(active.pointer);
-    const std::string only =
-        versions.size() == all.size() ? "" : " (" + engine::subset_text(versions, all) + " only)";
-    finding.detail = active.name + (where.empty() ? "" : " " + where) + ": " + who +
-                     " reads this quantization config as " + read_as + only;
-    finding.engines = {std::string(engine::to_string(engine))};
-    if (!only.empty()) {
+    if (versions.size() != all.size()) {
       finding.versions = {engine::subset_text(versions, all)};
     }
+    finding.detail = active.name + (where.empty() ? "" : " " + where) + ": " +
+                     std::string(engine::display_name(engine)) +
+                     " reads this quantization config as " + reading.method + ": " + reading.why +
+                     (finding.versions.empty() ? "" : " (" + finding.versions.front() + " only)");
+    finding.engines = {name};
     finding.engine_effects = {
-        {std::string(engine::to_string(engine)),
-         "builds the model as " + read_as.substr(0, read_as.find(':')) +
+        {name,
+         "builds the model as " + reading.method +
              ", not as stored, and drops the stored weights it has no parameter for silently"}};
     diagnosis.findings.push_back(std::move(finding));
   }
@@ -711,10 +710,17 @@ void assumption_notes(engine::EngineSet modelled,
                       const quant::ConfigSet& configs,
                       const ModuleList& modules,
                       Diagnosis& diagnosis) {
+  // Whether a stored module's name holds `part`, asked once per part (a naming row asks it for
+  // every version it spans, and a 1T-parameter checkpoint has 71k modules).
+  std::map<std::string, bool> held;
   const auto stored = [&](const std::string& part) {
-    return part.empty() || std::any_of(modules.begin(), modules.end(), [&](const auto& module) {
-             return module.name.find(part) != std::string_view::npos;
-           });
+    const auto [it, inserted] = held.emplace(part, true);
+    if (inserted && !part.empty()) {
+      it->second = std::any_of(modules.begin(), modules.end(), [&](const auto& module) {
+        return module.name.find(part) != std::string_view::npos;
+      });
+    }
+    return it->second;
   };
   // An assumption that can change a verdict is said: an engine's layer names for an
   // architecture its folder has no naming row for.

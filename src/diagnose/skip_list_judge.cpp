@@ -20,7 +20,6 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <set>
 
@@ -284,11 +283,8 @@ Result<SkipListSetting> skip_list_setting(const quant::ConfigFile& active,
       for (const auto& [key, value] : file.config()["quantized_layers"].items()) {
         const bool has_algo =
             value.is_object() && value.contains("quant_algo") && value["quant_algo"].is_string();
-        std::string text = has_algo ? value["quant_algo"].get<std::string>() : "?";
-        std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-          return static_cast<char>(std::toupper(c));
-        });
-        setting.quantized_layers->emplace_back(key, text);
+        setting.quantized_layers->emplace_back(
+            key, util::upper_ascii(has_algo ? value["quant_algo"].get<std::string>() : "?"));
       }
     }
   }

@@ -4,7 +4,6 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
-#include <cctype>
 
 namespace qpatch::engine {
 
@@ -12,20 +11,6 @@ using util::last_component;
 using util::replace_all;
 
 namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-    return static_cast<char>(std::tolower(c));
-  });
-  return text;
-}
-
-// `entry` is `name` or a dotted suffix of it (SGLang's check_equal_or_regex_match from #32736).
-bool is_dotted_suffix(const std::string& entry, const std::string& name) {
-  return name.size() >= entry.size() &&
-         name.compare(name.size() - entry.size(), entry.size(), entry) == 0 &&
-         (name.size() == entry.size() || name[name.size() - entry.size() - 1] == '.');
-}
 
 bool is_regex(const std::string& text) {
   return text.rfind("re:", 0) == 0;
@@ -66,7 +51,7 @@ CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::stri
     entry.mapped = text.find('.') != std::string::npos ? m_model.to_vllm(text) : text;
   }
   if (m_ct.substring_ignore) {
-    entry.mapped_lower = lower(entry.mapped);
+    entry.mapped_lower = util::lower_ascii(entry.mapped);
   }
   return entry;
 }
@@ -146,7 +131,7 @@ std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
       ++targets;
       const bool regex = is_regex(target);
       plain = plain || !regex || regex_matches_a_class(target);
-      linear = linear || lower(target) == "linear";
+      linear = linear || util::lower_ascii(target) == "linear";
       head_target = head_target || regex || target.find("lm_head") != std::string::npos;
     }
   }
@@ -217,7 +202,7 @@ bool CompressedTensorsRules::matches_class(const Entry& entry,
     undecidable = undecidable || !matched;
     return matched.value_or(false);
   }
-  return lower(cls).find(lower(entry.text)) != std::string::npos;
+  return util::lower_ascii(cls).find(util::lower_ascii(entry.text)) != std::string::npos;
 }
 
 bool CompressedTensorsRules::ignores(const Entry& entry,
@@ -231,7 +216,7 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
     return name.find(entry.mapped_lower) != std::string::npos;
   }
   if (m_ct.suffix_ignore) {
-    return is_dotted_suffix(entry.mapped, name);
+    return util::is_dotted_suffix(entry.mapped, name);
   }
   if (m_ct.library_matching) { // is_match also tests ignore against the class names
     return entry.mapped == name || (!cls.empty() && entry.text == cls);
@@ -316,7 +301,7 @@ std::optional<size_t> CompressedTensorsRules::first_ignoring(const std::string& 
     // before it matches (a regex that gives up makes the verdict undecidable, as the scan did).
     return first_regex_before(first_exact(prefix, cls), prefix, cls, undecidable);
   }
-  const std::string lowered = lower(prefix);
+  const std::string lowered = util::lower_ascii(prefix);
   if (!m_substring_first.empty()) {
     // A long list: the first plain entry that is a substring of the name is found by looking
     // up each of the name's substrings (a few thousand for a layer name) rather than testing
@@ -347,7 +332,7 @@ bool CompressedTensorsRules::entry_matches(size_t index, const std::string& pref
     bool undecidable = false;
     const Entry& entry = m_ignore[i];
     const bool substring = m_ct.substring_ignore && !is_regex(entry.text);
-    if (ignores(entry, substring ? lower(prefix) : prefix, "", undecidable)) {
+    if (ignores(entry, substring ? util::lower_ascii(prefix) : prefix, "", undecidable)) {
       return true;
     }
   }
@@ -587,7 +572,7 @@ CompressedTensorsRules::trace(const Layer& layer) const {
   for (const std::string& name : names) {
     bool undecidable = false;
     bool any = false;
-    const std::string lowered = lower(name);
+    const std::string lowered = util::lower_ascii(name);
     for (size_t i = 0; i < m_ignore.size(); ++i) {
       const bool regex = is_regex(m_ignore[i].text);
       const bool substring = m_ct.substring_ignore && !regex;

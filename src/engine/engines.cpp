@@ -22,10 +22,10 @@ struct EngineRow {
                                                  const json::Json& config,
                                                  const EngineVersion& version);
   // The method a config is read as where not its own (null: always its own).
-  std::optional<std::string> (*config_read_as)(std::string_view method,
-                                               const json::Json& config,
-                                               std::string_view architecture,
-                                               const EngineVersion& version) = nullptr;
+  std::optional<ConfigReading> (*config_read_as)(std::string_view method,
+                                                 const json::Json& config,
+                                                 std::string_view architecture,
+                                                 const EngineVersion& version) = nullptr;
 };
 
 ModelInfo vllm_naming(const EngineVersion& version, const std::string& arch, uint64_t layers) {
@@ -130,10 +130,10 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
   return check != nullptr ? check(quant_method, config, version) : std::nullopt;
 }
 
-std::optional<std::string> config_read_as(const EngineVersion& version,
-                                          std::string_view quant_method,
-                                          const json::Json& config,
-                                          std::string_view architecture) {
+std::optional<ConfigReading> config_read_as(const EngineVersion& version,
+                                            std::string_view quant_method,
+                                            const json::Json& config,
+                                            std::string_view architecture) {
   const auto read_as = row(version.engine).config_read_as;
   return read_as != nullptr ? read_as(quant_method, config, architecture, version) : std::nullopt;
 }

@@ -4,6 +4,7 @@
 // effects (what a mismatch does). Private to src/engine/.
 #pragma once
 
+#include <qpatch/engine/config_checks.hpp>
 #include <qpatch/engine/dialect.hpp>
 #include <qpatch/engine/effects.hpp>
 #include <qpatch/engine/versions.hpp>
@@ -46,9 +47,9 @@ std::optional<std::string> sglang_config_rejection(std::string_view quant_method
                                                    const json::Json& config,
                                                    const EngineVersion& version);
 // sglang/config_checks.cpp: the method SGLang reads a config as, where not its own.
-std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
-                                                 const json::Json& config,
-                                                 std::string_view architecture,
-                                                 const EngineVersion& version);
+std::optional<ConfigReading> sglang_config_read_as(std::string_view quant_method,
+                                                   const json::Json& config,
+                                                   std::string_view architecture,
+                                                   const EngineVersion& version);
 
 } // namespace qpatch::engine

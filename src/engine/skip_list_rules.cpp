@@ -16,14 +16,6 @@ using util::replace_all;
 
 namespace {
 
-// quant_algo values compare upper-cased in both engines (`info["quant_algo"].upper()`).
-std::string upper_case(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) {
-    return static_cast<char>(std::toupper(c));
-  });
-  return text;
-}
-
 // The algo of the quantized_layers key written exactly as `key`, or null.
 const std::string* algo_of(const std::vector<std::pair<std::string, std::string>>& layers,
                            const std::string& key) {
@@ -246,7 +238,7 @@ std::string SkipListRules::sglang_resolve_algo(const Layer& layer) const {
   // modelopt_quant.py (store 54490057226) ModelOptMixedPrecisionConfig._resolve_quant_algo.
   const auto& layers = *m_layers;
   const auto find = [&](const std::string& key) { return algo_of(layers, key); };
-  const auto upper = upper_case;
+  const auto upper = util::upper_ascii;
   // 1. `if prefix in self.quantized_layers`.
   if (const auto* algo = find(layer.prefix)) {
     return upper(*algo);
@@ -809,7 +801,7 @@ Decision SkipListRules::listed_or_quantized(const Layer& layer,
   }
   std::string algo = sglang_modelopt ? sglang_resolve_algo(layer) : resolve_algo(layer);
   if (algo.rfind('!', 0) != 0) {
-    algo = upper_case(std::move(algo));
+    algo = util::upper_ascii(std::move(algo));
     // An algo the engine has no method for is UnquantizedLinearMethod (a FusedMoE: None).
     const auto& built = m_skip.modelopt_mixed_algos;
     if (std::find(built.begin(), built.end(), algo) == built.end()) {

@@ -8,6 +8,7 @@
 #include "support/cli_run.hpp"
 #include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
+#include "support/report_lines.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -110,11 +111,7 @@ void write_glm5(const std::filesystem::path& dir, const std::string& config, boo
 // Under vLLM "lm_head" decides nothing here: the head is a ParallelLMHead, which a "Linear" class
 // target does not name, so it is dense with or without the entry (the lint's dead entry).
 std::string lm_head_dead(size_t entries) {
-  return "  lint        ignore: " + std::to_string(entries) +
-         (entries == 1 ? " entry" : " entries") +
-         "; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
-         "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR "
-         "removes the dead and duplicate ones\n";
+  return test::lint_line("ignore", entries, 1);
 }
 
 class LayerIndexHeadTest : public test::CheckpointCliTest {
@@ -282,24 +279,22 @@ TEST_F(SglangGlm5Test, IndexerWkAndTheDraftNeedSglangsOwnEntries) {
   write_glm5(dir(), glm5_config(R"(["lm_head"])"), true);
   const test::CliOutcome dry = test::run_cli({"--dry-run", "--engine", "sglang", "DIR"}, dir());
   EXPECT_EQ(dry.code, 1);
-  EXPECT_EQ(
-      dry.err,
-      "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    8 "
-      "norms, 19 linears BF16, 1 router, 1 embedding in model-00002-of-00002.safetensors "
-      "(num_nextn_predict_layers: 1)\n  note        SGLang main 2026-06-27..2026-08-31: judged "
-      "with the DSA indexer's wk built apart with the layer's quant config, as off CUDA (on CUDA "
-      "#27705 fuses it into a dense wk_weights_proj)\n  lint        ignore: 1 entry; 1 dead (no "
-      "verdict changes without them, in any version judged), 0 duplicates, 0 over-broad (a layer "
-      "stored quantized is built dense by them); qpatch --prune DIR removes the dead and duplicate "
-      "ones\n  fixable     model.layers: 12 modules stored BF16 but quantized by targets "
-      "[\"Linear\"] (group_0, class name); not in ignore\n  breaks      SGLang: loads, and drops "
-      "the stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules stored "
-      "BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in ignore\n  "
-      "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
-      "+30: " +
-          k_sglang_glm5_patch +
-          "\n  "
-          "status      needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(dry.err,
+            "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head  "
+            "  8 norms, 19 linears BF16, 1 router, 1 embedding in model-00002-of-00002.safetensors "
+            "(num_nextn_predict_layers: 1)\n  note        SGLang main 2026-06-27..2026-08-31: "
+            "judged with the DSA indexer's wk built apart with the layer's quant config, as off "
+            "CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n" +
+                test::lint_line("ignore", 1, 1) +
+                "  fixable     model.layers: 12 modules stored BF16 but quantized by targets "
+                "[\"Linear\"] (group_0, class name); not in ignore\n  breaks      SGLang: loads, "
+                "and drops the stored weights silently\n  fixable     model.layers.2.mlp.experts: "
+                "6 modules stored BF16 but quantized by targets [\"RoutedExperts\"] (group_0, "
+                "class name); not in ignore\n  breaks      SGLang: loads, and drops the stored "
+                "weights silently\n  would patch config.json +30: " +
+                k_sglang_glm5_patch +
+                "\n  "
+                "status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 0);
@@ -308,10 +303,8 @@ TEST_F(SglangGlm5Test, IndexerWkAndTheDraftNeedSglangsOwnEntries) {
             "  8 norms, 19 linears BF16, 1 router, 1 embedding in model-00002-of-00002.safetensors "
             "(num_nextn_predict_layers: 1)\n  note        SGLang main 2026-06-27..2026-08-31: "
             "judged with the DSA indexer's wk built apart with the layer's quant config, as off "
-            "CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n  lint        ignore: 31 "
-            "entries; 17 dead (no verdict changes without them, in any version judged), 0 "
-            "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch "
-            "--prune DIR removes the dead and duplicate ones\n  status      clean\n");
+            "CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n" +
+                test::lint_line("ignore", 31, 17) + "  status      clean\n");
   expect_rerun_writes_nothing({}, 0);
 }
 
@@ -328,20 +321,19 @@ TEST_F(SglangGlm5Test, OnePatchSatisfiesVllmAndSglang) {
       "2026-02-09..2026-08-31)\n  mtp head    8 norms, 19 linears BF16, 1 router, 1 embedding in "
       "model-00002-of-00002.safetensors (num_nextn_predict_layers: 1)\n  note        SGLang main "
       "2026-06-27..2026-08-31: judged with the DSA indexer's wk built apart with the layer's quant "
-      "config, as off CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n  lint        "
-      "ignore: 1 entry; 1 dead (no verdict changes without them, in any version judged), 0 "
-      "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch --prune "
-      "DIR removes the dead and duplicate ones\n  fixable     model.layers: 3 modules stored BF16 "
-      "but quantized by targets [\"Linear\"] (group_0, class name); not in ignore [sglang]\n  "
-      "breaks      SGLang: loads, and drops the stored weights silently\n  fixable     "
-      "model.layers.2: 9 modules stored BF16 but quantized by targets [\"Linear\"] (group_0, class "
-      "name); not in ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module "
-      "or parameter named 'model.layers.2.self_attn.q_a_proj.weight' in ...\"; SGLang: loads, and "
-      "drops the stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules "
-      "stored BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in "
-      "ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or parameter "
-      "named 'model.layers.2.mlp.experts.0.gate_proj.weight' in ...\"; SGLang: loads, and drops "
-      "the stored weights silently\n  would patch config.json +30: " +
+      "config, as off CUDA (on CUDA #27705 fuses it into a dense wk_weights_proj)\n" +
+          test::lint_line("ignore", 1, 1) +
+          "  fixable     model.layers: 3 modules stored BF16 but quantized by targets [\"Linear\"] "
+          "(group_0, class name); not in ignore [sglang]\n  breaks      SGLang: loads, and drops "
+          "the stored weights silently\n  fixable     model.layers.2: 9 modules stored BF16 but "
+          "quantized by targets [\"Linear\"] (group_0, class name); not in ignore\n  breaks      "
+          "vLLM: start-up fails: \"ValueError: There is no module or parameter named "
+          "'model.layers.2.self_attn.q_a_proj.weight' in ...\"; SGLang: loads, and drops the "
+          "stored weights silently\n  fixable     model.layers.2.mlp.experts: 6 modules stored "
+          "BF16 but quantized by targets [\"RoutedExperts\"] (group_0, class name); not in "
+          "ignore\n  breaks      vLLM: start-up fails: \"ValueError: There is no module or "
+          "parameter named 'model.layers.2.mlp.experts.0.gate_proj.weight' in ...\"; SGLang: "
+          "loads, and drops the stored weights silently\n  would patch config.json +30: " +
           k_sglang_glm5_patch +
           "\n  "
           "status      needs-patch\n  apply       qpatch DIR\n");

@@ -6,6 +6,7 @@
 // read in upstream history, docs/research/sglang-glm5.md).
 #include "run.hpp"
 #include "support/cli_run.hpp"
+#include "support/report_lines.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -96,16 +97,15 @@ TEST_F(SglangNextnMapperTest, QuarkEntriesReachTheDraftFrom19425) {
   EXPECT_EQ(
       out,
       "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears BF16 "
-      "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 2 entries; 1 "
-      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
-      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n  fixable     model.layers.61.eh_proj: 1 module stored BF16 but quantized "
-      "by quark (not in exclude) (SGLang from 2026-04-20 only)\n  breaks      SGLang: loads, and "
-      "drops the stored weights silently\n  fixable     model.layers.61.self_attn.o_proj: 1 module "
-      "stored BF16 but quantized by quark (not in exclude) (SGLang before 2026-02-26 only)\n  "
-      "breaks      SGLang: loads, and drops the stored weights silently\n  would patch config.json "
-      "+3: model.layers.61.eh_proj, model.eh_proj, model.decoder.self_attn.o_proj\n  status      "
-      "needs-patch\n  apply       qpatch DIR\n");
+      "in model.safetensors (num_nextn_predict_layers: 1)\n" +
+          test::lint_line("exclude", 2, 1) +
+          "  fixable     model.layers.61.eh_proj: 1 module stored BF16 but quantized by quark (not "
+          "in exclude) (SGLang from 2026-04-20 only)\n  breaks      SGLang: loads, and drops the "
+          "stored weights silently\n  fixable     model.layers.61.self_attn.o_proj: 1 module "
+          "stored BF16 but quantized by quark (not in exclude) (SGLang before 2026-02-26 only)\n  "
+          "breaks      SGLang: loads, and drops the stored weights silently\n  would patch "
+          "config.json +3: model.layers.61.eh_proj, model.eh_proj, "
+          "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   expect_patched_clean();
 }
 
@@ -122,15 +122,14 @@ TEST_F(SglangNextnMapperTest, CompressedTensorsEntriesReachTheDraftFrom19425) {
   EXPECT_EQ(
       out,
       "DIR: compressed-tensors, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 "
-      "linears BF16 in model.safetensors (num_nextn_predict_layers: 1)\n  lint        ignore: 2 "
-      "entries; 1 dead (no verdict changes without them, in any version judged), 0 duplicates, 0 "
-      "over-broad (a layer stored quantized is built dense by them); qpatch --prune DIR removes "
-      "the dead and duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module "
-      "stored BF16 but quantized by targets [\"Linear\"] (group_0, class name); ignore lists their "
-      "checkpoint names, but SGLang matches its own layer names, which differ (explain shows them) "
-      "(SGLang before 2026-02-26 only)\n  breaks      SGLang: loads, and drops the stored weights "
-      "silently\n  would patch config.json +1: model.decoder.self_attn.o_proj\n  status      "
-      "needs-patch\n  apply       qpatch DIR\n");
+      "linears BF16 in model.safetensors (num_nextn_predict_layers: 1)\n" +
+          test::lint_line("ignore", 2, 1) +
+          "  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but quantized by "
+          "targets [\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but "
+          "SGLang matches its own layer names, which differ (explain shows them) (SGLang before "
+          "2026-02-26 only)\n  breaks      SGLang: loads, and drops the stored weights silently\n  "
+          "would patch config.json +1: model.decoder.self_attn.o_proj\n  status      needs-patch\n "
+          " apply       qpatch DIR\n");
   expect_patched_clean();
 }
 
@@ -141,17 +140,15 @@ TEST_F(SglangNextnMapperTest, QuarkEntryForTheWholeNextnLayerDropsItsQuantConfig
   write(quark_fp8(R"("lm_head", "model.layers.61")"));
   const auto [code, out] = run_qpatch({"--check"});
   EXPECT_EQ(code, 1);
-  EXPECT_EQ(
-      out,
-      "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears BF16 "
-      "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 2 entries; 1 "
-      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
-      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
-      "quantized by quark (not in exclude) (SGLang before 2026-04-20 only)\n  breaks      SGLang: "
-      "loads, and drops the stored weights silently\n  would patch config.json +2: "
-      "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
-      "needs-patch\n  apply       qpatch DIR\n");
+  EXPECT_EQ(out,
+            "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears "
+            "BF16 in model.safetensors (num_nextn_predict_layers: 1)\n" +
+                test::lint_line("exclude", 2, 1) +
+                "  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
+                "quantized by quark (not in exclude) (SGLang before 2026-04-20 only)\n  breaks     "
+                " SGLang: loads, and drops the stored weights silently\n  would patch config.json "
+                "+2: model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status    "
+                "  needs-patch\n  apply       qpatch DIR\n");
   expect_patched_clean();
 }
 
@@ -236,14 +233,13 @@ TEST_F(SglangNextnMapperTest, ModelOptIgnoreEntriesReachTheDraftThroughItsMapper
   EXPECT_EQ(
       out,
       "DIR: modelopt, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears "
-      "BF16 in model.safetensors (num_nextn_predict_layers: 1)\n  lint        ignore: 2 entries; 1 "
-      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
-      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but "
-      "quantized by modelopt (not in ignore) (SGLang before 2026-02-26 only)\n  breaks      "
-      "SGLang: loads, and drops the stored weights silently\n  would patch config.json +2: "
-      "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
-      "needs-patch\n  apply       qpatch DIR\n");
+      "BF16 in model.safetensors (num_nextn_predict_layers: 1)\n" +
+          test::lint_line("ignore", 2, 1) +
+          "  fixable     model.layers.61.self_attn.o_proj: 1 module stored BF16 but quantized by "
+          "modelopt (not in ignore) (SGLang before 2026-02-26 only)\n  breaks      SGLang: loads, "
+          "and drops the stored weights silently\n  would patch config.json +2: "
+          "model.layers.61.self_attn.o_proj, model.decoder.self_attn.o_proj\n  status      "
+          "needs-patch\n  apply       qpatch DIR\n");
 }
 
 // SGLang reads a MIXED_PRECISION config as modelopt_mixed only from #27906 (2026-07-05), and
@@ -323,16 +319,15 @@ TEST_F(SglangGlm5NextnTest, QuarkEntriesReachTheDraftFrom30265) {
   EXPECT_EQ(
       out,
       "DIR: quark, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    2 linears BF16 "
-      "in model.safetensors (num_nextn_predict_layers: 1)\n  lint        exclude: 3 entries; 1 "
-      "dead (no verdict changes without them, in any version judged), 0 duplicates, 0 over-broad "
-      "(a layer stored quantized is built dense by them); qpatch --prune DIR removes the dead and "
-      "duplicate ones\n  fixable     model.layers.78.eh_proj: 1 module stored BF16 but quantized "
-      "by quark (not in exclude) (SGLang 2026-04-20..2026-07-07 only)\n  breaks      SGLang: "
-      "loads, and drops the stored weights silently\n  fixable     "
-      "model.layers.78.self_attn.o_proj: 1 module stored BF16 but quantized by quark (not in "
-      "exclude) (SGLang before 2026-07-08 only)\n  breaks      SGLang: loads, and drops the stored "
-      "weights silently\n  would patch config.json +2: model.eh_proj, "
-      "model.decoder.self_attn.o_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
+      "in model.safetensors (num_nextn_predict_layers: 1)\n" +
+          test::lint_line("exclude", 3, 1) +
+          "  fixable     model.layers.78.eh_proj: 1 module stored BF16 but quantized by quark (not "
+          "in exclude) (SGLang 2026-04-20..2026-07-07 only)\n  breaks      SGLang: loads, and "
+          "drops the stored weights silently\n  fixable     model.layers.78.self_attn.o_proj: 1 "
+          "module stored BF16 but quantized by quark (not in exclude) (SGLang before 2026-07-08 "
+          "only)\n  breaks      SGLang: loads, and drops the stored weights silently\n  would "
+          "patch config.json +2: model.eh_proj, model.decoder.self_attn.o_proj\n  status      "
+          "needs-patch\n  apply       qpatch DIR\n");
   expect_patched_clean();
 }
 

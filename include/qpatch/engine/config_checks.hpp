@@ -21,14 +21,21 @@ std::optional<std::string> config_rejection(const EngineVersion& version,
                                             std::string_view quant_method,
                                             const json::Json& config);
 
-// The method `version` reads `config` as where it is not the one `quant_method` names, with why
-// ("w4afp8: ..."), or nothing: SGLang's configs/model_config.py _parse_modelopt_quant_config
-// reads a ModelOpt MIXED_PRECISION config as W4AFP8 unless its rules pick modelopt_mixed.
-// `architecture` is config.json's architectures[0] (some routes depend on it).
-std::optional<std::string> config_read_as(const EngineVersion& version,
-                                          std::string_view quant_method,
-                                          const json::Json& config,
-                                          std::string_view architecture);
+// Another method than the one `quant_method` names, which an engine reads the config as.
+struct ConfigReading {
+  std::string method; // as the engine names it ("w4afp8")
+  std::string why;    // one text for every version it holds for
+  bool operator==(const ConfigReading&) const = default;
+};
+
+// The method `version` reads `config` as where it is not the one `quant_method` names, or
+// nothing: SGLang's configs/model_config.py _parse_modelopt_quant_config reads a ModelOpt
+// MIXED_PRECISION config as W4AFP8 unless its rules pick modelopt_mixed. `architecture` is
+// config.json's architectures[0] (some routes depend on it).
+std::optional<ConfigReading> config_read_as(const EngineVersion& version,
+                                            std::string_view quant_method,
+                                            const json::Json& config,
+                                            std::string_view architecture);
 
 // Whether an AWQ config is one AWQ Marlin serves (SGLang's AWQMarlinConfig.
 // is_awq_marlin_compatible on a CUDA GPU: 4 bits with zero points, group size -1, 32, 64 or

@@ -14,6 +14,29 @@ inline bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
 }
 
+// `tail` is `name` or a run of its last dot-separated components: "mlp.gate" of
+// "model.layers.0.mlp.gate", never of "model.layers.0.mlp.gate_up_proj" (SGLang's
+// compressed-tensors ignore test from #32736).
+inline bool is_dotted_suffix(std::string_view tail, std::string_view name) {
+  return ends_with(name, tail) &&
+         (name.size() == tail.size() || name[name.size() - tail.size() - 1] == '.');
+}
+
+// ASCII case folds, as Python's str.upper() / str.lower() act on module names and quant_algo
+// values (which are ASCII).
+inline std::string upper_ascii(std::string text) {
+  for (char& c : text) {
+    c = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+  }
+  return text;
+}
+inline std::string lower_ascii(std::string text) {
+  for (char& c : text) {
+    c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return text;
+}
+
 // The position of the last '.' in `name`, or npos: std::string_view::rfind, eight bytes at a
 // time. Names are split at their last dot several times each, for 200k tensors and 70k modules
 // of a 1T-parameter checkpoint, and rfind tests one byte per step.

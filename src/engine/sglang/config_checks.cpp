@@ -7,7 +7,7 @@
 #include "engine/registry.hpp"
 #include "json/python_values.hpp"
 
-#include <cctype>
+#include <qpatch/util/names.hpp>
 
 namespace qpatch::engine {
 namespace {
@@ -272,10 +272,10 @@ const Json* modelopt_section(const Json& config) {
 
 } // namespace
 
-std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
-                                                 const Json& config,
-                                                 std::string_view architecture,
-                                                 const EngineVersion& version) {
+std::optional<ConfigReading> sglang_config_read_as(std::string_view quant_method,
+                                                   const Json& config,
+                                                   std::string_view architecture,
+                                                   const EngineVersion& version) {
   // configs/model_config.py _parse_quant_hf_config rewrites a "modelopt" config's quant_method
   // with _parse_modelopt_quant_config's answer; for quant_algo MIXED_PRECISION (read in upstream
   // history, docs/research/sglang-modelopt-mixed.md):
@@ -298,10 +298,7 @@ std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
     if (layers.is_object()) {
       for (const auto& [name, info] : layers.items()) {
         if (info.is_object() && info.contains("quant_algo")) {
-          std::string algo = py::str(info["quant_algo"]);
-          for (char& c : algo) {
-            c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-          }
+          const std::string algo = util::upper_ascii(py::str(info["quant_algo"]));
           if (algo == "NVFP4" || algo == "W4A16_NVFP4") {
             return std::nullopt;
           }
@@ -312,11 +309,12 @@ std::optional<std::string> sglang_config_read_as(std::string_view quant_method,
     return std::nullopt;
   }
   // One text for every version, so that the report says it once with the versions it holds for.
-  return std::string(
-      "w4afp8: a MIXED_PRECISION config is read as modelopt_mixed only for Nemotron-H from #20407 "
+  return ConfigReading{
+      "w4afp8",
+      "a MIXED_PRECISION config is read as modelopt_mixed only for Nemotron-H from #20407 "
       "(2026-03-14), and for any model with an NVFP4 or W4A16_NVFP4 quantized_layers entry from "
       "#27906 (2026-07-05); W4AFp8Config reads neither its skip list nor quantized_layers, and "
-      "builds every linear layer FP8 block-wise and every MoE W4AFP8");
+      "builds every linear layer FP8 block-wise and every MoE W4AFP8"};
 }
 
 std::optional<std::string> sglang_config_rejection(std::string_view quant_method,

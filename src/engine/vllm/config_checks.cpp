@@ -2,11 +2,12 @@
 // Whole-config checks of vLLM main 017e9f4, read in vllm/model_executor/layers/quantization/.
 // Messages are vLLM's f-strings with Python's str() of each value (True/False for booleans);
 // where vLLM prints a set, whose order Python's string hashing varies, it is printed sorted.
-#include "json/python_values.hpp"
 #include "engine/registry.hpp"
+#include "json/python_values.hpp"
+
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
 namespace qpatch::engine {
@@ -154,10 +155,7 @@ std::optional<std::string> modelopt(const Json& config) {
   if (text.empty()) {
     return "ValueError: Missing 'quant_algo' in quantization config";
   }
-  std::string upper = text;
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) {
-    return static_cast<char>(std::toupper(c));
-  });
+  const std::string upper = util::upper_ascii(text);
   const std::vector<std::string> algos = {"FP8",
                                           "FP8_PER_CHANNEL_PER_TOKEN",
                                           "FP8_PB_WO",
