@@ -205,21 +205,34 @@ public:
         m_settled_inconsistent ? *m_settled_inconsistent : inconsistent_layers(patched_config());
     for (const EntryCandidate& candidate : candidates) {
       const std::set<std::string> replaced(candidate.replaces.begin(), candidate.replaces.end());
-      std::vector<std::pair<std::string, size_t>> trial;
-      bool placed = false;
-      for (const auto& [name, order] : m_appended) {
-        if (replaced.count(name) == 0) {
-          trial.emplace_back(name, order);
-        } else if (!placed) {
-          trial.emplace_back(candidate.entry, order);
-          placed = true;
+      // Names the other appended entries already cover go without a pattern (a dotted tail
+      // "language_model.layers.0.x" beside "layers.0.x", which SGLang reads as a substring):
+      // a pattern standing for them would be a dead entry.
+      for (const bool with_pattern : {false, true}) {
+        std::vector<std::pair<std::string, size_t>> trial;
+        bool placed = !with_pattern;
+        bool present = false;
+        for (const auto& [name, order] : m_appended) {
+          if (replaced.count(name) == 0) {
+            trial.emplace_back(name, order);
+            continue;
+          }
+          present = true;
+          if (!placed) {
+            trial.emplace_back(candidate.entry, order);
+            placed = true;
+          }
         }
-      }
-      std::swap(trial, m_appended);
-      if (inconsistent_layers(patched_config()) > baseline) {
-        std::swap(trial, m_appended); // the pattern reaches a layer it must not, or misses one
-      } else {
-        m_settled_inconsistent.reset();
+        if (!present) {
+          break; // an earlier candidate took them
+        }
+        std::swap(trial, m_appended);
+        if (inconsistent_layers(patched_config()) > baseline) {
+          std::swap(trial, m_appended); // the change reaches a layer it must not, or misses one
+        } else {
+          m_settled_inconsistent.reset();
+          break;
+        }
       }
     }
   }
@@ -275,15 +288,20 @@ private:
       names =
           decision.shards.empty() ? std::vector<std::string>{view.layer->prefix} : decision.shards;
       for (std::string& name : names) {
+        // A target whose class's mapper renames the config's entries (SGLang's Qwen3.5 VLM
+        // until #23471) reads the name as written only where the mapper leaves it.
+        std::string spelled = spelling_past_mapper(
+            engine_view.model, "compressed-tensors", name, MapperSpelling::either);
         // An engine that reads a plain entry as a substring (SGLang until #32736) or a dotted
         // suffix (from it): where the name is part (or the tail) of another layer's (MiMo's
         // draft self_attn.o_proj of model.layers.N.self_attn.o_proj), only an anchored pattern
         // names it alone.
         const engine::CtDialect& ct = engine_view.dialect.compressed_tensors;
-        if ((ct.substring_ignore || ct.suffix_ignore) &&
-            part_of_another(name, *view.layer, *engine_view.views, ct.suffix_ignore)) {
-          name = "re:^" + escape_regex(name) + "$";
+        if (spelled.rfind("re:", 0) != 0 && (ct.substring_ignore || ct.suffix_ignore) &&
+            part_of_another(spelled, *view.layer, *engine_view.views, ct.suffix_ignore)) {
+          spelled = "re:^" + escape_regex(name) + "$";
         }
+        name = std::move(spelled);
       }
     }
     bool changed = false;
@@ -576,10 +594,17 @@ std::pair<FindingKind, std::string> word_layer(const LayerView& view,
       return std::find(config.ignore.begin(), config.ignore.end(), modules[m].name) !=
              config.ignore.end();
     });
+    // SGLang's Qwen3.5 VLM until #23471: the entries were right, the class's mapper renamed
+    // them away (model.language_model. to language_model.model.).
+    const engine::ConfigMapper& mapper = before.model().target_config_mapper;
+    const bool renamed_away =
+        listed && mapper.maps("compressed-tensors") && !before.model().in_draft_model(layer.prefix);
     key = "stored " + view.stored + " but quantized by " + rule_text(decision, config) +
-          (listed ? "; ignore lists their checkpoint names, but " + who +
-                        " matches its own layer names, which differ (explain shows them)"
-                  : std::string("; not in ignore"));
+          (renamed_away ? "; ignore lists their checkpoint names, but " + mapper.source +
+                              " renames those entries to names no layer has (explain shows them)"
+           : listed ? "; ignore lists their checkpoint names, but " + who +
+                          " matches its own layer names, which differ (explain shows them)"
+                    : std::string("; not in ignore"));
   } else if (decision.by == DecidedBy::ignore_entry) {
     kind = FindingKind::quantized_made_dense;
     const std::string& entry = config.ignore.at(*decision.ignore_index);

@@ -748,11 +748,19 @@ void assumption_notes(engine::EngineSet modelled,
       }
       const engine::ModelInfo naming =
           engine::naming_of(version, configs.architecture, configs.num_hidden_layers);
+      // The row's build, or its mapper's where it renames this method's config.
+      const engine::ConfigMapper& mapper = naming.target_config_mapper;
+      std::string assumed;
       if (!naming.assumes.empty() && stored(naming.assumes_when)) {
+        assumed = naming.assumes;
+      } else if (mapper.maps(diagnosis.quant_method)) {
+        assumed = mapper.assumes;
+      }
+      if (!assumed.empty()) {
         assumes_from = assumes_from.empty() ? version.from : assumes_from;
         assumes_until =
             version.newest() ? std::string(engine::history(engine).newest_date) : version.until;
-        assumes = naming.assumes;
+        assumes = assumed;
       }
       if (naming.assumed_naming || naming.assumed_because.empty()) {
         continue;

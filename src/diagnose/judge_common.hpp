@@ -505,6 +505,22 @@ versions_of(const std::vector<std::unique_ptr<EngineView>>& views, engine::Engin
 // Python re.escape for the characters engine layer names hold.
 std::string escape_regex(const std::string& name);
 
+// How an entry may spell a layer past the target's mapper (ModelInfo::target_config_mapper).
+enum class MapperSpelling {
+  dotted_tail, // the method reads an entry as a substring or a run of dotted parts (ModelOpt)
+  regex,       // the method reads "re:" entries, exact names otherwise (Quark)
+  either,      // both (compressed-tensors as SGLang read it until #32736)
+};
+// An entry that reaches engine layer `name` once `model`'s target mapper has renamed it under
+// `method` (SGLang's Qwen3.5 VLM until #23471 renames model.language_model.X to
+// language_model.model.X): `name` when the mapper leaves it; else, where `spelling` allows, its
+// dotted tail after "model." when the mapper leaves that; else the anchored "re:^name$" (dots
+// escaped, so no substring rule fires inside it).
+std::string spelling_past_mapper(const engine::ModelInfo& model,
+                                 std::string_view method,
+                                 const std::string& name,
+                                 MapperSpelling spelling);
+
 // A readable `re:` entry that could stand for `replaces`, engine-named entries a fix appends
 // (readable_entries.cpp). `checkpoint_roots`: the first name components of the checkpoint's
 // modules, which an anchored subtree pattern must not name.

@@ -11,6 +11,24 @@
 
 namespace qpatch::diagnose::detail {
 
+std::string spelling_past_mapper(const engine::ModelInfo& model,
+                                 std::string_view method,
+                                 const std::string& name,
+                                 MapperSpelling spelling) {
+  const engine::ConfigMapper& mapper = model.target_config_mapper;
+  if (!mapper.maps(method) || model.in_draft_model(name) || mapper.map(name) == name) {
+    return name;
+  }
+  constexpr std::string_view k_model = "model.";
+  if (spelling != MapperSpelling::regex && name.rfind(k_model, 0) == 0) {
+    std::string tail = name.substr(k_model.size());
+    if (mapper.map(tail) == tail) {
+      return tail;
+    }
+  }
+  return spelling == MapperSpelling::dotted_tail ? name : "re:^" + escape_regex(name) + "$";
+}
+
 std::string escape_regex(const std::string& name) {
   std::string out;
   for (const char c : name) {
@@ -75,11 +93,13 @@ std::vector<EntryCandidate> readable_candidates(const std::vector<std::string>& 
     const std::string root = components(name).front();
     (checkpoint_roots.count(root) == 0 ? by_root[root] : rest).push_back(name);
   }
+  // The names stay candidates of the per-layer pattern below too: the subtree pattern is
+  // refused where its engine reads it elsewhere (a dotted tail "layers.0..." that SGLang's
+  // mapper era matches inside model.layers.0..., which "re:^layers\." does not).
   for (auto& [root, group] : by_root) {
+    rest.insert(rest.end(), group.begin(), group.end());
     if (group.size() >= 3) {
       out.push_back({"re:^" + escape_regex(root) + "\\.", std::move(group)});
-    } else {
-      rest.insert(rest.end(), group.begin(), group.end());
     }
   }
   // The same module of every numbered layer: the path after the last layer index, with its last

@@ -507,8 +507,19 @@ private:
       }
       names.clear();
       for (const std::string& name : tested) {
-        if (!skips_quantized(name)) {
-          names.push_back(name);
+        // A target whose class's mapper renames the list (SGLang's Qwen3.5 VLM until #23471):
+        // a spelling it leaves reaching the layer (Quark reads "re:", ModelOpt dotted parts;
+        // FP8's own model.-stripped variant already survives it).
+        const std::string spelled = method == SkipListMethod::fp8
+                                        ? name
+                                        : spelling_past_mapper(engine_view.model,
+                                                               engine::method_name(method),
+                                                               name,
+                                                               method == SkipListMethod::quark
+                                                                   ? MapperSpelling::regex
+                                                                   : MapperSpelling::dotted_tail);
+        if (!skips_quantized(spelled)) {
+          names.push_back(spelled);
         }
       }
     }

@@ -61,9 +61,18 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
                                                const EngineVersion& version)
     : m_config(config), m_model(model), m_dialect(dialect_of(version, model)),
       m_ct(m_dialect.compressed_tensors) {
+  // SGLang's Qwen3.5 VLM until #23471: the target's config holds its ignore list and targets as
+  // the class's mapper renamed them (CompressedTensorsConfig.apply_weight_name_mapper); the
+  // draft's, built by a class without one, as written: a second set of rules judges its layers.
+  const ConfigMapper& mapper = model.target_config_mapper;
+  if (mapper.maps("compressed-tensors")) {
+    m_draft = std::make_unique<CompressedTensorsRules>(
+        config, model.without_target_config_mapper(), version);
+  }
+  const auto as_held = [&](const std::string& text) { return m_draft ? mapper.map(text) : text; };
   m_ignore.reserve(config.ignore.size());
   for (size_t k = 0; k < config.ignore.size(); ++k) {
-    m_ignore.push_back(make_entry(config.ignore[k]));
+    m_ignore.push_back(make_entry(as_held(config.ignore[k])));
     m_ignore_origin.push_back(k);
     // SGLang's DeepSeek-V3 draft (#19425): compressed_tensors.py apply_weight_name_mapper
     // renames its own config's ignore list, the target's stays as written.
@@ -104,7 +113,7 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
   bool has_routed = false;
   for (const auto& group : config.groups) {
     for (const std::string& target : group.targets) {
-      m_targets.push_back({group.name, make_entry(target)});
+      m_targets.push_back({group.name, make_entry(as_held(target))});
       has_linear = has_linear || target == "Linear";
       has_routed = has_routed || target == "RoutedExperts";
     }
@@ -148,7 +157,8 @@ std::string CompressedTensorsRules::rules_key(const quant::CtConfig& config,
 }
 
 std::vector<std::string> CompressedTensorsRules::exhausted_entries() const {
-  std::vector<std::string> out;
+  std::vector<std::string> out =
+      m_draft ? m_draft->exhausted_entries() : std::vector<std::string>{};
   const auto add = [&](const Entry& entry) {
     if (entry.pattern && entry.pattern->exhausted() &&
         std::find(out.begin(), out.end(), entry.text) == out.end()) {
@@ -272,6 +282,9 @@ std::optional<size_t> CompressedTensorsRules::first_substring(const std::string&
 std::optional<size_t> CompressedTensorsRules::match_ignore(const std::string& prefix,
                                                            bool& undecidable,
                                                            const std::string& cls) const {
+  if (const auto* draft = rules_for(prefix); draft != this) {
+    return draft->match_ignore(prefix, undecidable, cls);
+  }
   const auto hit = first_ignoring(prefix, undecidable, cls);
   return hit ? std::optional<size_t>(m_ignore_origin[*hit]) : std::nullopt;
 }
@@ -315,6 +328,9 @@ std::optional<size_t> CompressedTensorsRules::first_ignoring(const std::string& 
 }
 
 bool CompressedTensorsRules::matches_exactly(const std::string& prefix) const {
+  if (const auto* draft = rules_for(prefix); draft != this) {
+    return draft->matches_exactly(prefix);
+  }
   if (m_plain_first.count(prefix) > 0) {
     return true;
   }
@@ -325,6 +341,9 @@ bool CompressedTensorsRules::matches_exactly(const std::string& prefix) const {
 }
 
 bool CompressedTensorsRules::entry_matches(size_t index, const std::string& prefix) const {
+  if (const auto* draft = rules_for(prefix); draft != this) {
+    return draft->entry_matches(index, prefix);
+  }
   for (size_t i = 0; i < m_ignore.size(); ++i) {
     if (m_ignore_origin[i] != index) {
       continue;
@@ -483,7 +502,14 @@ bool CompressedTensorsRules::head_without_method(const Layer& layer) const {
   return m_ct.head_without_method && layer.kind == LayerKind::lm_head;
 }
 
+const CompressedTensorsRules* CompressedTensorsRules::rules_for(std::string_view prefix) const {
+  return m_draft && m_model.in_draft_model(prefix) ? m_draft.get() : this;
+}
+
 Decision CompressedTensorsRules::decide(const Layer& layer) const {
+  if (const auto* draft = rules_for(layer.prefix); draft != this) {
+    return draft->decide(layer);
+  }
   if (layer.kind == LayerKind::built_dense || head_without_method(layer) ||
       m_model.built_without_compressed_tensors_config_for(layer.name)) {
     Decision decision;
@@ -525,6 +551,9 @@ Decision CompressedTensorsRules::decide(const Layer& layer) const {
 
 std::vector<std::pair<std::string, std::string>>
 CompressedTensorsRules::trace(const Layer& layer) const {
+  if (const auto* draft = rules_for(layer.prefix); draft != this) {
+    return draft->trace(layer);
+  }
   std::vector<std::pair<std::string, std::string>> lines;
   if (layer.kind == LayerKind::built_dense && m_model.is_plain_linear(layer.name)) {
     lines.emplace_back("built", "as a plain nn.Linear by the MTP draft: always dense");
@@ -581,9 +610,7 @@ CompressedTensorsRules::trace(const Layer& layer) const {
         const size_t origin = m_ignore_origin[i];
         lines.emplace_back("ignore[" + std::to_string(origin) + "]",
                            "\"" + m_config.ignore[origin] + "\"" +
-                               (m_ignore[i].text != m_config.ignore[origin]
-                                    ? " (the draft's config reads \"" + m_ignore[i].text + "\")"
-                                    : "") +
+                               renamed_note(m_ignore[i].text, m_config.ignore[origin]) +
                                " matches " + name +
                                (regex                        ? " (re.match)"
                                 : substring                  ? " (case-insensitive substring)"
@@ -600,6 +627,7 @@ CompressedTensorsRules::trace(const Layer& layer) const {
                          std::to_string(m_config.ignore.size()) +
                              " entries checked, none matches " + name +
                              (undecidable ? " (a regex gave up)" : ""));
+      trace_renamed_away(name, lines);
     }
   }
   const auto& targets = layer.kind == LayerKind::experts ? m_moe_targets : m_targets;
@@ -622,6 +650,39 @@ CompressedTensorsRules::trace(const Layer& layer) const {
   }
   lines.emplace_back("verdict", verdict_text(decide(layer)));
   return lines;
+}
+
+std::string CompressedTensorsRules::renamed_note(const std::string& held,
+                                                 const std::string& written) const {
+  if (held == written) {
+    return "";
+  }
+  return m_draft ? " (held as \"" + held + "\" after " + m_model.target_config_mapper.source + ")"
+                 : " (the draft's config reads \"" + held + "\")";
+}
+
+void CompressedTensorsRules::trace_renamed_away(
+    const std::string& name, std::vector<std::pair<std::string, std::string>>& lines) const {
+  // The first entry that would match the name as written, renamed away by the mapper: why it
+  // misses.
+  if (!m_draft) {
+    return;
+  }
+  const std::string lowered = util::lower_ascii(name);
+  for (size_t i = 0; i < m_ignore.size(); ++i) {
+    const std::string& written = m_config.ignore[m_ignore_origin[i]];
+    if (m_ignore[i].text == written) {
+      continue;
+    }
+    bool undecidable = false;
+    const bool substring = m_ct.substring_ignore && !is_regex(written);
+    if (ignores(make_entry(written), substring ? lowered : name, "", undecidable)) {
+      lines.emplace_back("ignore[" + std::to_string(m_ignore_origin[i]) + "]",
+                         "\"" + written + "\" would match as written, but is held as \"" +
+                             m_ignore[i].text + "\" after " + m_model.target_config_mapper.source);
+      return;
+    }
+  }
 }
 
 } // namespace qpatch::engine

@@ -108,6 +108,45 @@ std::string ModelInfo::draft_config_name(const std::string& entry) const {
   return renamed;
 }
 
+bool ConfigMapper::maps(std::string_view method) const {
+  if (method.empty() || (substrings.empty() && prefixes.empty())) {
+    return false;
+  }
+  for (size_t at = methods.find(method); at != std::string::npos;
+       at = methods.find(method, at + 1)) {
+    const size_t end = at + method.size();
+    if ((at == 0 || methods[at - 1] == ' ') && (end == methods.size() || methods[end] == ' ')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string ConfigMapper::map(std::string_view entry) const {
+  // models/utils.py WeightsMapper._map_name: `if substr in key: key = key.replace(substr, new,
+  // 1); break`, then `if key.startswith(prefix): key = key.replace(prefix, new, 1); break`.
+  std::string out(entry);
+  for (const auto& [from, to] : substrings) {
+    if (const size_t at = out.find(from); at != std::string::npos) {
+      out.replace(at, from.size(), to);
+      break;
+    }
+  }
+  for (const auto& [from, to] : prefixes) {
+    if (out.compare(0, from.size(), from) == 0) {
+      out.replace(0, from.size(), to);
+      break;
+    }
+  }
+  return out;
+}
+
+ModelInfo ModelInfo::without_target_config_mapper() const {
+  ModelInfo draft = *this;
+  draft.target_config_mapper = ConfigMapper{};
+  return draft;
+}
+
 bool ModelInfo::in_draft_model(std::string_view prefix) const {
   if (!draft_layer_prefix.empty() &&
       prefix.substr(0, draft_layer_prefix.size()) == draft_layer_prefix) {

@@ -61,6 +61,22 @@ bool skipped_match(SkippedMatch mode,
   return dotted.find("." + std::string(ignored) + ".") != std::string::npos;
 }
 
+std::string_view method_name(SkipListMethod method) {
+  switch (method) {
+  case SkipListMethod::awq:
+    return "awq";
+  case SkipListMethod::fp8:
+    return "fp8";
+  case SkipListMethod::modelopt:
+    return "modelopt";
+  case SkipListMethod::bitsandbytes:
+    return "bitsandbytes";
+  case SkipListMethod::quark:
+    return "quark";
+  }
+  return "";
+}
+
 bool fnmatch(std::string_view name, std::string_view pattern) {
   size_t n = 0;
   size_t p = 0;
@@ -138,7 +154,27 @@ SkipListRules::SkipListRules(SkipListMethod method,
   const bool draft_copies = !m_model.draft_config_substrings.empty() &&
                             (m_method == SkipListMethod::quark || sglang_modelopt ||
                              (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
+  // SGLang's Qwen3.5 VLM until #23471: the target's config holds the entries as the class's
+  // mapper renamed them (apply_weight_name_mapper), the draft's as written: a second set of rules
+  // judges the draft's layers (ModelInfo::target_config_mapper).
+  const ConfigMapper& mapper = m_model.target_config_mapper;
+  if (mapper.maps(method_name(m_method))) {
+    m_draft = std::make_unique<SkipListRules>(
+        m_method, m_entries, m_model.without_target_config_mapper(), m_nvfp4, version);
+  }
   const auto add = [&](const std::string& entry, size_t origin) {
+    if (m_draft) {
+      m_mapped.push_back(mapper.map(entry));
+      m_origin.push_back(origin);
+      // ModelOptQuantConfigBase.apply_weight_name_mapper (#18370) also keeps each mapped name
+      // that starts with "language_model." without it.
+      constexpr std::string_view k_language_model = "language_model.";
+      if (sglang_modelopt && m_mapped.back().rfind(k_language_model, 0) == 0) {
+        m_mapped.push_back(m_mapped.back().substr(k_language_model.size()));
+        m_origin.push_back(origin);
+      }
+      return;
+    }
     m_mapped.push_back(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry)
                                                                        : entry);
     m_origin.push_back(origin);
@@ -209,8 +245,15 @@ SkipListRules::SkipListRules(SkipListMethod method,
 
 void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std::string>> layers) {
   // vLLM renames the keys with its mapper; SGLang's Qwen3.5 classes have no
-  // hf_to_sglang_mapper, so apply_weight_name_mapper never runs and the keys stay as written.
-  if (!m_skip.modelopt_skipped_or_excluded) {
+  // hf_to_sglang_mapper from #23471, so apply_weight_name_mapper never runs and the keys stay as
+  // written; before it ModelOptMixedPrecisionConfig.apply_weight_name_mapper renames the
+  // target's with Qwen3-VL's (apply_dict: no language_model.-stripped copy), the draft's stay.
+  if (m_draft) {
+    m_draft->set_quantized_layers(layers);
+    for (auto& [key, algo] : layers) {
+      key = m_model.target_config_mapper.map(key);
+    }
+  } else if (!m_skip.modelopt_skipped_or_excluded) {
     for (auto& [key, algo] : layers) {
       key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
     }
@@ -373,6 +416,9 @@ bool SkipListRules::matches(const std::string& entry, const std::string& name) c
 }
 
 std::optional<size_t> SkipListRules::skipping_entry(const std::string& name) const {
+  if (const auto* draft = rules_for(name); draft != this) {
+    return draft->skipping_entry(name);
+  }
   for (size_t i = 0; i < m_mapped.size(); ++i) {
     if (m_method == SkipListMethod::quark && m_mapped[i].rfind("re:", 0) == 0) {
       if (m_quark_patterns[i] &&
@@ -707,6 +753,9 @@ Decision SkipListRules::transformers_decide(const Layer& layer, Decision decisio
 
 std::vector<std::pair<std::string, std::string>>
 SkipListRules::trace(const Layer& layer, const std::string& key) const {
+  if (const auto* draft = rules_for(layer.prefix); draft != this) {
+    return draft->trace(layer, key);
+  }
   std::vector<std::pair<std::string, std::string>> lines;
   const auto how = [&] {
     switch (m_method) {
@@ -834,7 +883,14 @@ SkipListRules::not_skipped(const Layer& layer, Decision decision, bool sglang_mo
   return listed_or_quantized(layer, decision, sglang_modelopt);
 }
 
+const SkipListRules* SkipListRules::rules_for(std::string_view prefix) const {
+  return m_draft && m_model.in_draft_model(prefix) ? m_draft.get() : this;
+}
+
 Decision SkipListRules::decide(const Layer& layer) const {
+  if (const auto* draft = rules_for(layer.prefix); draft != this) {
+    return draft->decide(layer);
+  }
   Decision decision;
   decision.target = m_method == SkipListMethod::awq            ? "AWQ"
                     : m_method == SkipListMethod::fp8          ? "FP8"

@@ -149,10 +149,11 @@ TEST_F(EngineVersionsTest, AutoRoundSuffixKeyReachesMtpFcFrom48589) {
   EXPECT_EQ(run_qpatch({"--check", "--engine", "vllm@main"}).first, 0);
 }
 
-// SGLang's Qwen3.5 names are read at 005fa71 and a5ea6158; before #23471 (2026-04-28) the
-// classes inherited Qwen3-VL's hf_to_sglang_mapper, which is not modelled (sglang/naming.cpp
-// qwen35_vlm_row). A version judged in that span says so; main does not.
-TEST_F(EngineVersionsTest, AnSglangSpanWhoseNamesAreAssumedIsSaid) {
+// Before #23471 (2026-04-28) SGLang's Qwen3.5 classes inherit Qwen3-VL's hf_to_sglang_mapper on
+// CUDA, not on gfx95 (from #21234) or NPU (from #21692) (sglang/naming.cpp
+// qwen3_vl_config_mapper): a version judged in that span says which build it judges; main does
+// not.
+TEST_F(EngineVersionsTest, AnSglangSpanJudgedForOneBuildSaysWhich) {
   test::write_mini(dir(), {Head::dense, HeadFile::indexed_shard, text_layers_only()});
   const auto [old_code, old_out] = run_qpatch({"--check", "--engine", "sglang@2026-03-01"});
   EXPECT_EQ(old_code, 1);
@@ -160,10 +161,10 @@ TEST_F(EngineVersionsTest, AnSglangSpanWhoseNamesAreAssumedIsSaid) {
       old_out,
       "DIR: compressed-tensors, judged for SGLang (main 2026-02-17..2026-03-22)\n  mtp head    8 "
       "linears BF16, 4 norms in model_extra_tensors.safetensors (mtp_num_hidden_layers: 1)\n  note "
-      "       SGLang main 2026-02-17..2026-03-22: names assumed (until #21019 (2026-03-23) whether "
-      "Qwen3-VL's hf_to_sglang_mapper renamed compressed-tensors, ModelOpt, Quark and (from "
-      "2026-04-03) FP8 entries is not "
-      "read)\n  lint        ignore: 1 entry; 1 dead (no verdict changes without them, in any "
+      "       SGLang main 2026-02-17..2026-03-22: judged with the CUDA build: from 2026-03-30 "
+      "(#21234) on gfx95 and from 2026-04-08 (#21692) on NPU too, the Qwen3.5 classes have no "
+      "mapper and declare the packed mapping, as #23471 (2026-04-28) made them everywhere\n"
+      "  lint        ignore: 1 entry; 1 dead (no verdict changes without them, in any "
       "version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense by "
       "them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
       "model.language_model.layers.0: 7 modules stored ct-pack-quantized but no target matches "

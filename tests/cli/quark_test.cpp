@@ -5,6 +5,7 @@
 // layer through its shards), clean after; SGLang and transformers are said not to be judged.
 #include "run.hpp"
 #include "support/cli_run.hpp"
+#include "support/engine_labels.hpp"
 #include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
@@ -219,23 +220,25 @@ TEST_F(QuarkTest, OneMtpEntryBuildsAQuantizedDraftDenseInSglang) {
   EXPECT_EQ(
       out,
       "DIR: quark, judged for vLLM (main 2026-02-28..2026-08-17) and SGLang (main "
-      "2026-02-09..2026-08-31)\n  mtp head    1 linear BF16, 2 linears fp8 in model.safetensors\n  "
-      "note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one commit "
-      "holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper "
-      "renamed compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; "
-      "until #23471 "
-      "(2026-04-28) that mapper renamed them (model.language_model. to language_model.model.), not "
-      "modelled; until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
-      "language_model.model.), not modelled)\n  note        some versions judged cannot load this "
-      "checkpoint whatever the config says (the findings marked \"only\" say which); the patch "
-      "satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, a release) judges the version "
-      "you run alone\n  lint        exclude: 2 entries; 1 dead (no verdict changes without them, "
-      "in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built dense "
-      "by them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
-      "mtp.layers.0: 2 modules stored fp8 but SGLang builds this layer dense: not fixable by a "
-      "config patch (SGLang from 2026-04-20 only) [sglang]\n  breaks      SGLang: loads, and drops "
-      "the stored weights silently\n  status      unfixable\n  why         qpatch explain DIR "
-      "mtp.layers.0.self_attn.o_proj\n");
+      "2026-02-09..2026-08-31)\n  mtp head    1 linear BF16, 2 linears fp8 in model.safetensors\n" +
+          std::string(test::k_sglang_qwen35_assumed_note) +
+          "  note        SGLang main 2026-02-26..2026-04-27: judged with the CUDA build: from "
+          "2026-03-30 (#21234) on gfx95 and from 2026-04-08 (#21692) on NPU too, the Qwen3.5 "
+          "classes have no mapper and declare the packed mapping, as #23471 (2026-04-28) made "
+          "them everywhere\n  note        some versions judged cannot load this "
+          "checkpoint whatever the config says (the findings marked \"only\" say which); the patch "
+          "satisfies the others; --engine ENGINE@REF (main, YYYY-MM-DD, a release) judges the "
+          "version "
+          "you run alone\n  lint        exclude: 2 entries; 1 dead (no verdict changes without "
+          "them, "
+          "in any version judged), 0 duplicates, 0 over-broad (a layer stored quantized is built "
+          "dense "
+          "by them); qpatch --prune DIR removes the dead and duplicate ones\n  not fixable "
+          "mtp.layers.0: 2 modules stored fp8 but SGLang builds this layer dense: not fixable by a "
+          "config patch (SGLang from 2026-04-20 only) [sglang]\n  breaks      SGLang: loads, and "
+          "drops "
+          "the stored weights silently\n  status      unfixable\n  why         qpatch explain DIR "
+          "mtp.layers.0.self_attn.o_proj\n");
   expect_rerun_writes_nothing({}, 1);
 }
 

@@ -100,17 +100,20 @@ TEST_F(RealConfigTest, PruneRemovesTheDeadEntriesOfTheRealConfig) {
 // and every linear-attention in_proj_a/in_proj_b by its checkpoint name. SGLang reads plain
 // entries as case-insensitive substrings (compressed_tensors/utils.py should_ignore_layer,
 // check_contains). Before #18926 it built those layers as model.layers.N.linear_attn.*
-// (hf_to_sglang_mapper = None) and judged in_proj_ba through the shards
-// model.layers.N.linear_attn.in_proj_b/_a: neither the parent entries nor the checkpoint names
-// reach them, so SGLang built in_proj_ba quantized over BF16 weights (sglang#22287), and likewise
-// the vision tower (built at visual.*). Since #18926 the text layers carry the checkpoint names:
-// the parent entries are then substrings of every quantized linear_attn projection
-// (in_proj_qkvz, out_proj: 144 modules), which SGLang builds dense over packed int4 weights,
-// until #32736 (2026-07-29) reads a plain entry as the name or a dotted suffix of it: the
-// parent entries then reach nothing, and the checkpoint names reach the shards they name.
-// The patch satisfies both: two readable patterns for the older naming, and the 48 parent
-// entries removed (vLLM matches them exactly and transformers by module name: they reach no
-// layer there).
+// with in_proj_b/_a apart. Until #23471 (2026-04-28) the classes inherit Qwen3-VL's
+// hf_to_sglang_mapper, which renames every entry before it is matched: model.language_model.X
+// becomes language_model.model.X, which is part of no layer's name, so neither the parent
+// entries nor the checkpoint names reach in_proj_b/_a (or, from #21019, the fused in_proj_ba):
+// SGLang builds them quantized over BF16 weights (sglang#22287). The vision entries
+// (model.visual.X, attn.qkv) become visual.X and attn.qkv_proj, the tower's own names before
+// #18926 (quantized by the config then, never after). From #23471 the text layers carry the
+// checkpoint names: the parent entries are then substrings of every quantized linear_attn
+// projection (in_proj_qkvz, out_proj: 144 modules), which SGLang builds dense over packed int4
+// weights, until #32736 (2026-07-29) reads a plain entry as the name or a dotted suffix of it:
+// the parent entries then reach nothing, and the checkpoint names reach the shards they name.
+// The patch satisfies every version: one readable pattern (a "re:" entry, which the mapper
+// leaves as written) for the in_proj shards and their fused layer, and the 48 parent entries
+// removed (vLLM matches them exactly and transformers by module name: they reach no layer).
 TEST_F(RealConfigTest, SglangIsJudgedUnderItsOwnLayerNames) {
   write_packed_head();
   const auto before = ignore_of(dir());
@@ -133,25 +136,26 @@ TEST_F(RealConfigTest, SglangIsJudgedUnderItsOwnLayerNames) {
           "\n"
           "  mtp head    1 linear BF16, 7 norms, 7 linears ct-pack-quantized in "
           "model-mtp.safetensors (mtp_num_hidden_layers: 1)\n" +
-          test::k_sglang_qwen35_assumed_note +
-          // Under SGLang's own names the vision and in_proj_a/_b entries reach nothing.
-          "  lint        ignore: 304 entries; 160 dead (no verdict changes without them, in any "
+          test::k_sglang_qwen35_assumed_note + test::k_sglang_qwen3_vl_mapper_note +
+          // The 50 dead: 48 linear_attn.norm entries (no layer), lm_head (a ParallelLMHead,
+          // which SGLang's compressed-tensors gives no method) and mtp.fc (a plain nn.Linear).
+          "  lint        ignore: 304 entries; 50 dead (no verdict changes without them, in any "
           "version judged), 0 duplicates, 48 over-broad (a layer stored quantized is built "
           "dense by them); qpatch --prune " +
           dir().string() +
           " removes the dead and duplicate ones\n"
-          "  fixable     model: 206 modules stored BF16 but quantized by targets "
-          "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but "
-          "SGLang matches its own layer names, which differ (explain shows them) (SGLang "
-          "before 2026-02-17 only)\n"
+          "  fixable     model.language_model.layers: 96 modules stored BF16 but quantized by "
+          "targets [\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but "
+          "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py; the Qwen3.5 classes inherit it until "
+          "#23471) renames those entries to names no layer has (explain shows them) (SGLang "
+          "before 2026-04-28 only)\n"
           "  breaks      SGLang: loads, and drops the stored weights silently\n"
           "  fixable     model.language_model.layers: 144 modules stored ct-pack-quantized "
           "but made dense by plain ignore entries that name a parent module or part of a "
           "name (SGLang reads plain entries as case-insensitive substrings) (SGLang "
-          "2026-02-17..2026-07-28 only)\n"
+          "2026-04-28..2026-07-28 only)\n"
           "  breaks      SGLang: loads, and drops the stored weights silently\n"
-          "  would patch config.json +2: re:^visual\\., "
-          "re:.*linear_attn\\.in_proj_(a|b)$; -48: " +
+          "  would patch config.json +1: re:.*linear_attn\\.in_proj_(a|b|ba)$; -48: " +
           parents +
           "\n"
           "  status      needs-patch\n"
@@ -159,8 +163,7 @@ TEST_F(RealConfigTest, SglangIsJudgedUnderItsOwnLayerNames) {
           dir().string() + "\n");
   EXPECT_EQ(std::count(parents.begin(), parents.end(), ',') + 1, 48);
   EXPECT_EQ(run_in(dir(), {}), 0);
-  expected.push_back("re:^visual\\.");
-  expected.push_back("re:.*linear_attn\\.in_proj_(a|b)$");
+  expected.push_back("re:.*linear_attn\\.in_proj_(a|b|ba)$");
   EXPECT_EQ(ignore_of(dir()), expected);
   for (const char* engine : {"vllm", "sglang", "transformers", "all"}) {
     EXPECT_EQ(run_in(dir(), {"--check", "--engine", engine}), 0) << engine;
@@ -201,13 +204,14 @@ TEST_F(RealConfigTest, FlagshipEndToEnd) {
   EXPECT_EQ(test::read_bytes(dir() / "config.json"), original);
   EXPECT_EQ(run_in(dir(), {}), 0);
   const auto ignore = ignore_of(dir());
-  ASSERT_EQ(ignore.size(), 219U);
+  ASSERT_EQ(ignore.size(), 218U);
   const std::vector<std::string> added(ignore.begin() + 207, ignore.end());
-  // The 8 checkpoint names, the draft's fused names for SGLang without #35887, and SGLang's
-  // names of the vision tower and the linear-attention shards.
+  // The 8 checkpoint names, the draft's fused names for SGLang without #35887, and one pattern
+  // for the linear-attention shards: SGLang before #23471 reads the checkpoint's entries through
+  // Qwen3-VL's mapper, which sends model.language_model.X to language_model.model.X (no layer)
+  // and model.visual.X to visual.X (the vision tower's own names before #18926).
   EXPECT_EQ(added,
-            (std::vector<std::string>{"re:^visual\\.",
-                                      "re:.*linear_attn\\.in_proj_(a|b)$",
+            (std::vector<std::string>{"re:.*linear_attn\\.in_proj_(a|b|ba)$",
                                       "mtp.fc",
                                       "mtp.layers.0.self_attn.q_proj",
                                       "mtp.layers.0.self_attn.k_proj",

@@ -156,26 +156,28 @@ TEST_F(SglangRulesTest, AutoRoundOnePatchForEveryVersion) {
   EXPECT_EQ(
       out,
       "DIR: auto-round, judged for SGLang (main 2026-02-09..2026-08-31)\n  mtp head    8 linears "
-      "BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n  note        SGLang main "
-      "2026-02-09..2026-04-27: names assumed (before #18926 no one commit holds the files read; "
-      "until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed "
-      "compressed-tensors, "
-      "ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read; until #23471 (2026-04-28) "
-      "that mapper renamed them "
-      "(model.language_model. to language_model.model.), not modelled)\n  lint        "
-      "extra_config: 1 entry; 1 dead (no verdict changes without them, in any version judged), 0 "
-      "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch --prune "
-      "DIR removes the dead and duplicate ones\n  fixable     model.visual.blocks.0.attn.proj: 1 "
-      "module stored BF16 but quantized (4 bits) by the global bits (no block list); no "
-      "extra_config key of 16 bits names them (SGLang before 2026-02-17 only)\n  breaks      "
-      "SGLang: loads, and drops the stored weights silently\n  fixable     mtp.layers.0: 7 modules "
-      "stored BF16 but quantized (4 bits) by the global bits (no block list); no extra_config key "
-      "of 16 bits names them\n  breaks      SGLang: loads, and drops the stored weights silently\n "
-      " would patch config.json +10: visual.blocks.0.attn.proj, mtp.layers.0.self_attn.q_proj, "
-      "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
-      "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
-      "mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
-      "mtp.layers.0.mlp.gate_up_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
+      "BF16, 2 norms in model.safetensors (mtp_num_hidden_layers: 1)\n" +
+          std::string(test::k_sglang_qwen35_assumed_note) +
+          "  lint        "
+          "extra_config: 1 entry; 1 dead (no verdict changes without them, in any version judged), "
+          "0 "
+          "duplicates, 0 over-broad (a layer stored quantized is built dense by them); qpatch "
+          "--prune "
+          "DIR removes the dead and duplicate ones\n  fixable     model.visual.blocks.0.attn.proj: "
+          "1 "
+          "module stored BF16 but quantized (4 bits) by the global bits (no block list); no "
+          "extra_config key of 16 bits names them (SGLang before 2026-02-17 only)\n  breaks      "
+          "SGLang: loads, and drops the stored weights silently\n  fixable     mtp.layers.0: 7 "
+          "modules "
+          "stored BF16 but quantized (4 bits) by the global bits (no block list); no extra_config "
+          "key "
+          "of 16 bits names them\n  breaks      SGLang: loads, and drops the stored weights "
+          "silently\n "
+          " would patch config.json +10: visual.blocks.0.attn.proj, mtp.layers.0.self_attn.q_proj, "
+          "mtp.layers.0.self_attn.k_proj, mtp.layers.0.self_attn.v_proj, "
+          "mtp.layers.0.self_attn.o_proj, mtp.layers.0.mlp.gate_proj, mtp.layers.0.mlp.up_proj, "
+          "mtp.layers.0.mlp.down_proj, mtp.layers.0.self_attn.qkv_proj, "
+          "mtp.layers.0.mlp.gate_up_proj\n  status      needs-patch\n  apply       qpatch DIR\n");
   EXPECT_EQ(run_qpatch({"-q"}).first, 0);
   EXPECT_EQ(quant()["extra_config"].dump(),
             "{\"model.visual.blocks.0.attn.proj\":{\"bits\":16,\"data_type\":\"fp\"},\"visual."

@@ -95,7 +95,7 @@ TEST_F(VllmDiffRegressionTest, OneUnfixableHeadDoesNotHoldBackTheRest) {
       out,
       "DIR: compressed-tensors, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
       "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n" +
-          std::string(test::k_sglang_qwen35_assumed_note) +
+          std::string(test::k_sglang_qwen35_assumed_note) + test::k_sglang_qwen3_vl_mapper_note +
           "  note        some versions judged cannot load this checkpoint whatever the config says "
           "(the findings marked \"only\" say which); the patch satisfies the others; --engine "
           "ENGINE@REF (main, YYYY-MM-DD, a release) judges the version you run alone\n"
@@ -392,10 +392,12 @@ TEST_F(VllmDiffRegressionTest, AwqConfigWithoutBitsIsRefused) {
             "  status      unfixable\n");
 }
 
-// --prune on an empty ignore list whose fix appends the vision tower's names and, for SGLang, a
-// pattern over them: the list judged must be the list written (appended names in checkpoint
-// order), and the patched list is pruned to a fixpoint even when the file's list was empty (it
-// used to stop with an internal error, exit 70; vllm_diff --prune, seed 113,000,075).
+// --prune on an empty ignore list whose fix appends the vision tower's names: the list judged
+// must be the list written (appended names in checkpoint order), and the patched list is pruned
+// to a fixpoint even when the file's list was empty (it used to stop with an internal error,
+// exit 70; vllm_diff --prune, seed 113,000,075). SGLang before #18926 builds the tower at
+// visual.* with attn.qkv_proj, which Qwen3-VL's mapper renames the checkpoint names to: no
+// pattern of SGLang's names is needed (one, re:^visual\., was until the mapper was modelled).
 TEST_F(VllmDiffRegressionTest, PruneOfAnEmptyIgnoreListConvergesInOneRun) {
   std::vector<TensorSpec> tensors = {
       {"model.language_model.embed_tokens.weight", "BF16", {256, 64}}};
@@ -421,7 +423,7 @@ TEST_F(VllmDiffRegressionTest, PruneOfAnEmptyIgnoreListConvergesInOneRun) {
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(
       nlohmann::ordered_json::parse(read("config.json"))["quantization_config"]["ignore"].dump(),
-      "[\"model.visual.blocks.0.attn.qkv\",\"re:^visual\\\\.\",\"model.visual.blocks.0.attn.proj\","
+      "[\"model.visual.blocks.0.attn.qkv\",\"model.visual.blocks.0.attn.proj\","
       "\"model.visual.blocks.0.mlp.linear_fc1\",\"model.visual.blocks.0.mlp.linear_fc2\",\"model."
       "visual.merger.linear_fc1\",\"model.visual.merger.linear_fc2\",\"lm_head\"]");
   expect_rerun_writes_nothing({"--prune", "-q", "--engine", "all"}, 0);

@@ -58,10 +58,12 @@ TEST(Versions, OneVersionPerEraOfTheChangesThatConcernTheMethodAndArchitecture) 
 // SGLang's Quark gate (#23146, 2026-04-20) falls between #21019 and #23471: the newest SGLang
 // is judged with both. (Listed after #23471, it once made the newest era start on 04-20,
 // without #23471's packed mapping: sglang_diff seeds 185,000,000+, 110 of 311 detections.)
+// #19425 (2026-02-26) gives QuarkConfig the apply_weight_name_mapper Qwen3-VL's mapper runs.
 TEST(Versions, ErasFollowTheDatesOfTheChanges) {
   EXPECT_EQ(froms(versions_to_judge(Engine::sglang, "quark", "Qwen3_5ForConditionalGeneration")),
             (std::vector<std::string>{"2026-02-09",
                                       "2026-02-17",
+                                      "2026-02-26",
                                       "2026-03-23",
                                       "2026-04-20",
                                       "2026-04-28",

@@ -29,11 +29,14 @@ std::string traced_as(const std::string& architecture,
 // The note a report gives when it judges SGLang's Qwen3.5 VLM versions whose names are assumed
 // (sglang/naming.cpp qwen35_vlm_row), as the report prints it.
 inline constexpr const char* k_sglang_qwen35_assumed_note =
-    "  note        SGLang main 2026-02-09..2026-04-27: names assumed (before #18926 no one "
-    "commit holds the files read; until #21019 (2026-03-23) whether Qwen3-VL's "
-    "hf_to_sglang_mapper renamed compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 "
-    "entries is not read; until "
-    "#23471 (2026-04-28) that mapper renamed them (model.language_model. to "
-    "language_model.model.), not modelled)\n";
+    "  note        SGLang main 2026-02-09..2026-02-16: names assumed (before #18926 no one "
+    "commit holds the files read)\n";
+// The note of the methods Qwen3-VL's mapper renames (compressed-tensors, ModelOpt, Quark, FP8)
+// in the versions it renames them (sglang/naming.cpp qwen3_vl_config_mapper), after the above.
+inline constexpr const char* k_sglang_qwen3_vl_mapper_note =
+    "  note        SGLang main 2026-02-09..2026-04-27: judged with the CUDA build: from "
+    "2026-03-30 (#21234) on gfx95 and from 2026-04-08 (#21692) on NPU too, the Qwen3.5 classes "
+    "have no mapper and declare the packed mapping, as #23471 (2026-04-28) made them "
+    "everywhere\n";
 
 } // namespace qpatch::test

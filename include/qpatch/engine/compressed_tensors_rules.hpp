@@ -23,6 +23,7 @@
 #include <qpatch/util/substring_set.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -83,6 +84,14 @@ private:
     Entry entry;
   };
   Entry make_entry(const std::string& text) const;
+  // The rules that judge the layer the engine names `prefix`: m_draft's for a draft layer when
+  // the target's config is renamed by its class's mapper, else these.
+  const CompressedTensorsRules* rules_for(std::string_view prefix) const;
+  // What trace adds after an entry held under another name than `written`.
+  std::string renamed_note(const std::string& held, const std::string& written) const;
+  // trace's line for an entry written as `name` that the target's mapper renamed away.
+  void trace_renamed_away(const std::string& name,
+                          std::vector<std::pair<std::string, std::string>>& lines) const;
   // The engine gives a ParallelLMHead no compressed-tensors method: always dense (SGLang; vLLM
   // before #37291).
   bool head_without_method(const Layer& layer) const;
@@ -145,6 +154,9 @@ private:
   std::optional<size_t> first_exact(const std::string& name, const std::string& cls) const;
   std::vector<Target> m_targets;
   std::vector<Target> m_moe_targets; // with "Linear" copied to "RoutedExperts"
+  // The draft's rules when the target's config is renamed by its class's mapper
+  // (ModelInfo::target_config_mapper): the same config as written, judging the draft's layers.
+  std::unique_ptr<CompressedTensorsRules> m_draft;
 };
 
 } // namespace qpatch::engine

@@ -20,6 +20,27 @@ namespace qpatch::engine {
 
 using PackedMapping = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
+// A model class's mapper over its target's quant config, where the engine builds the layers
+// under names of their own (SGLang: the loader calls quant_config.apply_weight_name_mapper with
+// the class's hf_to_sglang_mapper, model_loader/loader.py _get_quantization_config since #18273;
+// the Qwen3.5 VLM inherited Qwen3-VL's until #23471). WeightsMapper._map_name (models/utils.py,
+// unchanged since 712f44ee): at most one substring rule (the first occurrence), then at most one
+// prefix rule, each list tried longest key first, on every entry ("re:" ones too: a prefix
+// never fires on them, a substring does). Only the methods whose config class implements
+// apply_weight_name_mapper are renamed; the MTP draft's quant config comes from a class without
+// a mapper, so its entries stay as written.
+struct ConfigMapper {
+  std::vector<std::pair<std::string, std::string>> substrings; // longest key first
+  std::vector<std::pair<std::string, std::string>> prefixes;   // longest key first
+  std::string methods; // canonical method names whose config maps (space-separated)
+  // Where the mapper comes from, for reports ("Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py)").
+  std::string source;
+  // The build it belongs to, said in the report of a method it renames (ModelInfo::assumes).
+  std::string assumes;
+  bool maps(std::string_view method) const;
+  std::string map(std::string_view entry) const;
+};
+
 struct ModelInfo {
   std::string architecture;
   uint64_t num_hidden_layers = 0; // config.json's, 0 when unknown
@@ -62,6 +83,10 @@ struct ModelInfo {
   // compressed-tensors, Quark, and FP8 when `draft_config_renames_fp8` (#21280).
   std::vector<std::pair<std::string, std::string>> draft_config_substrings;
   bool draft_config_renames_fp8 = false;
+  // The target's quant config renamed by its class's mapper (ConfigMapper); none when empty.
+  ConfigMapper target_config_mapper;
+  // The same model as its draft's quant config sees it: no target_config_mapper.
+  ModelInfo without_target_config_mapper() const;
   // The checkpoint prefix of the NextN layer ("model.layers.78") whose Quark exclude entries the
   // draft copies onto its own names (SGLang's GlmMoeDsaForCausalLMNextN since #30265:
   // _resolve_nextn_quant_config); "" when none.

@@ -73,12 +73,15 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/engine/pattern.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace qpatch::engine {
 
 enum class SkipListMethod { awq, fp8, modelopt, bitsandbytes, quark };
+// The canonical quant_method name of `method` ("modelopt" for every ModelOpt format).
+std::string_view method_name(SkipListMethod method);
 
 // Python fnmatch.fnmatchcase: `*` any run (dots included), `?` one character, `[seq]`/`[!seq]`.
 bool fnmatch(std::string_view name, std::string_view pattern);
@@ -98,10 +101,20 @@ public:
 
   // AWQ `lm_head: true` (auto_awq.py AutoAWQConfig.get_quant_method): vLLM quantizes the
   // ParallelLMHead too, unless the list skips it.
-  void set_lm_head_quantized(bool quantized) { m_lm_head_quantized = quantized; }
+  void set_lm_head_quantized(bool quantized) {
+    m_lm_head_quantized = quantized;
+    if (m_draft) {
+      m_draft->set_lm_head_quantized(quantized);
+    }
+  }
   // Whether the config gives the list at all (transformers' bitsandbytes skips "lm_head" only
   // when it does not).
-  void set_list_given(bool given) { m_list_given = given; }
+  void set_list_given(bool given) {
+    m_list_given = given;
+    if (m_draft) {
+      m_draft->set_list_given(given);
+    }
+  }
 
   Decision decide(const Layer& layer) const;
   // Every rule that bears on `layer`, in the order the engine tries them, as (label, text);
@@ -187,6 +200,11 @@ private:
   std::vector<size_t> m_origin;       // per m_mapped: its index in m_entries
   ModelInfo m_model;
   std::optional<std::vector<std::pair<std::string, std::string>>> m_layers; // renamed keys
+  // The draft's rules when the target's config is renamed by its class's mapper
+  // (ModelInfo::target_config_mapper): the same entries as written, judging the draft's layers.
+  std::unique_ptr<SkipListRules> m_draft;
+  // m_draft for a draft layer the engine names `prefix`, else this.
+  const SkipListRules* rules_for(std::string_view prefix) const;
 };
 
 } // namespace qpatch::engine

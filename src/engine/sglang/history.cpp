@@ -56,7 +56,7 @@ History make_sglang_history() {
       // quant_config=None; Qwen3.5 inherits both. The PR opened on 2026-02-17; its merge day was
       // not read, so the era boundary is that day. Between it and #23471 (April) the Qwen3.5 VLM
       // inherited Qwen3-VL's hf_to_sglang_mapper and declared no packed_modules_mapping
-      // (xbfs/sglang@c72ed54): that interim is not modelled apart.
+      // (xbfs/sglang@c72ed54; sglang/naming.cpp qwen3_vl_config_mapper).
       {"#18926",
        "",
        "2026-02-17",
@@ -83,6 +83,18 @@ History make_sglang_history() {
        "exclude_modules and quantized_layers",
        "compressed-tensors quark modelopt",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+      // The same PR's QuarkConfig.apply_weight_name_mapper (quark/quark.py @f0d78f2e) renames
+      // `exclude` with any class's mapper: the Qwen3.5 VLM's, inherited from Qwen3-VL until
+      // #23471 (sglang/naming.cpp qwen3_vl_config_mapper). One row per concern, so that a
+      // Qwen3.5 checkpoint of another method is not judged at one more version.
+      {"#19425",
+       "f0d78f2e",
+       "2026-02-26",
+       "",
+       "quark.py: QuarkConfig.apply_weight_name_mapper renames exclude with Qwen3-VL's mapper (the "
+       "Qwen3.5 VLM until #23471)",
+       "quark",
+       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
       // sgl-project/sglang#18742 (0e8697781, merged 2026-03-01, read in upstream history):
       // Fp8Config gets the packed mapping and asks is_layer_skipped for a FusedMoE too, and the
       // experts branch of quantization/utils.py is_layer_skipped keeps a general hit.
@@ -125,9 +137,10 @@ History make_sglang_history() {
        "2026-04-03",
        "",
        "fp8.py: Fp8Config.apply_weight_name_mapper (the DeepSeek-V3 draft's ignored_layers renamed "
-       "like its Quark exclude list)",
+       "like its Quark exclude list, the Qwen3.5 VLM's by Qwen3-VL's mapper until #23471)",
        "fp8",
-       "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+       "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM Qwen3_5ForConditionalGeneration "
+       "Qwen3_5MoeForConditionalGeneration"},
       // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
       // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
       // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP
@@ -173,9 +186,10 @@ History make_sglang_history() {
       // (qwen3_5.py @005fa71), unconditionally. #21234 (2026-03-30) and #21692 (2026-04-08) had
       // set both only under `if _is_gfx95 or _is_npu`, so on CUDA the interim lasts until this
       // day. Before it (xbfs/sglang@c72ed54) they declared none and inherited Qwen3-VL's
-      // hf_to_sglang_mapper, and before #21019 (merged 2026-03-23) the GDN projections were
-      // built apart (docs/research/sglang-versions.md §6-7): that span is judged by the later row
-      // and the report says its names are assumed.
+      // hf_to_sglang_mapper, which renames the target's compressed-tensors, ModelOpt, Quark
+      // (#19425) and FP8 (#21280) entries (sglang/naming.cpp qwen3_vl_config_mapper), and
+      // before #21019 (merged 2026-03-23) the GDN projections were built apart
+      // (docs/research/sglang-versions.md §6-7, docs/research/sglang-qwen3vl-mapper.md).
       {"#23471",
        "9814cc89",
        "2026-04-28",

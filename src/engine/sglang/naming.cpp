@@ -141,6 +141,47 @@ void glm5_row(ModelInfo& info, uint64_t num_hidden_layers, const EngineVersion& 
 // The change that moved the Qwen3.5 text model to model.language_model (sglang/history.cpp).
 constexpr std::string_view k_language_model_prefix = "#18926";
 
+// Qwen3-VL's hf_to_sglang_mapper over the target's quant config, which the Qwen3.5 VLM
+// classes inherit until #23471 (docs/research/sglang-qwen3vl-mapper.md). qwen3_vl.py
+// Qwen3VLForConditionalGeneration.hf_to_sglang_mapper (712f44ee #11914, unchanged to b98d4721):
+// substr {"attn.qkv": "attn.qkv_proj"}, prefix {"model.language_model.":
+// "language_model.model.", "model.visual.": "visual.", "lm_head.": "language_model.lm_head.",
+// "model.": "language_model.model."}. qwen3_5.py (27c44765 #18489, 2026-02-10) subclasses
+// Qwen3VLForConditionalGeneration without an override until #21234 (e6071e60, 2026-03-30) and
+// #21692 (cd373667, 2026-04-08) set hf_to_sglang_mapper = None under `if _is_gfx95 or
+// _is_npu`, and #23471 (9814cc89, 2026-04-28) unconditionally. model_loader/loader.py
+// _get_quantization_config (006da222 #18273, unchanged at 7c7b2a8c and 712b01d8) calls
+// quant_config.apply_weight_name_mapper(hf_to_sglang_mapper) when the class has one. The
+// configs that implement it: CompressedTensorsConfig (ignore and target_scheme_map keys,
+// compressed_tensors.py since 712f44ee), ModelOptQuantConfig (exclude_modules, plus each
+// mapped name starting "language_model." without it; #18370 7b836593, 2026-02-08) and
+// ModelOptMixedPrecisionConfig (quantized_layers keys, #20407), QuarkConfig (exclude_layers,
+// #19425 f0d78f2e, 2026-02-26; the language_model.-stripped copy only from #25390, after
+// #23471) and Fp8Config (ignored_layers after from_config's model. variants, #21280 990c7590,
+// 2026-04-03). The MTP draft (Qwen3_5ForCausalLMMTP) has no mapper: its own quant config
+// keeps the entries as written.
+void qwen3_vl_config_mapper(ModelInfo& info, const EngineVersion& version) {
+  ConfigMapper& mapper = info.target_config_mapper;
+  mapper.substrings = {{"attn.qkv", "attn.qkv_proj"}};
+  mapper.prefixes = {{"model.language_model.", "language_model.model."},
+                     {"model.visual.", "visual."},
+                     {"lm_head.", "language_model.lm_head."},
+                     {"model.", "language_model.model."}};
+  mapper.methods = "compressed-tensors modelopt";
+  if (version.has("#19425")) {
+    mapper.methods += " quark";
+  }
+  if (version.has("#21280")) {
+    mapper.methods += " fp8";
+  }
+  mapper.source =
+      "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py; the Qwen3.5 classes inherit it until #23471)";
+  info.row += "/qwen3_vl_mapper:" + mapper.methods;
+  mapper.assumes = "the CUDA build: from 2026-03-30 (#21234) on gfx95 and from 2026-04-08 "
+                   "(#21692) on NPU too, the Qwen3.5 classes have no mapper and declare the packed "
+                   "mapping, as #23471 (2026-04-28) made them everywhere";
+}
+
 // Qwen3.5/3.6 VLM classes, before and after #18926, and their draft.
 void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
   info.known = true;
@@ -164,19 +205,9 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     if (!version.has("#23471")) {
       // On CUDA until #23471 (#21234 and #21692 set these for gfx95 and NPU only): no class
       // declares packed_modules_mapping (07d9ce3, xbfs/sglang@c72ed54), so the loader gives the
-      // quant config {} and fused layers are judged by their own names. The VLM classes inherit
-      // Qwen3-VL's hf_to_sglang_mapper (c72ed54; before #21019 not read), which renames
-      // compressed-tensors, ModelOpt, Quark (quark.py apply_weight_name_mapper, #19425) and,
-      // from #21280 (2026-04-03), FP8 entries (fp8.py Fp8Config.apply_weight_name_mapper): not
-      // modelled, and the report says so.
+      // quant config {} and fused layers are judged by their own names.
       info.quant_packed = PackedMapping{};
       info.row += "/no_packed_mapping";
-      info.assumed_because =
-          version.has("#21019")
-              ? "until #23471 (2026-04-28) that mapper renamed them (model.language_model. to "
-                "language_model.model.), not modelled"
-              : "until #21019 (2026-03-23) whether Qwen3-VL's hf_to_sglang_mapper renamed "
-                "compressed-tensors, ModelOpt, Quark and (from 2026-04-03) FP8 entries is not read";
     }
   } else {
     // Before #18926 (an assumed row: no commit holds these files together; qwen3_5.py @cf4465f
@@ -186,7 +217,7 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     // "lm_head"; embed_tokens without a quant config. qwen3_vl.py @005fa83
     // Qwen3VLForConditionalGeneration.__init__ builds the vision tower at "visual" with the
     // quant config; VisionAttention(use_qkv_parallel=True) names its fused projection qkv_proj
-    // (load_weights: attn.qkv. -> attn.qkv_proj.). No hf_to_sglang_mapper is modelled.
+    // (load_weights: attn.qkv. -> attn.qkv_proj.).
     // The GDN projections are built apart (in_proj_qkv, a MergedColumnParallelLinear of its
     // own, in_proj_z, in_proj_b, in_proj_a: qwen3_5.py @cf4465f, as at
     // sammysun0711/sglang@07d9ce3 after #18926; fused only from #21019, 2026-03-23), and no
@@ -198,6 +229,9 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
     info.row = "qwen3_5_vlm/model";
     info.assumed_because = "before #18926 no one commit holds the files read";
+  }
+  if (!version.has("#23471")) {
+    qwen3_vl_config_mapper(info, version);
   }
   // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
   // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
