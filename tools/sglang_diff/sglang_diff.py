@@ -12,8 +12,9 @@ the same files, and counts detection, fix-then-clean, confined and idempotent pe
   SGLANG_SRC=/tmp/sglang-src tools/sglang_diff/sglang_diff.py --qpatch build/qpatch \
       --era after-18926 --cases 2000
 
-Eras (--era): before-18926 (qpatch sglang@2026-02-09), before-21019 (sglang@2026-03-01) and
-before-23471 (sglang@2026-04-01) without the inherited mapper (see sglang_model.ERAS),
+Eras (--era): before-18926 (qpatch sglang@2026-02-09), before-21019 (sglang@2026-03-01),
+before-23471 (sglang@2026-04-01) and before-23471-fp8 (sglang@2026-04-05), with the target's
+entries renamed by Qwen3-VL's inherited mapper (see sglang_model.MAPPER_UNTIL),
 after-18926 (sglang@2026-08-31), and
 after-18926+35887 (the unmerged #35887; qpatch judges it only among all versions, so the
 driver runs `--engine sglang` and keeps the findings that apply to the #35887 version).
@@ -36,7 +37,8 @@ from vllm_diff import case_arguments, run_harness  # noqa: E402
 # 2026-02-17, the newest modelled day 2026-08-31; #35887 is a variant of the newest, judged
 # only when no day is pinned: tests/engine/versions_test.cpp "2026-02-17+#35887").
 QPATCH_ENGINE = {"before-18926": "sglang@2026-02-09", "before-21019": "sglang@2026-03-01",
-                 "before-23471": "sglang@2026-04-01", "after-18926": "sglang@2026-08-31",
+                 "before-23471": "sglang@2026-04-01", "before-23471-fp8": "sglang@2026-04-05",
+                 "after-18926": "sglang@2026-08-31",
                  "after-18926+35887": "sglang"}
 METHODS = ["compressed-tensors", "gptq", "awq", "auto-round", "fp8", "modelopt", "modelopt-mixed",
            "bitsandbytes", "quark"]

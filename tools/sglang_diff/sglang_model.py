@@ -194,6 +194,90 @@ CT_UTILS_32736 = "python/sglang/srt/layers/quantization/compressed_tensors/utils
 MIXED_BY_NVFP4_LAYER_FROM = "2026-07-05"
 
 
+# Qwen3-VL's hf_to_sglang_mapper, which the Qwen3.5 VLM classes inherit from their first commit
+# (27c44765, 2026-02-10) until #23471 (9814cc89, 2026-04-28; gfx95 and NPU earlier, not judged
+# here): model_loader/loader.py _get_quantization_config calls the target's
+# quant_config.apply_weight_name_mapper(hf_to_sglang_mapper); the MTP draft's class
+# (Qwen3_5ForCausalLMMTP) has none (docs/research/sglang-qwen3vl-mapper.md). Executed from
+# upstream copies of that span (SOURCES): WeightsMapper (models/utils.py @7c7b2a8c), the mapper
+# literal (qwen3_vl.py @7c7b2a8c), and each config's apply_weight_name_mapper:
+# compressed_tensors.py and modelopt_quant.py @7c7b2a8c, quark.py and fp8.py @712b01d8 (Quark's
+# from #19425, 2026-02-26; FP8's from #21280, 2026-04-03).
+MAPPER_UNTIL = "2026-04-28"
+QUARK_MAPPER_FROM = "2026-02-26"
+FP8_MAPPER_FROM = "2026-04-03"
+MAPPER_SOURCES = {
+    "utils": "python/sglang/srt/models/utils.7c7b2a8c.py",
+    "qwen3_vl": "python/sglang/srt/models/qwen3_vl.7c7b2a8c.py",
+    "compressed-tensors": (Q + "compressed_tensors/compressed_tensors.7c7b2a8c.py",
+                           "CompressedTensorsConfig"),
+    "modelopt": (Q + "modelopt_quant.7c7b2a8c.py", "ModelOptQuantConfig"),
+    "modelopt_mixed": (Q + "modelopt_quant.7c7b2a8c.py", "ModelOptMixedPrecisionConfig"),
+    "quark": (Q + "quark/quark.712b01d8.py", "QuarkConfig"),
+    "fp8": (Q + "fp8.712b01d8.py", "Fp8Config"),
+}
+
+
+def _class_member(path: str, cls: str, member: str):
+    """The ast node of `member` (a method or a class attribute) of class `cls` in `path`."""
+    import ast
+    with open(path) as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == member:
+                    return item
+                if (isinstance(item, ast.Assign) and len(item.targets) == 1
+                        and getattr(item.targets[0], "id", None) == member):
+                    return item
+    raise SglangUnmodelled(f"{path}: no {cls}.{member}")
+
+
+def _exec_nodes(path: str, nodes, ns: dict) -> dict:
+    import ast
+    exec(compile(ast.Module(body=list(nodes), type_ignores=[]), path, "exec"), ns)
+    return ns
+
+
+def load_qwen3_vl_mapper(root: str):
+    """(WeightsMapper instance, {config name: apply_weight_name_mapper function}) as the span's
+    sources define them."""
+    import ast
+    from dataclasses import dataclass, field  # noqa: F401  (the class body's names)
+    from typing import Any, List, Mapping, Optional  # noqa: F401
+    utils = os.path.join(root, MAPPER_SOURCES["utils"])
+    with open(utils) as f:
+        tree = ast.parse(f.read(), utils)
+    nodes = [n for n in tree.body
+             if (isinstance(n, ast.ClassDef) and n.name == "WeightsMapper")
+             or (isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "WeightsMapping")]
+    ns = _exec_nodes(utils, nodes, {"dataclass": dataclass, "field": field, "Any": Any,
+                                    "Mapping": Mapping, "Optional": Optional,
+                                    "Iterable": list, "torch": None,
+                                    "__name__": __name__})
+    vl = os.path.join(root, MAPPER_SOURCES["qwen3_vl"])
+    assign = _class_member(vl, "Qwen3VLForConditionalGeneration", "hf_to_sglang_mapper")
+    mapper = _exec_nodes(vl, [assign], dict(ns))["hf_to_sglang_mapper"]
+    fns = {}
+    for name in ("compressed-tensors", "modelopt", "quark", "fp8"):
+        rel, cls = MAPPER_SOURCES[name]
+        path = os.path.join(root, rel)
+        fns[name] = _exec_nodes(path, [_class_member(path, cls, "apply_weight_name_mapper")],
+                                {"List": List})["apply_weight_name_mapper"]
+    # ModelOptMixedPrecisionConfig.apply_weight_name_mapper calls
+    # super().apply_weight_name_mapper(...): ModelOptQuantConfig's, bound here by name.
+    rel, cls = MAPPER_SOURCES["modelopt_mixed"]
+    path = os.path.join(root, rel)
+    node = _class_member(path, cls, "apply_weight_name_mapper")
+    src = ast.unparse(node).replace("super().apply_weight_name_mapper(",
+                                    "_modelopt_base_apply(self, ")
+    mixed_ns = {"_modelopt_base_apply": fns["modelopt"], "List": List}
+    exec(compile(src, path, "exec"), mixed_ns)
+    fns["modelopt_mixed"] = mixed_ns["apply_weight_name_mapper"]
+    return mapper, fns
+
+
 # -- naming ------------------------------------------------------------------------------------
 # The two eras qpatch names (src/engine/sglang/history.cpp): before sgl-project/sglang#18926
 # ("[Qwen3.5] Support block-wise FP8 quantization and model adaptation", opened 2026-02-17) and
@@ -237,16 +321,16 @@ ERAS = {
     # Qwen3_5GatedDeltaNet.__init__ builds in_proj_qkv (MergedColumnParallelLinear), in_proj_z,
     # in_proj_b, in_proj_a apart; no class declares packed_modules_mapping. From #21019 until
     # #23471 (2026-04-28, CUDA): xbfs/sglang@c72ed544 fuses in_proj_qkvz / in_proj_ba, still with
-    # no packed_modules_mapping. Both inherit Qwen3-VL's hf_to_sglang_mapper (read at c72ed544;
-    # before #21019 not read), which is not modelled here or in qpatch: it renames
-    # compressed-tensors and ModelOpt entries (docs/research/sglang-versions.md section 7), and
-    # Quark's too where QuarkConfig has apply_weight_name_mapper (quark/quark.py @ce1ec3af has;
-    # which quark.py these spans ran is not known), so only the other methods' figures hold for
-    # these eras.
+    # no packed_modules_mapping. Every era before #23471 (these two and before-18926) has the
+    # target's quant config renamed by Qwen3-VL's hf_to_sglang_mapper (MAPPER_UNTIL,
+    # SglangEngine._apply_mapper); before-23471-fp8 is the same era on 2026-04-05, after #21280
+    # gave Fp8Config the hook.
     "before-21019": Era("before-21019", "model.language_model.", "model.visual.", False, False,
                         {}, "mtp.", {}, date="2026-03-01"),
     "before-23471": Era("before-23471", "model.language_model.", "model.visual.", False, True,
                         {}, "mtp.", {}, date="2026-04-01"),
+    "before-23471-fp8": Era("before-23471-fp8", "model.language_model.", "model.visual.", False,
+                            True, {}, "mtp.", {}, date="2026-04-05"),
     # From #18926 on. qwen3_vl.py (xbfs/sglang@c72ed544bf29e9bc75a2960a40215364f774bce3,
     # sgl-project copies of later files agree) Qwen3VLForConditionalGeneration.__init__:
     # `self.model = language_model_cls(..., prefix=add_prefix("model.language_model",
@@ -469,6 +553,7 @@ class SglangEngine:
                          "awq_marlin": awq_marlin, "compressed-tensors": ct}
         self.registry.update(self._load_registry())
         self.registry["quark"] = self._load_quark()
+        self.mapper, self.mapper_fns = load_qwen3_vl_mapper(root)
 
     def _load_class(self, rel, cls, chain):
         ns = self.src.namespace(rel)
@@ -647,6 +732,7 @@ class SglangEngine:
         era = self.era
         try:
             cfg = self.quant_config(config_json, era.packed)
+            self._apply_mapper(cfg)
             draft_cfg = self._mtp_quant_config(
                 self.quant_config(config_json, era.draft_packed))
         except SglangRaised as e:
@@ -661,6 +747,22 @@ class SglangEngine:
             return [(layer, "dense") for layer in target + draft]
         return ([(layer, self._decide(cfg, layer)) for layer in target]
                 + [(layer, self._decide(draft_cfg, layer)) for layer in draft])
+
+    def _apply_mapper(self, cfg):
+        """The loader's hook for the target (see MAPPER_UNTIL): the era's
+        apply_weight_name_mapper of the config's class, where it has one by the era's day."""
+        if cfg is None or self.era.date >= MAPPER_UNTIL:
+            return
+        # get_name(): "compressed_tensors" for CompressedTensorsConfig.
+        name = {"compressed_tensors": "compressed-tensors", "modelopt_fp8": "modelopt",
+                "modelopt_fp4": "modelopt"}.get(self._name(cfg), self._name(cfg))
+        if name == "quark" and self.era.date < QUARK_MAPPER_FROM:
+            return
+        if name == "fp8" and self.era.date < FP8_MAPPER_FROM:
+            return
+        fn = self.mapper_fns.get(name)
+        if fn is not None:
+            fn(cfg, self.mapper)
 
     def _decide(self, cfg, layer: Layer):
         if not layer.quant_config or cfg is None:
