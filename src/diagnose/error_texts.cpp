@@ -25,8 +25,10 @@ using K = FindingKind;
 // find_matched_target / _get_scheme_from_parts (#44817, #38574), deepseek_v2 loader KeyError
 // (#41994), the eagle worker's "accept len" log line (#35797); transformers modeling_utils.py's
 // unused-weights warning; vLLM #57532 for ModelOpt's NaN weight_scale check.
-const std::vector<Row>& rows() {
-  static const std::vector<Row> table = {
+
+// What the engines raise while they build the layers (the first start-up failures).
+std::vector<Row> build_errors() {
+  return {
       {"vllm-no-parameter",
        "vllm",
        R"(There is no module or parameter named '([^']+)' in)",
@@ -67,6 +69,12 @@ const std::vector<Row>& rows() {
        R"(No compressed-tensors compatible scheme was found)",
        "SGLang has no kernel for the scheme the config gives a layer",
        {K::config_rejected, K::dense_quantized_by_config}},
+  };
+}
+
+// What they raise while loading weights, log while serving, or refuse the config with.
+std::vector<Row> load_and_serve_symptoms() {
+  return {
       {"mtp-layer-missing",
        "vllm",
        R"(MTP speculative decoding layer (\d+) weights missing from checkpoint)",
@@ -135,6 +143,16 @@ const std::vector<Row>& rows() {
        "the engine refuses the quantization config before it builds any layer",
        {K::config_rejected, K::unsupported_method}},
   };
+}
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> table = [] {
+    std::vector<Row> all = build_errors();
+    for (Row& row : load_and_serve_symptoms()) {
+      all.push_back(std::move(row));
+    }
+    return all;
+  }();
   return table;
 }
 

@@ -597,6 +597,33 @@ CompressedTensorsRules::trace(const Layer& layer) const {
           return joined;
         }() + " (each shard is checked; they must agree)");
   }
+  const size_t ignored = trace_ignore(names, layer, lines);
+  const auto& targets = layer.kind == LayerKind::experts ? m_moe_targets : m_targets;
+  const std::string& subject = layer.kind == LayerKind::experts ? names.front() : layer.prefix;
+  if (ignored == names.size()) {
+    lines.emplace_back("targets", "not consulted: ignore is checked first");
+  }
+  for (const Target& target : ignored == names.size() ? std::vector<Target>{} : targets) {
+    bool undecidable = false;
+    const bool by_name = matches(target.entry, subject, undecidable);
+    const bool by_class =
+        layer.kind != LayerKind::lm_head && matches_class(target.entry, layer.cls, undecidable);
+    std::string how =
+        by_name ? "matches by name"
+        : by_class
+            ? "matches class " + layer.cls +
+                  (is_regex(target.entry.text) ? " (re.match)" : " (case-insensitive substring)")
+            : "does not match";
+    lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
+  }
+  lines.emplace_back("verdict", verdict_text(decide(layer)));
+  return lines;
+}
+
+size_t CompressedTensorsRules::trace_ignore(
+    const std::vector<std::string>& names,
+    const Layer& layer,
+    std::vector<std::pair<std::string, std::string>>& lines) const {
   size_t ignored = 0;
   for (const std::string& name : names) {
     bool undecidable = false;
@@ -630,26 +657,7 @@ CompressedTensorsRules::trace(const Layer& layer) const {
       trace_renamed_away(name, lines);
     }
   }
-  const auto& targets = layer.kind == LayerKind::experts ? m_moe_targets : m_targets;
-  const std::string& subject = layer.kind == LayerKind::experts ? names.front() : layer.prefix;
-  if (ignored == names.size()) {
-    lines.emplace_back("targets", "not consulted: ignore is checked first");
-  }
-  for (const Target& target : ignored == names.size() ? std::vector<Target>{} : targets) {
-    bool undecidable = false;
-    const bool by_name = matches(target.entry, subject, undecidable);
-    const bool by_class =
-        layer.kind != LayerKind::lm_head && matches_class(target.entry, layer.cls, undecidable);
-    std::string how =
-        by_name ? "matches by name"
-        : by_class
-            ? "matches class " + layer.cls +
-                  (is_regex(target.entry.text) ? " (re.match)" : " (case-insensitive substring)")
-            : "does not match";
-    lines.emplace_back("target", target.group + " \"" + target.entry.text + "\" " + how);
-  }
-  lines.emplace_back("verdict", verdict_text(decide(layer)));
-  return lines;
+  return ignored;
 }
 
 std::string CompressedTensorsRules::renamed_note(const std::string& held,

@@ -136,63 +136,13 @@ SkipListRules::SkipListRules(SkipListMethod method,
                              const EngineVersion& version)
     : m_method(method), m_nvfp4(nvfp4), m_dialect(dialect_of(version, model)),
       m_skip(m_dialect.skip_list), m_entries(std::move(entries)), m_model(model) {
-  // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
-  // fp8.py, modelopt.py, vLLM main 017e9f4). vllm-bnb-plugin's BitsAndBytesConfig (85de847,
-  // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
-  // #43529, keeps QuantizationConfig's no-op one: its entries are compared as written.
-  const bool renamed = m_method != SkipListMethod::bitsandbytes;
-  // SGLang's DeepSeek-V3 draft reads its own quant config, whose entries the NextN class's
-  // mapper renamed (ModelInfo::draft_config_substrings: Quark from #19425, FP8 from #21280); the
-  // target's are as written. One rules object judges both, so each renamed entry is held right
-  // after its original (list order kept): an original names no draft layer (they are built under
-  // model.decoder) and a copy no target layer (none is).
-  // SGLang's ModelOpt config maps exclude_modules through it too, in every version judged
-  // (modelopt_quant.py ModelOptQuantConfigBase.apply_weight_name_mapper, #18370 7b8365931,
-  // 2026-02-08: hf_to_sglang_mapper.apply_list).
-  const bool sglang_modelopt =
-      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
-  const bool draft_copies = !m_model.draft_config_substrings.empty() &&
-                            (m_method == SkipListMethod::quark || sglang_modelopt ||
-                             (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
   // SGLang's Qwen3.5 VLM until #23471: the target's config holds the entries as the class's
   // mapper renamed them (apply_weight_name_mapper), the draft's as written: a second set of rules
   // judges the draft's layers (ModelInfo::target_config_mapper).
-  const ConfigMapper& mapper = m_model.target_config_mapper;
-  if (mapper.maps(method_name(m_method))) {
+  if (m_model.target_config_mapper.maps(method_name(m_method))) {
     m_draft = std::make_unique<SkipListRules>(
         m_method, m_entries, m_model.without_target_config_mapper(), m_nvfp4, version);
   }
-  const auto add = [&](const std::string& entry, size_t origin) {
-    if (m_draft) {
-      m_mapped.push_back(mapper.map(entry));
-      m_origin.push_back(origin);
-      // ModelOptQuantConfigBase.apply_weight_name_mapper (#18370) also keeps each mapped name
-      // that starts with "language_model." without it.
-      constexpr std::string_view k_language_model = "language_model.";
-      if (sglang_modelopt && m_mapped.back().rfind(k_language_model, 0) == 0) {
-        m_mapped.push_back(m_mapped.back().substr(k_language_model.size()));
-        m_origin.push_back(origin);
-      }
-      return;
-    }
-    m_mapped.push_back(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry)
-                                                                       : entry);
-    m_origin.push_back(origin);
-    if (draft_copies) {
-      if (std::string copy = m_model.draft_config_name(m_mapped.back()); copy != m_mapped.back()) {
-        m_mapped.push_back(std::move(copy));
-        m_origin.push_back(origin);
-      }
-    }
-    if (m_method == SkipListMethod::quark) {
-      // SGLang's GLM-5 draft from #30265 adds its own names for the NextN layer's entries
-      // (ModelInfo::draft_quark_nextn_layer), keeping the originals.
-      for (std::string& copy : m_model.draft_quark_copies(entry)) {
-        m_mapped.push_back(std::move(copy));
-        m_origin.push_back(origin);
-      }
-    }
-  };
   if (m_skip.transformers_convert &&
       (m_method == SkipListMethod::awq || m_method == SkipListMethod::fp8)) {
     // Compiled once per entry, not per module (a 1T-parameter MoE has ~70k modules).
@@ -209,37 +159,92 @@ SkipListRules::SkipListRules(SkipListMethod method,
                        entry.size() >= 2 && entry.back() == '*' && entry[entry.size() - 2] != '.';
     if (split) {
       const std::string stem = entry.substr(0, entry.size() - 1);
-      add(stem, i);
-      add(stem + ".*", i);
+      hold(stem, i);
+      hold(stem + ".*", i);
     } else if (m_method == SkipListMethod::fp8 && m_skip.fp8_model_prefix_variants) {
       // SGLang fp8.py @00563d3 Fp8Config.from_config: "Keep both "model." and non-"model."
       // variants": base = layer.removeprefix("model."), then base and f"model.{base}".
       const std::string base = entry.rfind("model.", 0) == 0 ? entry.substr(6) : entry;
-      add(base, i);
-      add("model." + base, i);
+      hold(base, i);
+      hold("model." + base, i);
     } else {
-      add(entry, i);
+      hold(entry, i);
     }
   }
-  if (sglang_modelopt) {
+  if (is_sglang_modelopt()) {
     compile_exclusions();
   }
   if (m_method == SkipListMethod::quark) {
-    // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
-    // not compile raises re.error when a layer's test reaches it (quark_raises).
-    for (const std::string& entry : m_mapped) {
-      std::optional<Pattern> pattern;
-      std::string error;
-      if (entry.rfind("re:", 0) == 0) {
-        if (auto compiled = Pattern::compile(std::string_view(entry).substr(3), "exclude")) {
-          pattern = std::move(*compiled);
-        } else {
-          error = compiled.error().message;
-        }
-      }
-      m_quark_patterns.push_back(std::move(pattern));
-      m_quark_errors.push_back(std::move(error));
+    compile_quark_patterns();
+  }
+}
+
+bool SkipListRules::is_sglang_modelopt() const {
+  return m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
+}
+
+void SkipListRules::hold_as(std::string name, size_t origin) {
+  m_mapped.push_back(std::move(name));
+  m_origin.push_back(origin);
+}
+
+void SkipListRules::hold(const std::string& entry, size_t origin) {
+  if (m_draft) {
+    hold_as(m_model.target_config_mapper.map(entry), origin);
+    // ModelOptQuantConfigBase.apply_weight_name_mapper (#18370) also keeps each mapped name
+    // that starts with "language_model." without it.
+    constexpr std::string_view k_language_model = "language_model.";
+    if (is_sglang_modelopt() && m_mapped.back().rfind(k_language_model, 0) == 0) {
+      hold_as(m_mapped.back().substr(k_language_model.size()), origin);
     }
+    return;
+  }
+  // The method's apply_vllm_mapper renames entries by the model's hf_to_vllm_mapper (auto_awq.py,
+  // fp8.py, modelopt.py, vLLM main 017e9f4). vllm-bnb-plugin's BitsAndBytesConfig (85de847,
+  // vllm_bnb_plugin/quantization/config.py), which vLLM main loads bitsandbytes through since
+  // #43529, keeps QuantizationConfig's no-op one: its entries are compared as written.
+  const bool renamed = m_method != SkipListMethod::bitsandbytes;
+  hold_as(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry, origin);
+  // SGLang's DeepSeek-V3 draft reads its own quant config, whose entries the NextN class's
+  // mapper renamed (ModelInfo::draft_config_substrings: Quark from #19425, FP8 from #21280); the
+  // target's are as written. One rules object judges both, so each renamed entry is held right
+  // after its original (list order kept): an original names no draft layer (they are built under
+  // model.decoder) and a copy no target layer (none is).
+  // SGLang's ModelOpt config maps exclude_modules through it too, in every version judged
+  // (modelopt_quant.py ModelOptQuantConfigBase.apply_weight_name_mapper, #18370 7b8365931,
+  // 2026-02-08: hf_to_sglang_mapper.apply_list).
+  const bool draft_copies = !m_model.draft_config_substrings.empty() &&
+                            (m_method == SkipListMethod::quark || is_sglang_modelopt() ||
+                             (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
+  if (draft_copies) {
+    if (std::string copy = m_model.draft_config_name(m_mapped.back()); copy != m_mapped.back()) {
+      hold_as(std::move(copy), origin);
+    }
+  }
+  if (m_method == SkipListMethod::quark) {
+    // SGLang's GLM-5 draft from #30265 adds its own names for the NextN layer's entries
+    // (ModelInfo::draft_quark_nextn_layer), keeping the originals.
+    for (std::string& copy : m_model.draft_quark_copies(entry)) {
+      hold_as(std::move(copy), origin);
+    }
+  }
+}
+
+void SkipListRules::compile_quark_patterns() {
+  // _is_equal_or_regex_match: re.match(target[3:], name) for a "re:" target. One that does
+  // not compile raises re.error when a layer's test reaches it (quark_raises).
+  for (const std::string& entry : m_mapped) {
+    std::optional<Pattern> pattern;
+    std::string error;
+    if (entry.rfind("re:", 0) == 0) {
+      if (auto compiled = Pattern::compile(std::string_view(entry).substr(3), "exclude")) {
+        pattern = std::move(*compiled);
+      } else {
+        error = compiled.error().message;
+      }
+    }
+    m_quark_patterns.push_back(std::move(pattern));
+    m_quark_errors.push_back(std::move(error));
   }
 }
 

@@ -87,6 +87,11 @@ private:
   // The rules that judge the layer the engine names `prefix`: m_draft's for a draft layer when
   // the target's config is renamed by its class's mapper, else these.
   const CompressedTensorsRules* rules_for(std::string_view prefix) const;
+  // trace's ignore lines for `names` (the layer's own, its shards, or expert 0's); returns how
+  // many of them an entry ignores.
+  size_t trace_ignore(const std::vector<std::string>& names,
+                      const Layer& layer,
+                      std::vector<std::pair<std::string, std::string>>& lines) const;
   // What trace adds after an entry held under another name than `written`.
   std::string renamed_note(const std::string& held, const std::string& written) const;
   // trace's line for an entry written as `name` that the target's mapper renamed away.

@@ -128,6 +128,14 @@ public:
   std::optional<size_t> skipping_entry(const std::string& name) const;
 
 private:
+  // Hold `entry` (as the config gives it, after ModelOpt's glob split and FP8's model. variants)
+  // as the engine holds it, with its copies, each recording `origin` (m_mapped, m_origin).
+  void hold(const std::string& entry, size_t origin);
+  void hold_as(std::string name, size_t origin);
+  // Quark: each held "re:" entry compiled once (m_quark_patterns, m_quark_errors).
+  void compile_quark_patterns();
+  // SGLang's ModelOpt (is_layer_skipped or is_layer_excluded).
+  bool is_sglang_modelopt() const;
   bool matches(const std::string& entry, const std::string& name) const;
   // The entry index whose vLLM form equals `name` (is_layer_skipped's exact mode).
   std::optional<size_t> exact_entry(const std::string& name) const;

@@ -7,10 +7,9 @@
 
 namespace qpatch::engine {
 
-Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/) {
-  Dialect dialect;
-  dialect.engine_name = "SGLang";
-  CtDialect& ct = dialect.compressed_tensors;
+namespace {
+
+void compressed_tensors_dialect(CtDialect& ct, const EngineVersion& version) {
   // compressed_tensors/utils.py check_equal_or_regex_match, as should_ignore_layer calls it:
   // until #32736, _is_equal_or_regex_match(check_contains=True), `target.lower() in
   // value.lower()` (@06b5b19, b553569); from #32736 (f69af7b7a, 2026-07-29, read in upstream
@@ -31,7 +30,9 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   // _find_first_match(module.__class__.__name__, check_contains=True) or _match_fused_layer:
   // the class step comes before the fused shards, as vLLM's before #49483.
   ct.class_before_fused = true;
+}
 
+void awq_and_fp8_dialect(Dialect& dialect, const EngineVersion& version) {
   // awq/awq.py AWQMarlinConfig (@01f67c3): is_layer_skipped_awq(prefix, modules_to_not_convert)
   // on the name each layer is built under; from_config reads the list or [] (no derivation).
   dialect.skip_list.awq_built_name_only = true;
@@ -79,7 +80,9 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   skip.experts_keep_general_hit = version.has("#18742");
   skip.fp8_without_fused_mapping = !version.has("#18742");
   skip.fp8_model_prefix_variants = version.has("#18742");
+}
 
+void bnb_modelopt_quark_dialect(Dialect& dialect, const EngineVersion& version) {
   // bitsandbytes (bitsandbytes.py @b53daee): from_config reads llm_int8_skip_modules (None or
   // absent: []), no mapper renames it (Qwen3.5's hf_to_sglang_mapper is None);
   // get_quant_method gives a LinearBase UnquantizedLinearMethod when
@@ -115,7 +118,16 @@ Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/)
   // qwen3_5_mtp.py @008b79d _mtp_quant_config (#23146): any exclude entry starting with "mtp."
   // gives the Qwen3.5 draft no quant config.
   dialect.skip_list.quark_mtp_entry_drops_draft_quant = version.has("#23146");
+}
 
+} // namespace
+
+Dialect sglang_dialect(const EngineVersion& version, const ModelInfo& /*model*/) {
+  Dialect dialect;
+  dialect.engine_name = "SGLang";
+  compressed_tensors_dialect(dialect.compressed_tensors, version);
+  awq_and_fp8_dialect(dialect, version);
+  bnb_modelopt_quark_dialect(dialect, version);
   // auto-round (auto_round/auto_round.py, routing.py @68e037f): auto_round_sglang.cpp.
   dialect.auto_round.sglang_routing = true;
 

@@ -8,34 +8,9 @@ namespace qpatch::engine {
 
 namespace {
 
-History make_sglang_history() {
-  History h;
-  h.name = "sglang";
-  h.display_name = "SGLang";
-  h.column = "sgl";
-  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes modelopt auto-round quark";
-  h.rules = "sglang 2026 (008b79d; MTP draft without and with #35887)";
-  h.method_rules = {
-      {"awq", "sglang 01f67c3 (awq/awq.py)"},
-      {"gptq", "sglang 0cdfa2f (gptq/gptq.py)"},
-      {"fp8", "sglang 00563d3 (fp8.py) + c5bef61 (quantization/utils/utils.py is_layer_skipped)"},
-      {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"},
-      {"modelopt",
-       "sglang 2026 modelopt_quant.py (is_layer_excluded) + c5bef61 (is_layer_skipped)"},
-      {"auto-round", "sglang 68e037f (auto_round/routing.py get_layer_config)"},
-      {"quark",
-       "sglang ce1ec3a (quark/quark.py get_quant_method) + 382abd6 (quark/utils.py "
-       "should_ignore_layer)"}};
-  h.engine = Engine::sglang;
-  // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
-  // qwen3_5.py (cf4465f) carries no date in the copies read.
-  h.first = "2026-02-09";
-  // The newest coherent set read (qwen3_vl.py, qwen3_5.py, qwen3_5_mtp.py, compressed_tensors.py,
-  // quantization/utils.py, awq.py, loader.py, base_config.py at a5ea6158). The copies carry no
-  // date; it is late August 2026 or later (it has qwen4_exp), dated 2026-08-31 here.
-  h.newest_commit = "a5ea6158";
-  h.newest_date = "2026-08-31";
-  h.changes = {
+// Merged up to 2026-03-14.
+std::vector<Change> changes_merged_to_03_14() {
+  return {
       // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
       // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
       // and linear attention, and the whole MTP draft, are built without a quant config. Its
@@ -119,6 +94,12 @@ History make_sglang_history() {
        "w4afp8 otherwise, and before it for every model)",
        "modelopt",
        ""},
+  };
+}
+
+// Merged from 2026-03-23 to 2026-04-20.
+std::vector<Change> changes_merged_03_23_to_04_20() {
+  return {
       // sgl-project/sglang#21019 (merged 2026-03-23 as 5bdc07d9, a third-party dossier's date):
       // Qwen3_5GatedDeltaNet builds in_proj_qkvz and in_proj_ba fused (xbfs/sglang@c72ed54 has
       // its fused_qkvzba_split_reshape_cat_contiguous); before it in_proj_qkv, in_proj_z,
@@ -166,6 +147,12 @@ History make_sglang_history() {
        "built dense when exclude skips its mapped layer prefix",
        "quark",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM"},
+  };
+}
+
+// Merged from 2026-04-22 to 2026-05-26.
+std::vector<Change> changes_merged_04_22_to_05_26() {
+  return {
       // sgl-project/sglang#23467 (4323fce82, merged 2026-04-22, read in upstream history):
       // quantization/utils.py is_layer_skipped matches on dotted module-path boundaries
       // (_module_path_match) where it tested substrings, and fuses q/k/v, gate/up and the GDN
@@ -216,6 +203,12 @@ History make_sglang_history() {
        "quantization/utils.py: an FP8 or ModelOpt skip entry ending in \".\" names its module",
        "fp8 modelopt",
        ""},
+  };
+}
+
+// Merged from 2026-06-27, then the unmerged PRs judged.
+std::vector<Change> changes_from_06_27() {
+  return {
       // sgl-project/sglang#27705 (073de150, merged 2026-06-27, read in upstream history):
       // the DSA indexer's wk and weights_proj fused into a dense wk_weights_proj on CUDA (from
       // #30111, e552f6ed, 2026-07-04, only with indexer_rope_interleave). The build judged keeps
@@ -273,6 +266,43 @@ History make_sglang_history() {
        "",
        "Qwen3_5"},
   };
+}
+
+History make_sglang_history() {
+  History h;
+  h.name = "sglang";
+  h.display_name = "SGLang";
+  h.column = "sgl";
+  h.methods = "compressed-tensors gptq awq fp8 bitsandbytes modelopt auto-round quark";
+  h.rules = "sglang 2026 (008b79d; MTP draft without and with #35887)";
+  h.method_rules = {
+      {"awq", "sglang 01f67c3 (awq/awq.py)"},
+      {"gptq", "sglang 0cdfa2f (gptq/gptq.py)"},
+      {"fp8", "sglang 00563d3 (fp8.py) + c5bef61 (quantization/utils/utils.py is_layer_skipped)"},
+      {"bitsandbytes", "sglang b53daee (bitsandbytes.py is_layer_skipped_bnb)"},
+      {"modelopt",
+       "sglang 2026 modelopt_quant.py (is_layer_excluded) + c5bef61 (is_layer_skipped)"},
+      {"auto-round", "sglang 68e037f (auto_round/routing.py get_layer_config)"},
+      {"quark",
+       "sglang ce1ec3a (quark/quark.py get_quant_method) + 382abd6 (quark/utils.py "
+       "should_ignore_layer)"}};
+  h.engine = Engine::sglang;
+  // SGLang's Qwen3.5 support is taken to start when vLLM's did (2026-02-09): its first
+  // qwen3_5.py (cf4465f) carries no date in the copies read.
+  h.first = "2026-02-09";
+  // The newest coherent set read (qwen3_vl.py, qwen3_5.py, qwen3_5_mtp.py, compressed_tensors.py,
+  // quantization/utils.py, awq.py, loader.py, base_config.py at a5ea6158). The copies carry no
+  // date; it is late August 2026 or later (it has qwen4_exp), dated 2026-08-31 here.
+  h.newest_commit = "a5ea6158";
+  h.newest_date = "2026-08-31";
+  for (auto* part : {changes_merged_to_03_14,
+                     changes_merged_03_23_to_04_20,
+                     changes_merged_04_22_to_05_26,
+                     changes_from_06_27}) {
+    for (Change& change : part()) {
+      h.changes.push_back(change);
+    }
+  }
   return h;
 }
 
