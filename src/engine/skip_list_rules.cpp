@@ -564,6 +564,21 @@ std::optional<size_t> SkipListRules::modelopt_glob_excluded(const std::string& p
     start = dot + 1;
   }
   const std::string_view last = parts.back();
+  if (m_skip.modelopt_excluded_per_class) {
+    if (!m_nvfp4) {
+      // ModelOptFp8Config before #18546: the entry a substring of either name.
+      for (size_t i = 0; i < m_mapped.size(); ++i) {
+        if (std::any_of(names.begin(), names.end(), [&](std::string_view name) {
+              return name.find(m_mapped[i]) != std::string_view::npos;
+            })) {
+          return m_origin[i];
+        }
+      }
+      return std::nullopt;
+    }
+    names.resize(1); // ModelOptFp4Config before #18546: the whole name only
+    parts.clear();
+  }
   for (size_t i = 0; i < m_exclusions.size(); ++i) {
     const Exclusion& exclusion = m_exclusions[i];
     const std::string& entry = m_mapped[i];
@@ -938,6 +953,9 @@ Decision SkipListRules::decide(const Layer& layer) const {
     }
   }
   if (sglang_modelopt && layer.kind == LayerKind::experts) {
+    if (m_skip.modelopt_excluded_per_class) {
+      return listed_or_quantized(layer, decision, sglang_modelopt); // never excluded
+    }
     return not_skipped(layer, decision, sglang_modelopt); // a FusedMoE asks is_layer_excluded
   }
   if (m_method == SkipListMethod::modelopt && !sglang_modelopt) {

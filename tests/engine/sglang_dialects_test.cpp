@@ -146,5 +146,39 @@ TEST(SglangFp8SkipTest, IsLayerSkippedAsMainHadItIn2026) {
   EXPECT_EQ(verdict("2026-06-01", "language_model.layers.0.mlp"), "dense (ignore_entry)");
 }
 
+// Before #18546 (33c33a7d, 2026-02-21) each ModelOpt class had its own is_layer_excluded:
+// ModelOptFp8Config tested substrings (a "*" is then a literal), ModelOptFp4Config full-matched
+// the whole name; and no FusedMoE was excluded. From it one glob rule for both, experts included.
+TEST(SglangModelOptTest, ExclusionBefore18546WasPerClassAndSparedExperts) {
+  const std::string arch = "Qwen3_5MoeForConditionalGeneration";
+  const Layer down{LayerKind::linear,
+                   "model.language_model.layers.3.mlp.shared_expert.down_proj",
+                   "model.language_model.layers.3.mlp.shared_expert.down_proj",
+                   "RowParallelLinear",
+                   {}};
+  const Layer experts{LayerKind::experts,
+                      "model.language_model.layers.3.mlp.experts",
+                      "model.language_model.layers.3.mlp.experts",
+                      "FusedMoE",
+                      {}};
+  const auto verdict = [&](const std::string& day,
+                           bool nvfp4,
+                           const std::string& entry,
+                           const Layer& layer) {
+    VersionPins pins;
+    pins.of(Engine::sglang) = day;
+    const EngineVersion version = versions_to_judge(Engine::sglang, "modelopt", arch, pins).front();
+    return verdict_text(
+        SkipListRules(
+            SkipListMethod::modelopt, {entry}, sglang_model_info(arch, 0, version), nvfp4, version)
+            .decide(layer));
+  };
+  EXPECT_EQ(verdict("2026-02-18", false, "*down_proj", down), "quantized (target_class)");
+  EXPECT_EQ(verdict("2026-02-18", true, "*down_proj", down), "dense (ignore_entry)");
+  EXPECT_EQ(verdict("2026-02-21", false, "*down_proj", down), "dense (ignore_entry)");
+  EXPECT_EQ(verdict("2026-02-18", false, "*.mlp.experts", experts), "quantized (target_class)");
+  EXPECT_EQ(verdict("2026-02-21", false, "*.mlp.experts", experts), "dense (ignore_entry)");
+}
+
 } // namespace
 } // namespace qpatch::engine

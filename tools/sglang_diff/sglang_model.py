@@ -192,6 +192,10 @@ FP8_MAPPED_FROM = "2026-03-01"
 FP8_UNMAPPED = Q + "fp8.0e8697781p.py"
 CT_UTILS_32736 = "python/sglang/srt/layers/quantization/compressed_tensors/utils.f69af7b7a.py"
 MIXED_BY_NVFP4_LAYER_FROM = "2026-07-05"
+# modelopt_quant.py before #18546 (33c33a7d, 2026-02-21; its parent e239f8aa85f7f2e9ad9831ec6bec3cb5ec96d1cd): each config class's
+# own is_layer_excluded (FP8: substrings; NVFP4: the whole name) and every FusedMoE quantized.
+MODELOPT_UNIFIED_FROM = "2026-02-21"
+MODELOPT_PER_CLASS = Q + "modelopt_quant.33c33a7dp.py"
 
 
 # Qwen3-VL's hf_to_sglang_mapper, which the Qwen3.5 VLM classes inherit from their first commit
@@ -581,13 +585,21 @@ class SglangEngine:
         registry = dict(self.REGISTRY)
         if self.era.date < FP8_MAPPED_FROM:
             registry["fp8"] = (FP8_UNMAPPED, "Fp8Config", ())
+        if self.era.date < MODELOPT_UNIFIED_FROM:
+            # ModelOptMixedPrecisionConfig arrived later (#20407): its entry stays on the newer
+            # file, and those eras read MIXED_PRECISION as w4afp8 before reaching it.
+            for name in ("modelopt", "modelopt_fp8", "modelopt_fp4"):
+                _, cls, extra = registry[name]
+                registry[name] = (MODELOPT_PER_CLASS, cls, extra)
         by_file: dict[str, list[str]] = {}
         for rel, cls, extra in registry.values():
             names = by_file.setdefault(rel, [])
             for n in (*extra, cls):
                 if n not in names:
                     names.append(n)
-        by_file[Q + "modelopt_quant.py"].insert(0, "ModelOptQuantConfig")
+        for rel in (Q + "modelopt_quant.py", MODELOPT_PER_CLASS):
+            if rel in by_file:
+                by_file[rel].insert(0, "ModelOptQuantConfig")
         loaded = {}
         for rel, names in by_file.items():
             ns = self.src.namespace(rel)

@@ -123,6 +123,11 @@ struct SkipListDialect {
   // contained in the last part) skips it; a FusedMoE by is_layer_excluded only; a ParallelLMHead
   // is given no method (dense).
   bool modelopt_skipped_or_excluded = false;
+  // Before #18546 (33c33a7d, 2026-02-21) each config class had its own is_layer_excluded:
+  // ModelOptFp8Config's `module in prefix` (or in the name without "language_model."),
+  // ModelOptFp4Config's fullmatch of the whole name or an MLA projection tail; and a FusedMoE
+  // was never excluded (_get_quant_method: `return Moe(self)`).
+  bool modelopt_excluded_per_class = false;
   // ModelOpt NVFP4: the Qwen3.5 attention and linear-attention projections are built without a
   // quant config, and the whole MTP draft too (SGLang's modelopt_fp4 gates).
   bool nvfp4_dense_attention_and_draft = false;

@@ -100,6 +100,12 @@ void bnb_modelopt_quark_dialect(Dialect& dialect, const EngineVersion& version) 
   // apply_weight_name_mapper runs only for a class with an hf_to_sglang_mapper (none of the naming
   // tables').
   dialect.skip_list.modelopt_skipped_or_excluded = true;
+  // Before #18546 (33c33a7d, 2026-02-21, read in upstream history at its parent):
+  // ModelOptFp8Config.is_layer_excluded was `any(module in prefix or (prefix.startswith(
+  // "language_model.") and module in prefix.removeprefix("language_model.")) ...)`,
+  // ModelOptFp4Config's `re.fullmatch(regex_str, prefix)` or an MLA tail (no dot-parts, no
+  // stripped name), and _get_quant_method returned Moe(self) for every FusedMoE.
+  dialect.skip_list.modelopt_excluded_per_class = !version.has("#18546");
   dialect.skip_list.nvfp4_dense_attention_and_draft = version.has("#18937");
   // ModelOptMixedPrecisionConfig.get_quant_method (store 54490057226): FP8 and NVFP4 only, the
   // dialect's default modelopt_mixed_algos.

@@ -40,6 +40,22 @@ std::vector<Change> changes_merged_to_03_14() {
        "the checkpoint's names) and the vision tower without a quant config",
        "",
        "Qwen3_5"},
+      // sgl-project/sglang#18546 (33c33a7d, merged 2026-02-21, read in upstream history):
+      // ModelOptQuantConfig.is_layer_excluded, one rule for every ModelOpt class (a glob
+      // full-matching the name, one of its dot-parts, or the name without "language_model."),
+      // and a FusedMoE it excludes is built dense; before it ModelOptFp8Config tested substrings,
+      // ModelOptFp4Config the whole name, and no FusedMoE was excluded (sglang/dialect.cpp).
+      // ModelOptFp4Config's MLA-tail test asserted five name parts on both sides before it (an
+      // AssertionError for a shorter entry): not modelled.
+      {"#18546",
+       "33c33a7d",
+       "2026-02-21",
+       "",
+       "modelopt_quant.py: one is_layer_excluded for ModelOpt FP8 and NVFP4 (glob over the name "
+       "or one of its dot-parts), and a FusedMoE it excludes built dense (before: FP8 tested "
+       "substrings, NVFP4 the whole name, experts always quantized)",
+       "modelopt",
+       ""},
       // sgl-project/sglang#19425 (f0d78f2e, merged 2026-02-26, read in upstream history held by
       // fork mirrors): DeepseekV3ForCausalLMNextN gets hf_to_sglang_mapper
       // {"model.layers.61": "model.decoder"} (substring), and QuarkConfig the
