@@ -205,34 +205,42 @@ public:
         m_settled_inconsistent ? *m_settled_inconsistent : inconsistent_layers(patched_config());
     for (const EntryCandidate& candidate : candidates) {
       const std::set<std::string> replaced(candidate.replaces.begin(), candidate.replaces.end());
-      // Names the other appended entries already cover go without a pattern (a dotted tail
-      // "language_model.layers.0.x" beside "layers.0.x", which SGLang reads as a substring):
-      // a pattern standing for them would be a dead entry.
-      for (const bool with_pattern : {false, true}) {
-        std::vector<std::pair<std::string, size_t>> trial;
-        bool placed = !with_pattern;
-        bool present = false;
-        for (const auto& [name, order] : m_appended) {
-          if (replaced.count(name) == 0) {
-            trial.emplace_back(name, order);
-            continue;
-          }
-          present = true;
-          if (!placed) {
-            trial.emplace_back(candidate.entry, order);
-            placed = true;
-          }
+      std::vector<std::pair<std::string, size_t>> trial;
+      bool placed = false;
+      for (const auto& [name, order] : m_appended) {
+        if (replaced.count(name) == 0) {
+          trial.emplace_back(name, order);
+        } else if (!placed) {
+          trial.emplace_back(candidate.entry, order);
+          placed = true;
         }
-        if (!present) {
-          break; // an earlier candidate took them
+      }
+      if (!placed) {
+        continue; // an earlier candidate took its names
+      }
+      std::swap(trial, m_appended);
+      if (inconsistent_layers(patched_config()) > baseline) {
+        std::swap(trial, m_appended); // the pattern reaches a layer it must not, or misses one
+        continue;
+      }
+      m_settled_inconsistent.reset();
+      if (!candidate.subtree) {
+        continue;
+      }
+      // A subtree pattern the other appended entries make needless goes too (dotted tails
+      // "language_model.layers.0.x" beside "layers.0.x", which SGLang reads as a substring, are
+      // covered already): it would be a dead entry. Tried for taken subtree patterns only: a
+      // per-layer pattern stands for names no other entry reaches, and each try is a pass over
+      // every engine's layers (31M instructions on a 1T-parameter MoE).
+      std::vector<std::pair<std::string, size_t>> without;
+      for (const auto& item : m_appended) {
+        if (item.first != candidate.entry) {
+          without.push_back(item);
         }
-        std::swap(trial, m_appended);
-        if (inconsistent_layers(patched_config()) > baseline) {
-          std::swap(trial, m_appended); // the change reaches a layer it must not, or misses one
-        } else {
-          m_settled_inconsistent.reset();
-          break;
-        }
+      }
+      std::swap(without, m_appended);
+      if (inconsistent_layers(patched_config()) > baseline) {
+        std::swap(without, m_appended);
       }
     }
   }

@@ -527,6 +527,9 @@ std::string spelling_past_mapper(const engine::ModelInfo& model,
 struct EntryCandidate {
   std::string entry;
   std::vector<std::string> replaces;
+  // A pattern over a whole subtree whose root no checkpoint module has ("re:^visual\\."): the
+  // names it stands for can be tails that other entries already cover, so it may be needless.
+  bool subtree = false;
 };
 std::vector<EntryCandidate> readable_candidates(const std::vector<std::string>& names,
                                                 const std::set<std::string>& checkpoint_roots);

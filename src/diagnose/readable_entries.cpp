@@ -99,7 +99,7 @@ std::vector<EntryCandidate> readable_candidates(const std::vector<std::string>& 
   for (auto& [root, group] : by_root) {
     rest.insert(rest.end(), group.begin(), group.end());
     if (group.size() >= 3) {
-      out.push_back({"re:^" + escape_regex(root) + "\\.", std::move(group)});
+      out.push_back({"re:^" + escape_regex(root) + "\\.", std::move(group), true});
     }
   }
   // The same module of every numbered layer: the path after the last layer index, with its last
