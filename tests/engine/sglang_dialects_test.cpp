@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // SGLang's dialects of the GPTQ and AWQ rules, against vLLM's, on the layers of a Qwen3.5 MoE
 // draft: where the two engines build the same MTP layer differently from the same config.
+#include "support/sglang_at.hpp"
+
 #include <qpatch/engine/gptq_rules.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 
@@ -131,13 +133,8 @@ TEST(SglangFp8SkipTest, IsLayerSkippedAsMainHadItIn2026) {
                       "MergedColumnParallelLinear",
                       {}};
   const auto verdict = [&](const std::string& day, const std::string& entry) {
-    VersionPins pins;
-    pins.of(Engine::sglang) = day;
-    const EngineVersion version =
-        versions_to_judge(Engine::sglang, "fp8", model.architecture, pins).front();
-    const ModelInfo built = sglang_model_info(model.architecture, 0, version);
-    return verdict_text(
-        SkipListRules(SkipListMethod::fp8, {entry}, built, false, version).decide(gate_up));
+    return test::skip_list_verdict(
+        {day, SkipListMethod::fp8, model.architecture}, {entry}, gate_up);
   };
   EXPECT_EQ(verdict("2026-02-20", "mlp.gate"), "dense (ignore_entry)");
   EXPECT_EQ(verdict("2026-05-01", "mlp.gate"), "quantized (target_class)");
@@ -151,27 +148,18 @@ TEST(SglangFp8SkipTest, IsLayerSkippedAsMainHadItIn2026) {
 // the whole name; and no FusedMoE was excluded. From it one glob rule for both, experts included.
 TEST(SglangModelOptTest, ExclusionBefore18546WasPerClassAndSparedExperts) {
   const std::string arch = "Qwen3_5MoeForConditionalGeneration";
+  const std::string layer3 = "model.language_model.layers.3.mlp.";
   const Layer down{LayerKind::linear,
-                   "model.language_model.layers.3.mlp.shared_expert.down_proj",
-                   "model.language_model.layers.3.mlp.shared_expert.down_proj",
+                   layer3 + "shared_expert.down_proj",
+                   layer3 + "shared_expert.down_proj",
                    "RowParallelLinear",
                    {}};
-  const Layer experts{LayerKind::experts,
-                      "model.language_model.layers.3.mlp.experts",
-                      "model.language_model.layers.3.mlp.experts",
-                      "FusedMoE",
-                      {}};
+  const Layer experts{LayerKind::experts, layer3 + "experts", layer3 + "experts", "FusedMoE", {}};
   const auto verdict = [&](const std::string& day,
                            bool nvfp4,
                            const std::string& entry,
                            const Layer& layer) {
-    VersionPins pins;
-    pins.of(Engine::sglang) = day;
-    const EngineVersion version = versions_to_judge(Engine::sglang, "modelopt", arch, pins).front();
-    return verdict_text(
-        SkipListRules(
-            SkipListMethod::modelopt, {entry}, sglang_model_info(arch, 0, version), nvfp4, version)
-            .decide(layer));
+    return test::skip_list_verdict({day, SkipListMethod::modelopt, arch, nvfp4}, {entry}, layer);
   };
   EXPECT_EQ(verdict("2026-02-18", false, "*down_proj", down), "quantized (target_class)");
   EXPECT_EQ(verdict("2026-02-18", true, "*down_proj", down), "dense (ignore_entry)");

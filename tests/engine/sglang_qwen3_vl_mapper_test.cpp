@@ -3,6 +3,8 @@
 // (sglang/naming.cpp qwen3_vl_config_mapper, docs/research/sglang-qwen3vl-mapper.md): what it
 // makes of an entry, which methods and versions it reaches, and how the rules then judge the
 // target's layers (renamed entries) and the MTP draft's (entries as written).
+#include "support/sglang_at.hpp"
+
 #include <qpatch/engine/compressed_tensors_rules.hpp>
 #include <qpatch/engine/skip_list_rules.hpp>
 
@@ -14,9 +16,7 @@ namespace {
 constexpr const char* k_arch = "Qwen3_5ForConditionalGeneration";
 
 EngineVersion sglang_at(const std::string& day, const std::string& method) {
-  VersionPins pins;
-  pins.of(Engine::sglang) = day;
-  return versions_to_judge(Engine::sglang, method, k_arch, pins).front();
+  return test::sglang_at(day, method, k_arch);
 }
 
 Layer linear(const std::string& prefix, const std::string& cls = "RowParallelLinear") {
@@ -94,11 +94,7 @@ TEST(SglangQwen3VlMapperTest, CompressedTensorsJudgesTheTargetRenamedAndTheDraft
 TEST(SglangQwen3VlMapperTest, QuarkReachesTheTargetOnlyByRegexWhileMapped) {
   const Layer down = linear("model.language_model.layers.3.mlp.down_proj");
   const auto verdict = [&](const std::string& day, const std::string& entry) {
-    const EngineVersion version = sglang_at(day, "quark");
-    return verdict_text(
-        SkipListRules(
-            SkipListMethod::quark, {entry}, sglang_model_info(k_arch, 0, version), false, version)
-            .decide(down));
+    return test::skip_list_verdict({day, SkipListMethod::quark, k_arch}, {entry}, down);
   };
   EXPECT_EQ(verdict("2026-02-20", "model.language_model.layers.3.mlp.down_proj"),
             "dense (ignore_entry)");
@@ -115,13 +111,7 @@ TEST(SglangQwen3VlMapperTest, QuarkReachesTheTargetOnlyByRegexWhileMapped) {
 TEST(SglangQwen3VlMapperTest, ModelOptReachesTheTargetByItsStrippedCopyUntil23467) {
   const Layer down = linear("model.language_model.layers.3.mlp.down_proj");
   const auto verdict = [&](const std::string& day, const std::string& entry) {
-    const EngineVersion version = sglang_at(day, "modelopt");
-    return verdict_text(SkipListRules(SkipListMethod::modelopt,
-                                      {entry},
-                                      sglang_model_info(k_arch, 0, version),
-                                      false,
-                                      version)
-                            .decide(down));
+    return test::skip_list_verdict({day, SkipListMethod::modelopt, k_arch}, {entry}, down);
   };
   EXPECT_EQ(verdict("2026-03-01", "model.language_model.layers.3.mlp.down_proj"),
             "dense (ignore_entry)");
@@ -134,13 +124,9 @@ TEST(SglangQwen3VlMapperTest, ModelOptReachesTheTargetByItsStrippedCopyUntil2346
 // mapper leaves: the checkpoint spelling still reaches the layer.
 TEST(SglangQwen3VlMapperTest, Fp8CheckpointSpellingSurvivesTheMapper) {
   const Layer down = linear("model.language_model.layers.3.mlp.down_proj");
-  const EngineVersion version = sglang_at("2026-04-05", "fp8");
-  EXPECT_EQ(verdict_text(SkipListRules(SkipListMethod::fp8,
-                                       {"model.language_model.layers.3.mlp.down_proj"},
-                                       sglang_model_info(k_arch, 0, version),
-                                       false,
-                                       version)
-                             .decide(down)),
+  EXPECT_EQ(test::skip_list_verdict({"2026-04-05", SkipListMethod::fp8, k_arch},
+                                    {"model.language_model.layers.3.mlp.down_proj"},
+                                    down),
             "dense (ignore_entry)");
 }
 
