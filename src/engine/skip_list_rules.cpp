@@ -803,6 +803,7 @@ SkipListRules::trace(const Layer& layer, const std::string& key) const {
                        std::to_string(m_entries.size()) +
                            (m_entries.size() == 1 ? " entry checked, " : " entries checked, ") +
                            "none " + (exact ? "equals " : "matches ") + name);
+    trace_renamed_away(name, key, lines);
     return false;
   };
   if (m_skip.transformers_convert && m_method == SkipListMethod::quark) {
@@ -901,6 +902,24 @@ SkipListRules::not_skipped(const Layer& layer, Decision decision, bool sglang_mo
     }
   }
   return listed_or_quantized(layer, decision, sglang_modelopt);
+}
+
+void SkipListRules::trace_renamed_away(
+    const std::string& name,
+    const std::string& key,
+    std::vector<std::pair<std::string, std::string>>& lines) const {
+  // An entry written as the name itself that the target's mapper renamed: why it misses.
+  if (!m_draft) {
+    return;
+  }
+  for (size_t i = 0; i < m_mapped.size(); ++i) {
+    if (m_entries[m_origin[i]] == name && m_mapped[i] != name) {
+      lines.emplace_back(key + "[" + std::to_string(m_origin[i]) + "]",
+                         "\"" + name + "\" is held as \"" + m_mapped[i] + "\" after " +
+                             m_model.target_config_mapper.source);
+      return;
+    }
+  }
 }
 
 const SkipListRules* SkipListRules::rules_for(std::string_view prefix) const {

@@ -104,6 +104,25 @@ TEST(SglangQwen3VlMapperTest, QuarkReachesTheTargetOnlyByRegexWhileMapped) {
             "dense (ignore_entry)");
 }
 
+// explain's trace says which entry the mapper renamed away, and what into.
+TEST(SglangQwen3VlMapperTest, TraceNamesTheEntryTheMapperRenamedAway) {
+  const Layer down = linear("model.language_model.layers.3.mlp.down_proj");
+  const EngineVersion version = sglang_at("2026-03-01", "quark");
+  const SkipListRules rules(SkipListMethod::quark,
+                            {"lm_head", "model.language_model.layers.3.mlp.down_proj"},
+                            sglang_model_info(k_arch, 0, version),
+                            false,
+                            version);
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"exclude", "2 entries checked, none matches model.language_model.layers.3.mlp.down_proj"},
+      {"exclude[1]",
+       "\"model.language_model.layers.3.mlp.down_proj\" is held as "
+       "\"language_model.model.layers.3.mlp.down_proj\" after Qwen3-VL's hf_to_sglang_mapper "
+       "(qwen3_vl.py; the Qwen3.5 classes inherit it until #23471)"},
+      {"verdict", "quantized (target_class)"}};
+  EXPECT_EQ(rules.trace(down, "exclude"), expected);
+}
+
 // ModelOpt keeps each mapped name starting "language_model." without it as well: the checkpoint
 // spelling's copy model.layers.3.X is a substring of model.language_model.layers.3.X, which
 // is_layer_skipped matched until #23467 (2026-04-22), and a run of whole dotted parts of it

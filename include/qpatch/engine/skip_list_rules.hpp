@@ -211,6 +211,10 @@ private:
   // The draft's rules when the target's config is renamed by its class's mapper
   // (ModelInfo::target_config_mapper): the same entries as written, judging the draft's layers.
   std::unique_ptr<SkipListRules> m_draft;
+  // trace's line for an entry written as `name` that the target's mapper renamed away.
+  void trace_renamed_away(const std::string& name,
+                          const std::string& key,
+                          std::vector<std::pair<std::string, std::string>>& lines) const;
   // m_draft for a draft layer the engine names `prefix`, else this.
   const SkipListRules* rules_for(std::string_view prefix) const;
 };
