@@ -335,26 +335,7 @@ engine::SkipListRules SkipListSetting::judge(const engine::EngineVersion& versio
   return out;
 }
 
-namespace {
-
-// The canonical method name of a skip-list method, as the engines' histories name it.
-std::string_view skip_list_method_name(engine::SkipListMethod method) {
-  switch (method) {
-  case engine::SkipListMethod::awq:
-    return "awq";
-  case engine::SkipListMethod::fp8:
-    return "fp8";
-  case engine::SkipListMethod::modelopt:
-    return "modelopt";
-  case engine::SkipListMethod::quark:
-    return "quark";
-  case engine::SkipListMethod::bitsandbytes:
-    break;
-  }
-  return "bitsandbytes";
-}
-
-} // namespace
+namespace {} // namespace
 
 std::string SkipListSetting::key_read_by(const engine::EngineVersion& version,
                                          const engine::ModelInfo& model) const {
@@ -1025,7 +1006,7 @@ judge_skip_list(const JudgeInput& in, const SkipListSetting& skip_list, Diagnosi
   auto judged = engine_views(in.engines,
                              setting.model,
                              {modules, inventory, in.mtp_head, in.options},
-                             skip_list_method_name(method));
+                             engine::method_name(method));
   judged_versions(judged, diagnosis);
   // Dead is "in every engine asked for": an engine whose loader for the method qpatch has not
   // read (History.methods; methods.cpp) could need any entry, and one that refuses the config

@@ -2,6 +2,7 @@
 // What every engine's naming row answers: renames, fused layers and the draft's names, asked of
 // one ModelInfo whichever engine filled it (each engine's naming.cpp).
 #include <qpatch/engine/model_info.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -98,28 +99,12 @@ std::string ModelInfo::to_vllm(std::string_view name) const {
 }
 
 std::string ModelInfo::draft_config_name(const std::string& entry) const {
-  std::string renamed = entry;
-  for (const auto& [from, to] : draft_config_substrings) {
-    if (const size_t at = renamed.find(from); at != std::string::npos) {
-      renamed.replace(at, from.size(), to);
-      break;
-    }
-  }
-  return renamed;
+  return draft_config_mapper.map(entry);
 }
 
 bool ConfigMapper::maps(std::string_view method) const {
-  if (method.empty() || (substrings.empty() && prefixes.empty())) {
-    return false;
-  }
-  for (size_t at = methods.find(method); at != std::string::npos;
-       at = methods.find(method, at + 1)) {
-    const size_t end = at + method.size();
-    if ((at == 0 || methods[at - 1] == ' ') && (end == methods.size() || methods[end] == ' ')) {
-      return true;
-    }
-  }
-  return false;
+  return !method.empty() && !(substrings.empty() && prefixes.empty()) &&
+         util::contains_word(methods, method);
 }
 
 std::string ConfigMapper::map(std::string_view entry) const {

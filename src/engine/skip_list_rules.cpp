@@ -206,17 +206,14 @@ void SkipListRules::hold(const std::string& entry, size_t origin) {
   const bool renamed = m_method != SkipListMethod::bitsandbytes;
   hold_as(renamed && entry.find('.') != std::string::npos ? m_model.to_vllm(entry) : entry, origin);
   // SGLang's DeepSeek-V3 draft reads its own quant config, whose entries the NextN class's
-  // mapper renamed (ModelInfo::draft_config_substrings: Quark from #19425, FP8 from #21280); the
+  // mapper renamed (ModelInfo::draft_config_mapper: Quark from #19425, FP8 from #21280); the
   // target's are as written. One rules object judges both, so each renamed entry is held right
   // after its original (list order kept): an original names no draft layer (they are built under
   // model.decoder) and a copy no target layer (none is).
   // SGLang's ModelOpt config maps exclude_modules through it too, in every version judged
   // (modelopt_quant.py ModelOptQuantConfigBase.apply_weight_name_mapper, #18370 7b8365931,
   // 2026-02-08: hf_to_sglang_mapper.apply_list).
-  const bool draft_copies = !m_model.draft_config_substrings.empty() &&
-                            (m_method == SkipListMethod::quark || is_sglang_modelopt() ||
-                             (m_method == SkipListMethod::fp8 && m_model.draft_config_renames_fp8));
-  if (draft_copies) {
+  if (m_model.draft_config_mapper.maps(method_name(m_method))) {
     if (std::string copy = m_model.draft_config_name(m_mapped.back()); copy != m_mapped.back()) {
       hold_as(std::move(copy), origin);
     }
@@ -262,7 +259,7 @@ void SkipListRules::set_quantized_layers(std::vector<std::pair<std::string, std:
     for (auto& [key, algo] : layers) {
       key = key.find('.') != std::string::npos ? m_model.to_vllm(key) : key;
     }
-  } else if (!m_model.draft_config_substrings.empty()) {
+  } else if (m_model.draft_config_mapper.maps("modelopt")) {
     // SGLang's DeepSeek-V3 draft renames its own config's keys with its mapper
     // (ModelOptMixedPrecisionConfig.apply_weight_name_mapper: apply_dict, #20407 75a7879fd,
     // 2026-03-14, with MIXED_PRECISION itself): each renamed key is held right after its
@@ -953,8 +950,7 @@ Decision SkipListRules::decide(const Layer& layer) const {
   // SGLang's ModelOpt: is_layer_skipped (the FP8 path below) or is_layer_excluded, then for
   // MIXED_PRECISION the algo _resolve_quant_algo gives (ModelOptMixedPrecisionConfig.
   // get_quant_method tests both the same way).
-  const bool sglang_modelopt =
-      m_method == SkipListMethod::modelopt && m_skip.modelopt_skipped_or_excluded;
+  const bool sglang_modelopt = is_sglang_modelopt();
   if (m_skip.awq_built_name_only && m_method == SkipListMethod::awq) {
     // Every layer, fused or experts, is tested under the one name the engine builds it as.
     if (const auto hit = skipping_entry(layer.prefix)) {

@@ -2,6 +2,7 @@
 // Engine versions: which changes are in force on a day, which versions to judge, and how
 // reports name them. The facts are each engine's history (src/engine/<engine>/history.cpp).
 #include <qpatch/engine/versions.hpp>
+#include <qpatch/util/names.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -59,9 +60,7 @@ template <class Matches> bool any_item(std::string_view list, Matches&& matches)
   return false;
 }
 
-bool contains_word(std::string_view list, std::string_view word) {
-  return any_item(list, [&](std::string_view item) { return item == word; });
-}
+using util::contains_word;
 
 bool any_prefix(std::string_view prefixes, std::string_view architecture) {
   return any_item(prefixes, [&](std::string_view prefix) {

@@ -124,7 +124,7 @@ private:
   std::vector<Entry> m_ignore;
   // Per m_ignore: the index of the config's ignore entry it stands for. m_ignore holds each
   // entry and, right after it, its copy as a draft's own quant config renames it
-  // (ModelInfo::draft_config_substrings), so list order is kept and a decision names the entry
+  // (ModelInfo::draft_config_mapper), so list order is kept and a decision names the entry
   // as written.
   std::vector<size_t> m_ignore_origin;
   // Where exact matching applies (not SGLang's substrings), each plain entry's first index by

@@ -77,12 +77,10 @@ struct ModelInfo {
   // target's. SGLang's Qwen3_5ForCausalLMMTP declares none before PR #35887.
   std::optional<PackedMapping> draft_packed;
   std::string draft_layer_prefix; // the draft's layers in engine naming ("mtp.")
-  // The draft class's hf_to_sglang_mapper, as (substring, replacement): the loader applies it to
-  // the draft's own quant config entries (SGLang's DeepseekV3ForCausalLMNextN since #19425:
-  // "model.layers.61" -> "model.decoder", first occurrence). Methods whose config maps them:
-  // compressed-tensors, Quark, and FP8 when `draft_config_renames_fp8` (#21280).
-  std::vector<std::pair<std::string, std::string>> draft_config_substrings;
-  bool draft_config_renames_fp8 = false;
+  // The draft class's hf_to_sglang_mapper: the loader applies it to the draft's own quant config
+  // entries (SGLang's DeepseekV3ForCausalLMNextN since #19425: substring "model.layers.61" ->
+  // "model.decoder"; compressed-tensors, Quark, ModelOpt, and FP8 from #21280).
+  ConfigMapper draft_config_mapper;
   // The target's quant config renamed by its class's mapper (ConfigMapper); none when empty.
   ConfigMapper target_config_mapper;
   // The same model as its draft's quant config sees it: no target_config_mapper.
@@ -201,8 +199,7 @@ struct ModelInfo {
   // config entries are renamed.
   std::string to_vllm(std::string_view name) const;
   // `entry` as the draft's own quant config holds it after its class's mapper
-  // (draft_config_substrings: WeightsMapper._map_name, the first occurrence of the first
-  // substring found); `entry` itself when none applies.
+  // (draft_config_mapper); `entry` itself when none applies.
   std::string draft_config_name(const std::string& entry) const;
   // The names the draft's Quark config adds for exclude entry `entry` (draft_quark_nextn_layer:
   // glm4_moe.py @07ef650e _map_mtp_ckpt_name, and model.decoder.mlp.experts for an entry

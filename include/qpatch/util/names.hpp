@@ -2,6 +2,7 @@
 // Small string helpers on dotted module and tensor names, shared by every stage.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +21,19 @@ inline bool ends_with(std::string_view text, std::string_view suffix) {
 inline bool is_dotted_suffix(std::string_view tail, std::string_view name) {
   return ends_with(name, tail) &&
          (name.size() == tail.size() || name[name.size() - tail.size() - 1] == '.');
+}
+
+// `word` is one of the space-separated items of `list` ("fp8" of "awq fp8 quark"; never "fp"):
+// the engines' histories and naming rows list methods and architectures so.
+inline bool contains_word(std::string_view list, std::string_view word) {
+  for (size_t start = 0; start <= list.size();) {
+    const size_t end = std::min(list.find(' ', start), list.size());
+    if (end > start && list.substr(start, end - start) == word) {
+      return true;
+    }
+    start = end + 1;
+  }
+  return false;
 }
 
 // ASCII case folds, as Python's str.upper() / str.lower() act on module names and quant_algo

@@ -91,9 +91,13 @@ void nextn_draft_mapper(ModelInfo& info, const EngineVersion& version) {
   if (!version.has("#19425")) {
     return;
   }
-  info.draft_config_substrings = {{"model.layers.61", "model.decoder"}};
-  info.draft_config_renames_fp8 = version.has("#21280");
-  info.row += info.draft_config_renames_fp8 ? "/nextn_mapper_fp8" : "/nextn_mapper";
+  ConfigMapper& mapper = info.draft_config_mapper;
+  mapper.substrings = {{"model.layers.61", "model.decoder"}};
+  mapper.methods = "compressed-tensors quark modelopt";
+  if (version.has("#21280")) {
+    mapper.methods += " fp8";
+  }
+  info.row += version.has("#21280") ? "/nextn_mapper_fp8" : "/nextn_mapper";
 }
 
 // GLM-5 (GlmMoeDsaForCausalLM; docs/research/sglang-glm5.md, read in upstream history).
@@ -256,7 +260,7 @@ ModelInfo sglang_model_info(const std::string& architecture,
   info.num_hidden_layers = num_hidden_layers;
   info.naming = "sglang";
   // layer_renames only: no class below renames its target's config entries (the DeepSeek-V3
-  // draft's mapper renames the draft's: draft_config_substrings)
+  // draft's mapper renames the draft's: draft_config_mapper)
   info.separate_layer_names = true;
   info.packed = k_qkv_gate_up;
   if (is_qwen35_vlm(architecture)) {
