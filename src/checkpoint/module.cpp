@@ -571,6 +571,7 @@ void ModuleBuilder::add(const Inventory& inventory, uint32_t begin, uint32_t end
     if (m_modules.empty() || m_modules.back().name != owner) {
       if (!m_modules.empty()) {
         describe(m_modules.back(), inventory); // complete: the next tensor starts another
+        share_experts_name(m_modules.back());  // its name is in cache now
       }
       m_modules.emplace_back();
       m_modules.back().name = owner;
@@ -594,9 +595,20 @@ ModuleList ModuleBuilder::finish(const Inventory& inventory) {
   return complete(inventory);
 }
 
+void ModuleBuilder::share_experts_name(Module& module) {
+  if (module.experts_name.empty()) {
+    return;
+  }
+  if (module.experts_name != m_experts_name) {
+    m_experts_name = *m_experts_names.insert(module.experts_name).first;
+  }
+  module.experts_name = m_experts_name;
+}
+
 ModuleList ModuleBuilder::complete(const Inventory& inventory) {
   if (!m_modules.empty()) {
     describe(m_modules.back(), inventory);
+    share_experts_name(m_modules.back());
   }
   merge_split_modules(m_modules, inventory);
   for (Module& module : m_modules) {

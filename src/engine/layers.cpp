@@ -4,6 +4,7 @@
 #include <qpatch/util/names.hpp>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_set>
 
 namespace qpatch::engine {
@@ -117,17 +118,20 @@ linear_layer(std::string_view name, const ModelInfo& model, const SiblingIndex& 
 
 std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& model) {
   std::vector<Layer> layers;
-  // Keyed by the layers' own names: a lookup builds no string. A 1T-parameter MoE has ~70k
-  // per-expert modules whose shards interleave layers, so most of them look their layer up.
+  // Keyed by the layers' own names: a lookup builds no string.
   util::NameIndex by_name;
   const auto name_of = [&](uint32_t id) { return std::string_view(layers[id].name); };
+  // The layer the previous module went to: consecutive modules (a layer's shards, an MoE
+  // layer's experts) mostly share one, though it is seldom the newest layer (the Kimi layout's
+  // 71k modules come in 4,700 runs, whose layers were mostly made by an earlier shard's run).
+  std::optional<uint32_t> previous;
   const auto layer_for =
       [&](std::string_view name, LayerKind kind, std::string_view cls) -> Layer& {
-    // Consecutive modules (a layer's shards, an MoE layer's experts) mostly share a layer.
-    if (!layers.empty() && layers.back().name == name) {
-      return layers.back();
+    if (previous && layers[*previous].name == name) {
+      return layers[*previous];
     }
     if (const auto found = by_name.find(name, name_of)) {
+      previous = *found;
       return layers[*found];
     }
     Layer layer;
@@ -136,14 +140,16 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
     layer.prefix = model.layer_prefix(name);
     layer.cls = std::string(cls);
     layers.push_back(std::move(layer));
-    by_name.insert(name, static_cast<uint32_t>(layers.size() - 1), name_of);
+    previous = static_cast<uint32_t>(layers.size() - 1);
+    by_name.insert(name, *previous, name_of);
     return layers.back();
   };
   const SiblingIndex siblings(modules, model);
+  std::string_view experts_seen; // the last per-expert module's experts_name, and its layer
+  uint32_t experts_layer = 0;
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const Module& module = modules[m];
     const std::string_view name = module.name;
-    const std::string_view last = last_component(name);
     if (!model.engine_layers && module.experts_name.empty()) {
       // transformers: every linear module is its own nn.Linear. Per-expert modules stay grouped
       // and are judged through expert 0, as for vLLM: 1T-parameter MoEs have ~70k of them.
@@ -156,9 +162,18 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       continue;
     }
     if (!module.experts_name.empty()) {
-      layer_for(module.experts_name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
+      // Per-expert modules share their experts_name view (module.hpp): the same address is the
+      // same layer, told without reading the name.
+      if (module.experts_name.data() != experts_seen.data() ||
+          module.experts_name.size() != experts_seen.size()) {
+        experts_seen = module.experts_name;
+        experts_layer = static_cast<uint32_t>(
+            &layer_for(experts_seen, LayerKind::experts, "RoutedExperts") - layers.data());
+      }
+      layers[experts_layer].modules.push_back(m);
       continue;
     }
+    const std::string_view last = last_component(name);
     switch (module.kind) {
     case ModuleKind::experts:
       layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);

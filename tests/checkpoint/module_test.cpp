@@ -223,6 +223,22 @@ TEST(Module, PerExpertModulesNameTheirExpertsLayer) {
   EXPECT_EQ(modules[0].fused_name, ""); // experts fuse into the experts layer, not gate_up_proj
 }
 
+// One view per experts layer (module.hpp): build_layers tells the 70k per-expert modules of a
+// 1T-parameter MoE apart by the view's address, without reading their names.
+TEST(Module, PerExpertModulesOfOneLayerShareOneExpertsNameView) {
+  const Inventory inventory = inventory_of({{"a.mlp.experts.0.up_proj.weight", "BF16", {4, 8}},
+                                            {"a.mlp.experts.1.up_proj.weight", "BF16", {4, 8}},
+                                            {"b.mlp.experts.0.up_proj.weight", "BF16", {4, 8}},
+                                            {"a.mlp.experts.2.up_proj.weight", "BF16", {4, 8}}});
+  const ModuleList modules = build_modules(inventory);
+  ASSERT_EQ(modules.size(), 4U);
+  EXPECT_EQ(modules[0].experts_name, "a.mlp.experts");
+  EXPECT_EQ(modules[2].experts_name, "b.mlp.experts");
+  EXPECT_EQ(modules[1].experts_name.data(), modules[0].experts_name.data());
+  EXPECT_EQ(modules[3].experts_name.data(), modules[0].experts_name.data());
+  EXPECT_NE(modules[2].experts_name.data(), modules[0].experts_name.data());
+}
+
 // A module whose tensors are interleaved with another's (or split across shards) is still one
 // module, at the place of its first tensor, with its tensors in checkpoint order.
 TEST(Module, ScatteredTensorsOfOneModuleAreGroupedInCheckpointOrder) {

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace qpatch::checkpoint {
@@ -47,10 +48,14 @@ inline bool is_quantized(StorageFormat format) {
 // One per module (71k on a 1T-parameter MoE): the fields are ordered so that no padding is left
 // between them.
 struct Module {
-  std::string_view name;         // points into the inventory's tensor names
-  std::string detail;            // why a module is inconsistent
-  std::string fused_name;        // "x.self_attn.qkv_proj" when the module is one shard
-  std::string_view experts_name; // "x.mlp.experts" for per-expert modules (a prefix of name)
+  std::string_view name;  // points into the inventory's tensor names
+  std::string detail;     // why a module is inconsistent
+  std::string fused_name; // "x.self_attn.qkv_proj" when the module is one shard
+  // "x.mlp.experts" for per-expert modules: a prefix of name, or the same text in the name of
+  // the first module of that experts layer (the builder shares one view among them, so that a
+  // pass over 70k per-expert modules can tell their layer by its address without reading
+  // names: each read is a cache miss on a 1T-parameter layout).
+  std::string_view experts_name;
   std::optional<uint64_t> expert_index;
   util::SmallVector<uint32_t, 6> tensors; // every tensor of the module, in checkpoint order
   util::SmallVector<uint32_t, 2> files;   // distinct files, in checkpoint order
@@ -91,8 +96,13 @@ private:
   // Classify the last module, merge split ones, and place every module in its files.
   ModuleList complete(const Inventory& inventory);
 
-  ModuleList m_modules;  // every module but the last is classified
-  uint32_t m_added = 0;  // tensors [0, m_added) were grouped
+  // Give `module` the experts_name view of the first module of its experts layer.
+  void share_experts_name(Module& module);
+
+  ModuleList m_modules;                                 // every module but the last is classified
+  std::string_view m_experts_name;                      // the last one shared
+  std::unordered_set<std::string_view> m_experts_names; // every one shared, by text
+  uint32_t m_added = 0;                                 // tensors [0, m_added) were grouped
   size_t m_shadowed = 0; // of which this many were shadowed, and left out
 };
 
