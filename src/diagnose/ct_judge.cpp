@@ -7,6 +7,7 @@
 // removed. Removing a blanket entry (the reverse trap, re:^mtp.*) makes the dense modules it
 // covered quantized in the next round, which appends their exact names, so no other module's
 // verdict changes. Nothing else is touched.
+#include "diagnose/decision_memo.hpp"
 #include "diagnose/fixpoint.hpp"
 #include "diagnose/judge_common.hpp"
 
@@ -16,6 +17,7 @@
 #include <qpatch/engine/layers.hpp>
 #include <qpatch/quant/compressed_tensors.hpp>
 #include <qpatch/util/names.hpp>
+#include <qpatch/util/parallel.hpp>
 
 #include <algorithm>
 #include <map>
@@ -52,6 +54,32 @@ std::string rule_text(const Decision& decision, const quant::CtConfig& config) {
   }
 }
 
+// What a compressed-tensors config says to every engine, as one digest (DecisionMemo): every
+// field the rules read, each length-prefixed.
+MemoKey config_key(const quant::CtConfig& config) {
+  std::string text;
+  const auto field = [&](std::string_view value) {
+    text += std::to_string(value.size());
+    text += ':';
+    text += value;
+  };
+  field(config.has_ignore ? "ignore" : "no ignore");
+  field(config.format);
+  field(std::to_string(config.ignore.size()));
+  for (const std::string& entry : config.ignore) {
+    field(entry);
+  }
+  for (const quant::CtGroup& group : config.groups) {
+    field(group.name);
+    field(group.format);
+    field(std::to_string(group.targets.size()));
+    for (const std::string& target : group.targets) {
+      field(target);
+    }
+  }
+  return memo_key(text);
+}
+
 struct IgnoreItem {
   std::string text;
   std::optional<size_t> original; // index in the file's list; nothing for appended names
@@ -61,8 +89,9 @@ class Fixer {
 public:
   Fixer(const quant::CtConfig& config,
         const std::vector<std::unique_ptr<EngineView>>& engines,
-        const ModuleList& modules)
-      : m_config(config), m_engines(engines), m_modules(modules) {}
+        const ModuleList& modules,
+        DecisionMemo& memo)
+      : m_config(config), m_engines(engines), m_modules(modules), m_memo(memo) {}
 
   // Iterate to the fixpoint.
   void run() {
@@ -94,17 +123,42 @@ public:
   // null for a view that round did not decide. The report asks the same question of every
   // view: on a 1T-parameter MoE, deciding each layer twice was a fifth of the judging.
   const Decision* first_decision(size_t e, size_t v) const {
-    return e < m_first.size() && v < m_first[e].size() && m_first[e][v] ? &*m_first[e][v] : nullptr;
+    return e < m_first.size() && v < m_first[e]->size() && (*m_first[e])[v] ? &*(*m_first[e])[v]
+                                                                            : nullptr;
   }
   const std::set<size_t>& removed() const { return m_removed; }
+  DecisionMemo& memo() const { return m_memo; }
+  // Engine `e`'s decision of each of its layers stored dense or quantized under `config`
+  // (whose config_key is `key`), remembered (DecisionMemo).
+  std::shared_ptr<const ViewDecisions>
+  decisions(size_t e, const quant::CtConfig& config, const MemoKey& key) const {
+    const EngineView& engine_view = *m_engines[e];
+    const MemoKey memo = view_key(engine_view, "compressed-tensors", key);
+    if (auto known = m_memo.find(memo)) {
+      return known;
+    }
+    const engine::CompressedTensorsRules rules(config, engine_view.model, engine_view.version);
+    auto decided = std::make_shared<ViewDecisions>(engine_view.views->size());
+    for (size_t v = 0; v < decided->size(); ++v) {
+      const LayerView& view = (*engine_view.views)[v];
+      if (view.disk == Disk::dense || view.disk == Disk::quantized) {
+        (*decided)[v] = rules.decide(*view.layer);
+      }
+    }
+    m_memo.store(memo, decided);
+    return decided;
+  }
+  // decisions() of every engine version under `config`, judged side by side (each version's
+  // judgement is independent); the memo then holds them for the callers' loops.
+  void decide_everywhere(const quant::CtConfig& config, const MemoKey& key) const {
+    util::parallel_for(m_engines.size(), [&](size_t e) { decisions(e, config, key); });
+  }
   // Take out entries no verdict depends on (--prune).
   void prune(const std::vector<size_t>& entries) {
     m_removed.insert(entries.begin(), entries.end());
-    m_settled_inconsistent.reset();
   }
   // Take back an appended entry no verdict depends on (--prune on the patched list).
   void drop_appended(const std::string& text) {
-    m_settled_inconsistent.reset();
     m_appended.erase(std::remove_if(m_appended.begin(),
                                     m_appended.end(),
                                     [&](const auto& appended) { return appended.first == text; }),
@@ -117,8 +171,8 @@ public:
     std::set<size_t> live;
     std::set<size_t> over_broad;
     for (size_t e = 0; e < m_first.size(); ++e) {
-      for (size_t v = 0; v < m_first[e].size(); ++v) {
-        const auto& decision = m_first[e][v];
+      for (size_t v = 0; v < m_first[e]->size(); ++v) {
+        const auto& decision = (*m_first[e])[v];
         if (!decision || !decision->ignore_index) {
           continue;
         }
@@ -144,13 +198,12 @@ public:
         return a.verdict == b.verdict && a.by == b.by && a.group == b.group &&
                a.shard_ignored == b.shard_ignored;
       };
+      const MemoKey key = config_key(without);
       for (size_t e = 0; e < m_engines.size(); ++e) {
-        const auto& engine_view = m_engines[e];
-        const engine::CompressedTensorsRules rules(
-            without, engine_view->model, engine_view->version);
-        for (size_t v = 0; v < engine_view->views->size(); ++v) {
-          const auto& first = m_first[e][v];
-          if (first && !same(*first, rules.decide(*(*engine_view->views)[v].layer))) {
+        const auto decided = decisions(e, without, key);
+        for (size_t v = 0; v < decided->size(); ++v) {
+          const auto& first = (*m_first[e])[v];
+          if (first && !same(*first, *(*decided)[v])) {
             return false;
           }
         }
@@ -199,10 +252,8 @@ public:
     if (candidates.empty()) {
       return;
     }
-    // The round that found the fixpoint judged this very list: its count is the baseline (on a
-    // 1T-parameter MoE a pass over every engine's layers is 36M instructions).
-    const size_t baseline =
-        m_settled_inconsistent ? *m_settled_inconsistent : inconsistent_layers(patched_config());
+    // The round that found the fixpoint judged this very list (its decisions are remembered).
+    const size_t baseline = inconsistent_layers(patched_config());
     for (const EntryCandidate& candidate : candidates) {
       const std::set<std::string> replaced(candidate.replaces.begin(), candidate.replaces.end());
       std::vector<std::pair<std::string, size_t>> trial;
@@ -223,7 +274,6 @@ public:
         std::swap(trial, m_appended); // the pattern reaches a layer it must not, or misses one
         continue;
       }
-      m_settled_inconsistent.reset();
       if (!candidate.subtree) {
         continue;
       }
@@ -268,20 +318,31 @@ private:
       m_listed.insert(item.text);
     }
   }
+  struct Holders {
+    size_t count = 0;
+    const Layer* first = nullptr;
+  };
   // True when `name` is part of the name of a layer other than `self` (`as_suffix`: its dotted
-  // tail).
-  static bool part_of_another(const std::string& name,
-                              const Layer& self,
-                              const std::vector<LayerView>& views,
-                              bool as_suffix) {
-    return std::any_of(views.begin(), views.end(), [&](const LayerView& other) {
-      const std::string& prefix = other.layer->prefix;
-      if (other.layer == &self || prefix == name) {
-        return false;
+  // tail). Each engine version asks of each name it appends, each round: the layers holding a
+  // name are counted once per layer set (53M instructions on a 1T-parameter MoE otherwise).
+  bool part_of_another(const std::string& name,
+                       const Layer& self,
+                       const std::vector<LayerView>& views,
+                       bool as_suffix) const {
+    auto& known = m_holders[{&views, as_suffix}];
+    auto [it, added] = known.try_emplace(name);
+    Holders& holders = it->second;
+    if (added) {
+      for (const LayerView& other : views) {
+        const std::string& prefix = other.layer->prefix;
+        if (prefix != name && (as_suffix ? util::is_dotted_suffix(name, prefix)
+                                         : prefix.find(name) != std::string::npos)) {
+          holders.first = holders.count == 0 ? other.layer : holders.first;
+          ++holders.count;
+        }
       }
-      return as_suffix ? util::is_dotted_suffix(name, prefix)
-                       : prefix.find(name) != std::string::npos;
-    });
+    }
+    return holders.count > 1 || (holders.count == 1 && holders.first != &self);
   }
   // List the dense layer `view` that `decision` quantizes: by its checkpoint names first (what a
   // person reads, and what vLLM and transformers match); when those are listed already and the
@@ -330,14 +391,14 @@ private:
   }
   // The layers some engine's judge under `config` builds other than they are stored.
   size_t inconsistent_layers(const quant::CtConfig& config) const {
+    const MemoKey key = config_key(config);
+    decide_everywhere(config, key);
     size_t count = 0;
-    for (const auto& engine_view : m_engines) {
-      const engine::CompressedTensorsRules judge(config, engine_view->model, engine_view->version);
-      for (const LayerView& view : *engine_view->views) {
-        if ((view.disk == Disk::dense || view.disk == Disk::quantized) &&
-            !consistent(view, judge.decide(*view.layer))) {
-          ++count;
-        }
+    for (size_t e = 0; e < m_engines.size(); ++e) {
+      const auto decided = decisions(e, config, key);
+      const std::vector<LayerView>& views = *m_engines[e]->views;
+      for (size_t v = 0; v < views.size(); ++v) {
+        count += (*decided)[v] && !consistent(views[v], *(*decided)[v]) ? 1U : 0U;
       }
     }
     return count;
@@ -347,41 +408,40 @@ private:
     relist();
     const std::vector<IgnoreItem> current = items();
     const quant::CtConfig config = patched_config();
+    const MemoKey key = config_key(config);
+    decide_everywhere(config, key);
     const bool first = m_first.empty(); // nothing appended or removed yet: config is the file's
     bool changed = false;
-    size_t inconsistent = 0;
-    for (const auto& engine_view : m_engines) {
-      const engine::CompressedTensorsRules judge(config, engine_view->model, engine_view->version);
+    for (size_t e = 0; e < m_engines.size(); ++e) {
+      const EngineView& engine_view = *m_engines[e];
+      const auto decided = decisions(e, config, key);
       if (first) {
-        m_first.emplace_back(engine_view->views->size());
+        m_first.push_back(decided);
       }
-      for (size_t v = 0; v < engine_view->views->size(); ++v) {
-        const LayerView& view = (*engine_view->views)[v];
-        if (view.disk != Disk::dense && view.disk != Disk::quantized) {
+      for (size_t v = 0; v < decided->size(); ++v) {
+        const LayerView& view = (*engine_view.views)[v];
+        if (!(*decided)[v]) {
           continue;
         }
-        const Decision decision = judge.decide(*view.layer);
-        if (first) {
-          m_first.back()[v] = decision;
-        }
-        inconsistent += consistent(view, decision) ? 0U : 1U;
+        const Decision& decision = *(*decided)[v];
         const bool error = decision.verdict == Verdict::load_error;
         if (view.disk == Disk::dense && (decision.verdict == Verdict::quantized || error)) {
-          changed = append_layer(view, *engine_view, decision) || changed;
+          changed = append_layer(view, engine_view, decision) || changed;
         } else if (view.disk == Disk::quantized && decision.by == DecidedBy::ignore_entry) {
           changed = remove_entry(current, *decision.ignore_index) || changed;
         } else if (view.disk == Disk::quantized && error) {
+          // The entries that ignore some of the fused layer's shards (built only here).
+          const engine::CompressedTensorsRules rules(
+              config, engine_view.model, engine_view.version);
           for (const std::string& shard : decision.shards) {
             bool undecidable = false;
-            if (const auto hit = judge.match_ignore(shard, undecidable)) {
+            if (const auto hit = rules.match_ignore(shard, undecidable)) {
               changed = remove_entry(current, *hit) || changed;
             }
           }
         }
       }
     }
-    // A round that changes nothing judged the list as it stays: its count is that list's.
-    m_settled_inconsistent = changed ? std::nullopt : std::optional<size_t>(inconsistent);
     return changed;
   }
 
@@ -390,10 +450,13 @@ private:
   const ModuleList& m_modules;
   std::set<size_t> m_removed;
   std::vector<std::pair<std::string, size_t>> m_appended;
-  std::unordered_set<std::string> m_listed;                  // the texts of items(), see in_ignore
-  std::vector<std::vector<std::optional<Decision>>> m_first; // by engine, then view
-  // inconsistent_layers() of the list as the last round left it, when that round changed nothing.
-  std::optional<size_t> m_settled_inconsistent;
+  DecisionMemo& m_memo;
+  // part_of_another's answers: per layer set and test, the layers whose name holds a name.
+  mutable std::map<std::pair<const void*, bool>, std::unordered_map<std::string, Holders>>
+      m_holders;
+  std::unordered_set<std::string> m_listed; // the texts of items(), see in_ignore
+  // The first round's decisions (the config as written), by engine.
+  std::vector<std::shared_ptr<const ViewDecisions>> m_first;
 };
 
 std::string disagreement(const std::vector<std::string>& mine,
@@ -484,7 +547,7 @@ void lint_and_prune(Fixer& fixer,
   std::set<size_t> pruned;
   for (bool pruning = true; pruning;) {
     const quant::CtConfig patched = fixer.patched_config();
-    Fixer again(patched, engines, in.modules);
+    Fixer again(patched, engines, in.modules, fixer.memo());
     again.run();
     const SkipListLint lint = lint_of(patched, again);
     // Each round takes out at least one entry, so the list shrinks to a fixpoint.
@@ -530,40 +593,55 @@ std::vector<LayerProblem> invalid_regex_problems(const quant::CtConfig& config,
 
 // Modules an earlier engine already reported with the same kind only add the engine to that
 // problem (engines build different layers from the same modules: vLLM fuses, transformers
-// does not); the rest form a problem of their own.
-void merge_problem(std::vector<LayerProblem>& problems, LayerProblem problem) {
-  std::vector<std::string> remaining;
-  for (const std::string& name : problem.names) {
-    bool known = false;
-    for (LayerProblem& existing : problems) {
+// does not); the rest form a problem of their own. Each name is looked up, not searched for in
+// every problem: a 1T-parameter MoE's fix meets ~500 problems per version (19M instructions).
+class ProblemMerger {
+public:
+  explicit ProblemMerger(std::vector<LayerProblem>& problems) : m_problems(problems) {
+    for (size_t i = 0; i < problems.size(); ++i) {
+      index(i);
+    }
+  }
+  void merge(LayerProblem problem) {
+    std::vector<std::string> remaining;
+    for (const std::string& name : problem.names) {
       // A layer the patch fixes for one engine and not for another is two findings: the fixable
       // half is patched (transformers' ignored packed lm_head) although vLLM, which builds the
       // head without a quant method, stays broken either way.
-      if (existing.kind == problem.kind && existing.fixable == problem.fixable &&
-          std::find(existing.names.begin(), existing.names.end(), name) != existing.names.end()) {
-        if (std::find(existing.engines.begin(), existing.engines.end(), problem.engines.front()) ==
-            existing.engines.end()) {
-          existing.engines.push_back(problem.engines.front());
+      const auto known = m_first.find(std::make_tuple(problem.kind, problem.fixable, name));
+      if (known == m_first.end()) {
+        remaining.push_back(name);
+        continue;
+      }
+      LayerProblem& existing = m_problems[known->second];
+      if (std::find(existing.engines.begin(), existing.engines.end(), problem.engines.front()) ==
+          existing.engines.end()) {
+        existing.engines.push_back(problem.engines.front());
+      }
+      for (const engine::EngineVersion& version : problem.versions) {
+        if (std::find(existing.versions.begin(), existing.versions.end(), version) ==
+            existing.versions.end()) {
+          existing.versions.push_back(version);
         }
-        for (const engine::EngineVersion& version : problem.versions) {
-          if (std::find(existing.versions.begin(), existing.versions.end(), version) ==
-              existing.versions.end()) {
-            existing.versions.push_back(version);
-          }
-        }
-        known = true;
-        break;
       }
     }
-    if (!known) {
-      remaining.push_back(name);
+    if (!remaining.empty()) {
+      problem.names = std::move(remaining);
+      m_problems.push_back(std::move(problem));
+      index(m_problems.size() - 1);
     }
   }
-  if (!remaining.empty()) {
-    problem.names = std::move(remaining);
-    problems.push_back(std::move(problem));
+
+private:
+  // The first problem of each kind that names a module (a merge adds engines, never names).
+  void index(size_t i) {
+    for (const std::string& name : m_problems[i].names) {
+      m_first.emplace(std::make_tuple(m_problems[i].kind, m_problems[i].fixable, name), i);
+    }
   }
-}
+  std::vector<LayerProblem>& m_problems;
+  std::map<std::tuple<FindingKind, std::optional<bool>, std::string>, size_t> m_first;
+};
 
 // How a layer an engine gets wrong is worded: its finding kind and text.
 std::pair<FindingKind, std::string> word_layer(const LayerView& view,
@@ -649,13 +727,16 @@ std::vector<LayerProblem> layer_problems(const EngineViews& engines,
                                          const quant::CtConfig& patched,
                                          const ModuleList& modules,
                                          std::vector<LayerProblem> problems) {
+  ProblemMerger merger(problems);
   for (size_t e = 0; e < engines.size(); ++e) {
     const auto& engine_view = engines[e];
     const engine::Engine engine = engine_view->engine;
     const std::string engine_name(engine::to_string(engine));
     const std::string who(engine::display_name(engine));
-    const engine::CompressedTensorsRules before(config, engine_view->model, engine_view->version);
-    const engine::CompressedTensorsRules after(patched, engine_view->model, engine_view->version);
+    // The rules as written word a problem (built only for one); the patched config's decisions
+    // are the fixer's last round's, remembered.
+    std::optional<engine::CompressedTensorsRules> before;
+    const auto after = fixer.decisions(e, patched, config_key(patched));
     for (size_t v = 0; v < engine_view->views->size(); ++v) {
       const LayerView& view = (*engine_view->views)[v];
       const Layer& layer = *view.layer;
@@ -671,40 +752,48 @@ std::vector<LayerProblem> layer_problems(const EngineViews& engines,
       if (view.disk == Disk::inconsistent) {
         for (const uint32_t m : layer.modules) {
           if (modules[m].format == StorageFormat::inconsistent) {
-            merge_problem(problems,
-                          {FindingKind::inconsistent_storage,
-                           "stored inconsistently (" + modules[m].detail +
-                               "): no config can load it; re-export the module",
-                           {std::string(modules[m].name)},
-                           view.order,
-                           {engine_name}});
+            merger.merge({FindingKind::inconsistent_storage,
+                          "stored inconsistently (" + modules[m].detail +
+                              "): no config can load it; re-export the module",
+                          {std::string(modules[m].name)},
+                          view.order,
+                          {engine_name}});
           }
         }
         continue;
       }
       if (view.disk == Disk::mixed) {
-        merge_problem(problems,
-                      {FindingKind::disk_shards_disagree,
-                       "are shards of " + layer.name +
-                           " but stored partly quantized, partly dense: " + who +
-                           " builds one layer for them, so no config can load it",
-                       module_names(),
-                       view.order,
-                       {engine_name}});
+        merger.merge({FindingKind::disk_shards_disagree,
+                      "are shards of " + layer.name +
+                          " but stored partly quantized, partly dense: " + who +
+                          " builds one layer for them, so no config can load it",
+                      module_names(),
+                      view.order,
+                      {engine_name}});
         continue;
       }
+      const auto rules_as_written = [&]() -> const engine::CompressedTensorsRules& {
+        if (!before) {
+          before.emplace(config, engine_view->model, engine_view->version);
+        }
+        return *before;
+      };
       const Decision* first = fixer.first_decision(e, v);
-      const Decision decision = first != nullptr ? *first : before.decide(layer);
+      std::optional<Decision> decided_now;
+      if (first == nullptr) {
+        decided_now = rules_as_written().decide(layer);
+      }
+      const Decision& decision = first != nullptr ? *first : *decided_now;
       if (consistent(view, decision)) {
         continue;
       }
-      auto [kind, key] = word_layer(view, decision, before, config, modules, who);
+      auto [kind, key] = word_layer(view, decision, rules_as_written(), config, modules, who);
       // Fixable when the patch makes this layer consistent (not every layer of its kind: an
       // entry for a head no patch can load must not hold back the entry it can remove).
       LayerProblem problem{
           kind, key, module_names(), view.order, {engine_name}, {engine_view->version}};
-      problem.fixable = consistent(view, after.decide(layer));
-      merge_problem(problems, std::move(problem));
+      problem.fixable = (*after)[v] && consistent(view, *(*after)[v]);
+      merger.merge(std::move(problem));
     }
   }
   return problems;
@@ -804,7 +893,9 @@ void judge_compressed_tensors(const JudgeInput& in,
                      return engine::CompressedTensorsRules::rules_key(config, version);
                    });
   judged_versions(engines, diagnosis);
-  Fixer fixer(config, engines, in.modules);
+  DecisionMemo local_memo;
+  DecisionMemo& memo = decision_memo(in.options, local_memo);
+  Fixer fixer(config, engines, in.modules, memo);
   fixer.run();
   fixer.make_readable();
   lint_and_prune(fixer, config, engines, in, diagnosis);

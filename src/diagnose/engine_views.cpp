@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Each engine's view of a checkpoint: the layers it builds from the modules, and how each is
 // stored.
+#include "diagnose/decision_memo.hpp"
 #include "diagnose/judge_common.hpp"
 
 #include <qpatch/engine/layers.hpp>
@@ -139,14 +140,27 @@ public:
     m_built.emplace(std::move(key), std::move(built));
   }
 
+  // Decisions under the configs judged: the plan's re-judgement asks again of the list the
+  // judgement settled on.
+  detail::DecisionMemo& decisions() { return m_decisions; }
+
 private:
   mutable std::mutex m_mutex;
   std::map<Key, Built> m_built;
+  detail::DecisionMemo m_decisions;
 };
 
 std::shared_ptr<LayerCache> make_layer_cache() {
   return std::make_shared<LayerCache>();
 }
+
+namespace detail {
+
+DecisionMemo& decision_memo(const DiagnoseOptions& options, DecisionMemo& local) {
+  return options.layer_cache ? options.layer_cache->decisions() : local;
+}
+
+} // namespace detail
 
 } // namespace qpatch::diagnose
 

@@ -394,6 +394,11 @@ struct EngineView {
 // Every engine version judged, each with its view.
 using EngineViews = std::vector<std::unique_ptr<EngineView>>;
 
+// The decisions remembered for the checkpoint judged: the layer cache's when `options` has one
+// (the judgement and the plan's re-judgement share it), else `local` (decision_memo.hpp).
+class DecisionMemo;
+DecisionMemo& decision_memo(const DiagnoseOptions& options, DecisionMemo& local);
+
 // Whether two decisions of one layer are the same verdict for the same reason.
 inline bool same_decision(const engine::Decision& a, const engine::Decision& b) {
   return a.verdict == b.verdict && a.by == b.by && a.group == b.group && a.target == b.target &&

@@ -48,5 +48,40 @@ TEST_F(LayerCacheTest, OneCheckpointsLayersAreBuiltOnceAndAnotherBuildsItsOwn) {
   EXPECT_NE(views(one).front()->layers.get(), first.front()->layers.get());
 }
 
+// The decisions the cache keeps (decision_memo.hpp) are those of the config judged: a judgement
+// of the same inventory under another config gets that config's verdicts, not the first one's.
+TEST_F(LayerCacheTest, RememberedDecisionsAreNeverThoseOfAnotherConfig) {
+  const auto findings_of = [](const Diagnosis& diagnosis) {
+    std::vector<std::string> out;
+    for (const Finding& finding : diagnosis.findings) {
+      out.push_back(finding.detail);
+    }
+    return out;
+  };
+  test::write_mini(dir() / "a",
+                   {test::Head::dense,
+                    test::HeadFile::indexed_shard,
+                    test::ct_config_json("[\"lm_head\"]", "[\"Linear\"]")});
+  test::write_mini(dir() / "b",
+                   {test::Head::dense,
+                    test::HeadFile::indexed_shard,
+                    test::ct_config_json("[\"lm_head\", \"re:.*mtp.*\"]", "[\"Linear\"]")});
+  const test::Loaded a = test::load_checkpoint(dir() / "a");
+  const test::Loaded b = test::load_checkpoint(dir() / "b");
+  const auto judge = [&](const quant::ConfigSet& configs, const DiagnoseOptions& options) {
+    auto diagnosis = diagnose(a.inventory, a.modules, configs, options);
+    EXPECT_TRUE(diagnosis) << diagnosis.error().message;
+    return findings_of(*diagnosis);
+  };
+  const std::vector<std::string> fresh_a = judge(a.configs, {});
+  const std::vector<std::string> fresh_b = judge(b.configs, {});
+  ASSERT_NE(fresh_a, fresh_b); // the configs disagree, so a stale answer would show
+  DiagnoseOptions cached;
+  cached.layer_cache = make_layer_cache();
+  EXPECT_EQ(judge(a.configs, cached), fresh_a);
+  EXPECT_EQ(judge(b.configs, cached), fresh_b);
+  EXPECT_EQ(judge(a.configs, cached), fresh_a);
+}
+
 } // namespace
 } // namespace qpatch::diagnose
