@@ -77,11 +77,27 @@ find_mtp_head(const json::Json& config, const ModuleList& modules, const Invento
   std::tie(head.declared, head.declared_by) = declared_layers(config);
   const uint64_t main_layers = hidden_layers(config);
   head.main_layers = main_layers;
+  // Per-expert modules of one layer share their experts_name view (module.hpp), and every test
+  // below reads no further into a name than its layer index, which that view ("<...>.experts")
+  // holds: the previous module's answer stands, without reading 70k names (each a cache miss).
+  std::string_view experts_seen;
+  bool experts_in_head = false;
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const std::string_view name = modules[m].name;
-    if (name.substr(0, 4) == "mtp." || name.substr(0, 16) == "model.mtp_layers" ||
-        name.substr(0, 10) == "model.mtp." ||
-        in_appended_layers(name, main_layers, main_layers > 0 ? head.declared : 0)) {
+    const std::string_view experts = modules[m].experts_name;
+    const bool same_experts = !experts.empty() && experts.data() == experts_seen.data() &&
+                              experts.size() == experts_seen.size();
+    const bool in_head =
+        same_experts
+            ? experts_in_head
+            : name.substr(0, 4) == "mtp." || name.substr(0, 16) == "model.mtp_layers" ||
+                  name.substr(0, 10) == "model.mtp." ||
+                  in_appended_layers(name, main_layers, main_layers > 0 ? head.declared : 0);
+    if (!experts.empty()) {
+      experts_seen = experts;
+      experts_in_head = in_head;
+    }
+    if (in_head) {
       head.modules.push_back(m);
       if (head.unmodelled_layout.empty()) {
         head.unmodelled_layout = unmodelled_layout(name);
