@@ -20,14 +20,11 @@
 #include <qpatch/quant/config_files.hpp>
 #include <qpatch/report/fix_report.hpp>
 #include <qpatch/report/scan_report.hpp>
+#include <qpatch/util/parallel.hpp>
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <filesystem>
 #include <functional>
-#include <mutex>
-#include <thread>
 
 namespace qpatch::cli {
 
@@ -282,59 +279,37 @@ void judge_all(const FixOptions& options,
                const std::vector<bool>& locked_out,
                std::vector<Judged>& judged) {
   const bool several = options.dirs.size() > 1;
-  std::atomic<size_t> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  const auto work = [&] {
-    try {
-      for (size_t i = next++; i < options.dirs.size(); i = next++) {
-        if (i < options.remote_failures.size() && options.remote_failures[i]) {
-          judged[i].outcome.path = label_of(options.dirs, options.labels, i);
-          judged[i].outcome.status = Status::error;
-          judged[i].outcome.error = options.remote_failures[i];
-          judged[i].outcome.remote = true;
-          judged[i].outcome.hub = options.sources[i];
-        } else if (!locked_out[i]) {
-          // Diff labels of a Hub repo are relative to the repo (a/config.json), or, for
-          // several, name it (a/Org/Name/config.json).
-          const std::string& shown = label_of(options.dirs, options.labels, i);
-          judged[i] = judge(options.dirs[i],
-                            shown,
-                            diagnose_options,
-                            options.remote ? (several ? shown + "/" : "")
-                                           : diff_prefix(options.dirs[i], several));
-          judged[i].outcome.remote = options.remote;
-          if (i < options.sources.size()) {
-            judged[i].outcome.hub = options.sources[i];
-          } else if (const auto snapshot = hub::snapshot_of_path(options.dirs[i])) {
-            const auto asked = options.revisions.find(options.dirs[i]);
-            judged[i].outcome.hub =
-                report::HubSource{snapshot->repo_id,
-                                  asked != options.revisions.end() ? asked->second : std::string(),
-                                  snapshot->commit,
-                                  false};
-          }
-        }
+  // Checkpoints are judged side by side; an exception (run() reports it as an internal error)
+  // is rethrown once the others are judged, and judging writes nothing.
+  util::parallel_for(options.dirs.size(), [&](size_t i) {
+    if (i < options.remote_failures.size() && options.remote_failures[i]) {
+      judged[i].outcome.path = label_of(options.dirs, options.labels, i);
+      judged[i].outcome.status = Status::error;
+      judged[i].outcome.error = options.remote_failures[i];
+      judged[i].outcome.remote = true;
+      judged[i].outcome.hub = options.sources[i];
+    } else if (!locked_out[i]) {
+      // Diff labels of a Hub repo are relative to the repo (a/config.json), or, for
+      // several, name it (a/Org/Name/config.json).
+      const std::string& shown = label_of(options.dirs, options.labels, i);
+      judged[i] = judge(options.dirs[i],
+                        shown,
+                        diagnose_options,
+                        options.remote ? (several ? shown + "/" : "")
+                                       : diff_prefix(options.dirs[i], several));
+      judged[i].outcome.remote = options.remote;
+      if (i < options.sources.size()) {
+        judged[i].outcome.hub = options.sources[i];
+      } else if (const auto snapshot = hub::snapshot_of_path(options.dirs[i])) {
+        const auto asked = options.revisions.find(options.dirs[i]);
+        judged[i].outcome.hub =
+            report::HubSource{snapshot->repo_id,
+                              asked != options.revisions.end() ? asked->second : std::string(),
+                              snapshot->commit,
+                              false};
       }
-    } catch (...) {
-      const std::lock_guard lock(failure_mutex);
-      failure = std::current_exception();
-      next = options.dirs.size();
     }
-  };
-  const size_t workers =
-      std::min<size_t>(options.dirs.size(), std::max(2u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < workers; ++w) {
-    threads.emplace_back(work);
-  }
-  work();
-  for (std::thread& thread : threads) {
-    thread.join();
-  }
-  if (failure) {
-    std::rethrow_exception(failure); // run() reports it as an internal error
-  }
+  });
 }
 
 // Print what was judged and written: warnings and errors on stderr, then the results on stdout

@@ -752,12 +752,7 @@ std::vector<LayerProblem> layer_problems(const EngineViews& engines,
       if (view.disk == Disk::inconsistent) {
         for (const uint32_t m : layer.modules) {
           if (modules[m].format == StorageFormat::inconsistent) {
-            merger.merge({FindingKind::inconsistent_storage,
-                          "stored inconsistently (" + modules[m].detail +
-                              "): no config can load it; re-export the module",
-                          {std::string(modules[m].name)},
-                          view.order,
-                          {engine_name}});
+            merger.merge(inconsistent_storage(modules[m], view.order, {engine_name}));
           }
         }
         continue;

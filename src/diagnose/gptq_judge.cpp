@@ -582,12 +582,7 @@ void add_disk_problems(const std::vector<LayerView>& views,
     if (view.disk == Disk::inconsistent) {
       for (const uint32_t m : layer.modules) {
         if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
-          problems.push_back({FindingKind::inconsistent_storage,
-                              "stored inconsistently (" + modules[m].detail +
-                                  "): no config can load it; re-export the module",
-                              {std::string(modules[m].name)},
-                              view.order,
-                              names});
+          problems.push_back(inconsistent_storage(modules[m], view.order, names));
         }
       }
     } else if (view.disk == Disk::mixed) {

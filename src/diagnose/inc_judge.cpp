@@ -349,12 +349,7 @@ void storage_problems(const JudgeInput& in,
     if (view.disk == Disk::inconsistent) {
       for (const uint32_t m : view.layer->modules) {
         if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
-          storage.push_back({FindingKind::inconsistent_storage,
-                             "stored inconsistently (" + modules[m].detail +
-                                 "): no config can load it; re-export the module",
-                             {std::string(modules[m].name)},
-                             view.order,
-                             engine_names});
+          storage.push_back(inconsistent_storage(modules[m], view.order, engine_names));
         }
       }
     }

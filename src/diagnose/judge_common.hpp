@@ -56,6 +56,18 @@ struct LayerProblem {
   std::optional<bool> fixable{};
 };
 
+// A module stored inconsistently (checkpoint/module.cpp's detail says how): no config loads it.
+inline LayerProblem inconsistent_storage(const checkpoint::Module& module,
+                                         size_t order,
+                                         std::vector<std::string> engines) {
+  return {FindingKind::inconsistent_storage,
+          "stored inconsistently (" + module.detail +
+              "): no config can load it; re-export the module",
+          {std::string(module.name)},
+          order,
+          std::move(engines)};
+}
+
 // Say which versions a problem holds for, where that is not every version judged of its engine:
 // the key gains " (vLLM before 2026-05-07 only)" (so problems of different versions stay apart
 // when grouped) and the finding lists the text. `judged` holds every view judged.
@@ -257,12 +269,7 @@ public:
       if (view.disk == Disk::inconsistent) {
         for (const uint32_t m : view.layer->modules) {
           if (modules[m].format == checkpoint::StorageFormat::inconsistent) {
-            m_problems.push_back({FindingKind::inconsistent_storage,
-                                  "stored inconsistently (" + modules[m].detail +
-                                      "): no config can load it; re-export the module",
-                                  {std::string(modules[m].name)},
-                                  view.order,
-                                  {engine_name}});
+            m_problems.push_back(inconsistent_storage(modules[m], view.order, {engine_name}));
           }
         }
         m_problems.back().fixable = false;
