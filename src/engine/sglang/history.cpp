@@ -9,7 +9,7 @@ namespace qpatch::engine {
 namespace {
 
 // Merged up to 2026-03-14.
-std::vector<Change> changes_merged_to_03_14() {
+std::vector<Change> changes_merged_to_02_21() {
   return {
       // sgl-project/sglang#18937 ("NVFP4 checkpoint support", merged; read in qwen3_5.py
       // @005fa71 and qwen3_5_mtp.py @008b79d): under modelopt_fp4 the decoder layers' attention
@@ -56,6 +56,11 @@ std::vector<Change> changes_merged_to_03_14() {
        "substrings, NVFP4 the whole name, experts always quantized)",
        "modelopt",
        ""},
+  };
+}
+
+std::vector<Change> changes_merged_02_26_to_03_14() {
+  return {
       // sgl-project/sglang#19425 (f0d78f2e, merged 2026-02-26, read in upstream history held by
       // fork mirrors): DeepseekV3ForCausalLMNextN gets hf_to_sglang_mapper
       // {"model.layers.61": "model.decoder"} (substring), and QuarkConfig the
@@ -311,7 +316,8 @@ History make_sglang_history() {
   // date; it is late August 2026 or later (it has qwen4_exp), dated 2026-08-31 here.
   h.newest_commit = "a5ea6158";
   h.newest_date = "2026-08-31";
-  for (auto* part : {changes_merged_to_03_14,
+  for (auto* part : {changes_merged_to_02_21,
+                     changes_merged_02_26_to_03_14,
                      changes_merged_03_23_to_04_20,
                      changes_merged_04_22_to_05_26,
                      changes_from_06_27}) {
