@@ -45,13 +45,17 @@ CompressedTensorsRules::Entry CompressedTensorsRules::make_entry(const std::stri
     if (pattern) {
       entry.pattern = *pattern;
     }
-    entry.mapped = text;
-  } else {
-    // apply_vllm_mapper renames only entries that contain a dot.
-    entry.mapped = text.find('.') != std::string::npos ? m_model.to_vllm(text) : text;
+  } else if (text.find('.') != std::string::npos) { // apply_vllm_mapper renames only these
+    std::string renamed = m_model.to_vllm(text);
+    if (renamed != text) {
+      entry.renamed = std::move(renamed);
+    }
   }
   if (m_ct.substring_ignore) {
-    entry.mapped_lower = util::lower_ascii(entry.mapped);
+    std::string lower = util::lower_ascii(entry.mapped());
+    if (lower != entry.mapped()) {
+      entry.renamed_lower = std::move(lower);
+    }
   }
   return entry;
 }
@@ -95,16 +99,16 @@ CompressedTensorsRules::CompressedTensorsRules(const quant::CtConfig& config,
     if (is_regex(m_ignore[i].text)) {
       m_regex_entries.push_back(i);
     } else {
-      m_plain_first.emplace(m_ignore[i].mapped, i); // emplace keeps the first
+      m_plain_first.emplace(m_ignore[i].mapped(), i); // emplace keeps the first
       if (m_ct.library_matching) {
         m_text_first.emplace(m_ignore[i].text, i);
       }
       if (index_substrings) {
-        m_substring_first.emplace(m_ignore[i].mapped_lower, i);
+        m_substring_first.emplace(m_ignore[i].mapped_lower(), i);
         m_longest_substring_entry =
-            std::max(m_longest_substring_entry, m_ignore[i].mapped_lower.size());
+            std::max(m_longest_substring_entry, m_ignore[i].mapped_lower().size());
       } else if (m_ct.substring_ignore) {
-        m_substrings.add(m_ignore[i].mapped_lower, i);
+        m_substrings.add(m_ignore[i].mapped_lower(), i);
       }
     }
   }
@@ -191,7 +195,7 @@ bool CompressedTensorsRules::matches(const Entry& entry,
     }
     return *matched;
   }
-  return entry.mapped == name;
+  return entry.mapped() == name;
 }
 
 bool CompressedTensorsRules::matches_class(const Entry& entry,
@@ -223,15 +227,15 @@ bool CompressedTensorsRules::ignores(const Entry& entry,
     return matches(entry, name, undecidable);
   }
   if (m_ct.substring_ignore) { // check_contains=True; `name` arrives lower-cased (match_ignore)
-    return name.find(entry.mapped_lower) != std::string::npos;
+    return name.find(entry.mapped_lower()) != std::string::npos;
   }
   if (m_ct.suffix_ignore) {
-    return util::is_dotted_suffix(entry.mapped, name);
+    return util::is_dotted_suffix(entry.mapped(), name);
   }
   if (m_ct.library_matching) { // is_match also tests ignore against the class names
-    return entry.mapped == name || (!cls.empty() && entry.text == cls);
+    return entry.mapped() == name || (!cls.empty() && entry.text == cls);
   }
-  return entry.mapped == name;
+  return entry.mapped() == name;
 }
 
 std::optional<size_t> CompressedTensorsRules::first_exact(const std::string& name,
@@ -633,17 +637,17 @@ size_t CompressedTensorsRules::trace_ignore(
       const bool regex = is_regex(m_ignore[i].text);
       const bool substring = m_ct.substring_ignore && !regex;
       if (ignores(m_ignore[i], substring ? lowered : name, layer.cls, undecidable)) {
-        const bool by_class = m_ct.library_matching && !regex && m_ignore[i].mapped != name;
+        const bool by_class = m_ct.library_matching && !regex && m_ignore[i].mapped() != name;
         const size_t origin = m_ignore_origin[i];
         lines.emplace_back("ignore[" + std::to_string(origin) + "]",
                            "\"" + m_config.ignore[origin] + "\"" +
                                renamed_note(m_ignore[i].text, m_config.ignore[origin]) +
                                " matches " + name +
-                               (regex                        ? " (re.match)"
-                                : substring                  ? " (case-insensitive substring)"
-                                : by_class                   ? " (class name " + layer.cls + ")"
-                                : m_ignore[i].mapped != name ? " (dotted suffix)"
-                                                             : " (exact)"));
+                               (regex                          ? " (re.match)"
+                                : substring                    ? " (case-insensitive substring)"
+                                : by_class                     ? " (class name " + layer.cls + ")"
+                                : m_ignore[i].mapped() != name ? " (dotted suffix)"
+                                                               : " (exact)"));
         any = true;
         ++ignored;
         break;

@@ -75,9 +75,14 @@ public:
 private:
   struct Entry {
     std::string text;               // as written
-    std::string mapped;             // renamed like layer names (dotted plain entries only)
-    std::string mapped_lower;       // for SGLang's case-insensitive substring test
     std::optional<Pattern> pattern; // for "re:" entries
+    // Renamed like layer names (dotted plain entries only), and that lower-cased for SGLang's
+    // case-insensitive substring test: each kept only where it differs (in most entries of a
+    // long list neither does, and every rules object holds every entry).
+    std::optional<std::string> renamed;
+    std::optional<std::string> renamed_lower;
+    const std::string& mapped() const { return renamed ? *renamed : text; }
+    const std::string& mapped_lower() const { return renamed_lower ? *renamed_lower : mapped(); }
   };
   struct Target {
     std::string group;
