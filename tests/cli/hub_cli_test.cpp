@@ -5,6 +5,7 @@
 #include "support/hub_cache_fixture.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -80,26 +81,29 @@ TEST_F(HubCliTest, RevisionFlagAndAtFormPickTheSameSnapshot) {
 // --revision, issue 25), "main" by default, and null for a snapshot named by its path.
 TEST_F(HubCliTest, JsonNamesTheRepoRevisionAndCommitOfACacheSnapshot) {
   write_cache();
-  const auto hub_of = [](const std::string& revision, const char* commit) {
-    return "\"hub\": {\n        \"repo_id\": \"Org/Name\",\n        \"revision\": " + revision +
-           ",\n        \"commit\": \"" + std::string(commit) +
-           "\",\n        \"remote\": false\n      },\n";
+  // The first checkpoint's "path" and "hub", as the JSON document carries them.
+  const auto where = [](const Outcome& outcome) {
+    const nlohmann::json document = nlohmann::json::parse(outcome.out);
+    const nlohmann::json& checkpoint = document.at("checkpoints").at(0);
+    return nlohmann::json{{"path", checkpoint.at("path")}, {"hub", checkpoint.at("hub")}};
+  };
+  const auto expected = [&](const char* commit, const nlohmann::json& revision) {
+    return nlohmann::json{
+        {"path", (repo() / "snapshots" / commit).string()},
+        {"hub",
+         {{"repo_id", "Org/Name"}, {"revision", revision}, {"commit", commit}, {"remote", false}}}};
   };
   const Outcome at = run_args({"--check", "--json", "-q", "Org/Name@v1"});
   EXPECT_EQ(at.code, 1) << at.err;
-  EXPECT_NE(at.out.find(hub_of("\"v1\"", k_old)), std::string::npos) << at.out;
+  EXPECT_EQ(where(at), expected(k_old, "v1"));
   const Outcome flag = run_args({"--check", "--json", "-q", "--revision", "v1", "Org/Name"});
-  EXPECT_NE(flag.out.find(hub_of("\"v1\"", k_old)), std::string::npos) << flag.out;
-  const Outcome main = run_args({"--check", "--json", "-q", "Org/Name"});
-  EXPECT_NE(main.out.find(hub_of("\"main\"", k_main)), std::string::npos) << main.out;
+  EXPECT_EQ(where(flag), expected(k_old, "v1"));
   // `path` is where the files are: the snapshot the repo id resolved to.
-  EXPECT_NE(main.out.find("\"path\": \"" + (repo() / "snapshots" / k_main).string() +
-                          "\",\n      \"hub\""),
-            std::string::npos)
-      << main.out;
+  const Outcome main = run_args({"--check", "--json", "-q", "Org/Name"});
+  EXPECT_EQ(where(main), expected(k_main, "main"));
   const Outcome path =
       run_args({"--check", "--json", "-q", (repo() / "snapshots" / k_main).string()});
-  EXPECT_NE(path.out.find(hub_of("null", k_main)), std::string::npos) << path.out;
+  EXPECT_EQ(where(path), expected(k_main, nullptr));
 }
 
 // --recursive takes a repo id: the repo's folder in the cache, every snapshot it holds (it said
@@ -133,9 +137,12 @@ TEST_F(HubCliTest, MissingRepoSaysWhereItLookedAndHowToFetchIt) {
                 " (the cache from $HF_HUB_CACHE); fetch it with: hf download Org/Other\n");
   const Outcome pinned = run_args({"--check", "Org/Name@v9"});
   EXPECT_EQ(pinned.code, 2);
-  EXPECT_NE(pinned.err.find("; fetch it with: hf download Org/Name --revision v9\n"),
-            std::string::npos)
-      << pinned.err;
+  EXPECT_EQ(pinned.err,
+            "qpatch: error: Org/Name: revision 'v9' is neither a ref in " +
+                (repo() / "refs").string() + " nor a snapshot in " +
+                (repo() / "snapshots").string() +
+                " (cached: 0123456789ab, fedcba987654) (the cache from $HF_HUB_CACHE); fetch it "
+                "with: hf download Org/Name --revision v9\n");
 }
 
 TEST_F(HubCliTest, RepoFolderWithoutSnapshotGetsAHint) {
