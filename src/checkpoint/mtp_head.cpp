@@ -85,8 +85,7 @@ find_mtp_head(const json::Json& config, const ModuleList& modules, const Invento
   for (uint32_t m = 0; m < modules.size(); ++m) {
     const std::string_view name = modules[m].name;
     const std::string_view experts = modules[m].experts_name;
-    const bool same_experts = !experts.empty() && experts.data() == experts_seen.data() &&
-                              experts.size() == experts_seen.size();
+    const bool same_experts = !experts.empty() && modules[m].shares_experts_view(experts_seen);
     const bool in_head =
         same_experts
             ? experts_in_head

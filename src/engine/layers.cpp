@@ -164,8 +164,7 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
     if (!module.experts_name.empty()) {
       // Per-expert modules share their experts_name view (module.hpp): the same address is the
       // same layer, told without reading the name.
-      if (module.experts_name.data() != experts_seen.data() ||
-          module.experts_name.size() != experts_seen.size()) {
+      if (!module.shares_experts_view(experts_seen)) {
         experts_seen = module.experts_name;
         experts_layer = static_cast<uint32_t>(
             &layer_for(experts_seen, LayerKind::experts, "RoutedExperts") - layers.data());

@@ -70,6 +70,16 @@ bool any_prefix(std::string_view prefixes, std::string_view architecture) {
 
 } // namespace
 
+std::vector<Change> joined_changes(std::initializer_list<std::vector<Change> (*)()> spans) {
+  std::vector<Change> changes;
+  for (const auto span : spans) {
+    for (Change& change : span()) {
+      changes.push_back(change);
+    }
+  }
+  return changes;
+}
+
 bool Change::concerns(std::string_view method, std::string_view architecture) const {
   return (methods.empty() || contains_word(methods, method)) &&
          (architectures.empty() || any_prefix(architectures, architecture));

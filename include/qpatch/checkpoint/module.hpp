@@ -56,6 +56,11 @@ struct Module {
   // pass over 70k per-expert modules can tell their layer by its address without reading
   // names: each read is a cache miss on a 1T-parameter layout).
   std::string_view experts_name;
+  // True when `other` is the very view this module's experts_name is (the same address and
+  // length, so the same experts layer), without reading the name.
+  bool shares_experts_view(std::string_view other) const {
+    return experts_name.data() == other.data() && experts_name.size() == other.size();
+  }
   std::optional<uint64_t> expert_index;
   util::SmallVector<uint32_t, 6> tensors; // every tensor of the module, in checkpoint order
   util::SmallVector<uint32_t, 2> files;   // distinct files, in checkpoint order

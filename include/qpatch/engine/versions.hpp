@@ -13,6 +13,7 @@
 
 #include <qpatch/engine/engines.hpp>
 
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,10 @@ struct Change {
   bool merged() const { return !date.empty(); }
   bool concerns(std::string_view method, std::string_view architecture) const;
 };
+
+// An engine's history rows, from functions that each hold a span of them (a history is long
+// data, and no function runs past 100 lines), in the order given.
+std::vector<Change> joined_changes(std::initializer_list<std::vector<Change> (*)()> spans);
 
 struct Release {
   std::string_view name; // "0.27"

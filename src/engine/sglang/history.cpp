@@ -316,15 +316,11 @@ History make_sglang_history() {
   // date; it is late August 2026 or later (it has qwen4_exp), dated 2026-08-31 here.
   h.newest_commit = "a5ea6158";
   h.newest_date = "2026-08-31";
-  for (auto* part : {changes_merged_to_02_21,
-                     changes_merged_02_26_to_03_14,
-                     changes_merged_03_23_to_04_20,
-                     changes_merged_04_22_to_05_26,
-                     changes_from_06_27}) {
-    for (Change& change : part()) {
-      h.changes.push_back(change);
-    }
-  }
+  h.changes = joined_changes({changes_merged_to_02_21,
+                              changes_merged_02_26_to_03_14,
+                              changes_merged_03_23_to_04_20,
+                              changes_merged_04_22_to_05_26,
+                              changes_from_06_27});
   return h;
 }
 

@@ -157,16 +157,6 @@ std::vector<Change> changes_merged_from_06_17() {
   };
 }
 
-// Only the changes whose rules qpatch models (the rule cites the change), by merge date; the
-// others of the window are listed in docs/research/vllm-versions.md with why they are left out.
-std::vector<Change> vllm_changes() {
-  std::vector<Change> changes = changes_merged_to_06_15();
-  for (Change& change : changes_merged_from_06_17()) {
-    changes.push_back(std::move(change));
-  }
-  return changes;
-}
-
 History make_vllm_history() {
   History h;
   h.name = "vllm";
@@ -201,7 +191,9 @@ History make_vllm_history() {
   // method through since #43529 (073c510c9, 2026-08-09); the in-tree bitsandbytes.py before it
   // is not modelled, so earlier days are judged as of then.
   h.method_support = {{"bitsandbytes", "2026-08-09"}};
-  h.changes = vllm_changes();
+  // Only the changes whose rules qpatch models (the rule cites the change), by merge date; the
+  // others of the window are listed in docs/research/vllm-versions.md with why they are left out.
+  h.changes = joined_changes({changes_merged_to_06_15, changes_merged_from_06_17});
   // Where each release was cut from main: the last main commit the day before the release
   // (vLLM tags on a release branch, not on main); dates from release announcements, so each is
   // inferred but 0.28's tag (2cf0a6915ce5, after 017e9f4). docs/research/vllm-versions.md.
