@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness for Qwen3-VL, Qwen3-VL-MoE and Qwen3-MoE checkpoints against vLLM's code.
+
+From a vLLM source checkout (vllm_source.py) it runs, per case, the quant config's own
+from_config (compressed-tensors W4A16 pack-quantized, or FP8 block), configure_quant_config's
+mapping for the model class (model_loader/utils.py: neither class is SupportsQuant, so the
+class's hf_to_vllm_mapper, unstacked, renames the config's lists and its packed_modules_mapping
+becomes the config's), both read from the class bodies in qwen3_vl.py and qwen3_vl_moe.py, and
+get_quant_method for every linear Qwen3VLForConditionalGeneration,
+Qwen3VLMoeForConditionalGeneration or Qwen3MoeForCausalLM (SupportsQuant: its mapper and mapping
+added to the config's) builds, under the names it builds them as (traced by hand at
+017e9f4 and cited in src/engine/vllm/naming.cpp qwen3_vl_row: that table is what this harness
+does not execute). Routed experts under compressed-tensors are asked as
+CompressedTensorsMoEMethod.get_moe_method asks (get_scheme_dict for .0.gate_proj, .0.up_proj,
+.0.down_proj, which must agree). A module stored BF16 under a layer built quantized, or stored
+quantized under one built dense, is broken; so is a config vLLM's code raises for. The measures
+are arch_driver.py's: detection, fix-then-clean, confined (only the skip list edited),
+idempotent.
+
+  VLLM_SRC=/path/to/vllm tools/vllm_diff/qwen3_vl_diff.py --qpatch build/qpatch --cases 300
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import arch_driver  # noqa: E402
+import layout  # noqa: E402
+from vllm_model import (_RAISES, ColumnParallelLinear, MergedColumnParallelLinear,  # noqa: E402
+                        ParallelLMHead, QKVParallelLinear, ReplicatedLinear, RoutedExperts,
+                        RowParallelLinear, Unquantized, VllmEngine)
+
+DENSE = "Qwen3VLForConditionalGeneration"
+MOE = "Qwen3VLMoeForConditionalGeneration"
+TEXT_MOE = "Qwen3MoeForCausalLM"  # the same router, text only, SupportsQuant
+FILES = {DENSE: "vllm/model_executor/models/qwen3_vl.py",
+         MOE: "vllm/model_executor/models/qwen3_vl_moe.py",
+         TEXT_MOE: "vllm/model_executor/models/qwen3_moe.py"}
+LAYERS = 2
+EXPERTS = 2
+HIDDEN = 64
+ATTN = [("self_attn.q_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.k_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.v_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.o_proj", "self_attn.o_proj", RowParallelLinear)]
+MLP = [("mlp.gate_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+       ("mlp.up_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+       ("mlp.down_proj", "mlp.down_proj", RowParallelLinear)]
+MOE_MLP = [("mlp.gate", "mlp.gate", ReplicatedLinear),
+           ("mlp.experts", "mlp.experts", RoutedExperts)]
+# Qwen3_VisionTransformer (qwen3_vl.py; its attention is qwen2_5_vl.py Qwen2_5_VisionAttention):
+# every linear with the model's quant config, at visual.*.
+VISION = [("blocks.0.attn.qkv", QKVParallelLinear), ("blocks.0.attn.proj", RowParallelLinear),
+          ("blocks.0.mlp.linear_fc1", ColumnParallelLinear),
+          ("blocks.0.mlp.linear_fc2", RowParallelLinear),
+          ("merger.linear_fc1", ColumnParallelLinear), ("merger.linear_fc2", RowParallelLinear),
+          ("deepstack_merger_list.0.linear_fc1", ColumnParallelLinear),
+          ("deepstack_merger_list.0.linear_fc2", RowParallelLinear)]
+
+
+def checkpoint_layers(arch: str) -> str:
+    return "model.layers." if arch == TEXT_MOE else "model.language_model.layers."
+
+
+def modules(arch: str):
+    """(checkpoint module, vLLM layer, class) of every linear the class builds. The dense
+    class's Qwen3LLMForCausalLM builds its ParallelLMHead with prefix="lm_head" (written in);
+    the MoE class's Qwen3MoeLLMForCausalLM with maybe_prefix(prefix, "lm_head"). Qwen3-MoE
+    builds everything under the checkpoint's names."""
+    if arch == TEXT_MOE:
+        head, ck, built = "lm_head", "model.layers.", "model.layers."
+        out = [("lm_head", head, ParallelLMHead)]
+    else:
+        head = "lm_head" if arch == DENSE else "language_model.lm_head"
+        ck, built = "model.language_model.layers.", "language_model.model.layers."
+        out = [("lm_head", head, ParallelLMHead)]
+        out += [(f"model.visual.{m}", f"visual.{m}", c) for m, c in VISION]
+    for n in range(LAYERS):
+        for m, b, c in ATTN + (MLP if arch == DENSE else MOE_MLP):
+            out.append((f"{ck}{n}.{m}", f"{built}{n}.{b}", c))
+    return out
+
+
+def make_case(rng: random.Random, arch: str, method: str):
+    storage = {}
+    # An export that left a whole layer (every shard of a fused one) the other way, and, more
+    # rarely, one shard of a fused layer (which no config can make loadable).
+    flipped = {built for _, built, _ in modules(arch) if rng.random() < 0.05}
+    for name, built, _ in modules(arch):
+        quantized = name.startswith(checkpoint_layers(arch)) and not name.endswith("mlp.gate")
+        if (built in flipped) != (rng.random() < 0.01):
+            quantized = not quantized
+        storage[name] = quantized
+    pool = ["lm_head", "language_model.lm_head", "re:.*visual.*", "re:^model\\.visual\\..*",
+            "re:visual.*", "re:.*mlp.gate$", "re:.*merger.*", "re:.*lm_head", "model.visual",
+            "visual", "re:.*attn\\.qkv$", "model.visual.blocks.0.attn.qkv_proj"]
+    for name, built, _ in modules(arch):
+        pool += [name, built]
+    for n in range(LAYERS):
+        ck = checkpoint_layers(arch)
+        pool += [f"{ck}{n}.self_attn.qkv_proj", f"{ck}{n}.mlp.experts.0.gate_proj",
+                 f"{ck}{n}.mlp.experts.1.down_proj", f"model.layers.{n}.self_attn.o_proj",
+                 f"language_model.model.layers.{n}.mlp.gate"]
+    entries = rng.sample(pool, rng.randint(0, 3)) if rng.random() < 0.7 else []
+    if rng.random() < 0.6:
+        # A list written for the dense modules: the checkpoint's names (what exporters write),
+        # vLLM's, or both.
+        style = rng.choice(["checkpoint"] * 2 + ["vllm", "both"])
+        for name, built, _ in modules(arch):
+            if not storage[name]:
+                if style in ("vllm", "both"):
+                    entries.append(built)
+                if style in ("checkpoint", "both"):
+                    entries.append(name)
+    entries = list(dict.fromkeys(entries))
+    if method == "compressed-tensors":
+        targets = rng.choice([["Linear"]] * 4 + [["re:.*proj.*", "re:.*experts.*"]])
+        weights = {"num_bits": 4, "type": "int", "symmetric": True, "strategy": "group",
+                   "group_size": 32}
+        return storage, {"config_groups": {"group_0": {"targets": targets, "weights": weights}},
+                         "format": "pack-quantized", "ignore": entries,
+                         "quant_method": "compressed-tensors"}
+    quant = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+             "weight_block_size": [128, 128]}
+    quant[rng.choice(["ignored_layers", "modules_to_not_convert"])] = entries
+    return storage, quant
+
+
+def tensors(arch: str, storage: dict[str, bool], method: str):
+    fmt = "ct-pack" if method == "compressed-tensors" else "fp8-block"
+
+    def linear(name: str, quantized: bool, rows: int = HIDDEN):
+        if quantized:
+            return layout.quantized_tensors(fmt, name, rows, HIDDEN)
+        return [(name + ".weight", "BF16", [rows, HIDDEN])]
+
+    text = "model." if arch == TEXT_MOE else "model.language_model."
+    out = [(text + "embed_tokens.weight", "BF16", [128, HIDDEN]),
+           (text + "norm.weight", "BF16", [HIDDEN])]
+    if arch != TEXT_MOE:
+        out += [("model.visual.patch_embed.proj.weight", "BF16", [HIDDEN, 3, 2, 16, 16]),
+                ("model.visual.blocks.0.norm1.weight", "BF16", [HIDDEN])]
+    for name, quantized in storage.items():
+        if name.endswith(".experts"):
+            for e in range(EXPERTS):
+                for w in ("gate_proj", "up_proj", "down_proj"):
+                    out += linear(f"{name}.{e}.{w}", quantized)
+        elif name.endswith("mlp.gate"):
+            out += linear(name, quantized, rows=EXPERTS * 8)
+        else:
+            out += linear(name, quantized, rows=128 if name == "lm_head" else HIDDEN)
+    return [(n, d, s, "model.safetensors") for n, d, s in out]
+
+
+class Vllm:
+    def __init__(self, root: str):
+        self.engine = VllmEngine(root)
+        src = self.engine.src
+        env = {"WeightsMapper": self.engine.WeightsMapper}
+        # Qwen3VLMoeForConditionalGeneration defines no hf_to_vllm_mapper: it inherits
+        # Qwen3VLForConditionalGeneration's. Qwen3MoeForCausalLM's is Qwen3MoeModel's.
+        vl = src.literal_attr(FILES[DENSE], DENSE, "hf_to_vllm_mapper", env)
+        self.mapper = {DENSE: vl, MOE: vl, TEXT_MOE: src.literal_attr(
+            FILES[TEXT_MOE], "Qwen3MoeModel", "hf_to_vllm_mapper", env)}
+        self.packed = {arch: src.literal_attr(FILES[arch], arch, "packed_modules_mapping", env)
+                       for arch in (DENSE, MOE, TEXT_MOE)}
+        # The experts' class name, which compressed-tensors' _add_fused_moe_to_target_scheme_map
+        # copies "Linear" to: RoutedExperts on main, FusedMoE before the MoE refactor (#44941).
+        ct = "vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py"
+        self.experts = RoutedExperts if '"RoutedExperts"' in src.text(ct) else \
+            type("FusedMoE", (RoutedExperts,), {})
+
+    def problems(self, arch: str, storage: dict[str, bool], quant: dict) -> list[str]:
+        try:
+            cfg, _ = self.engine.quant_config({"quantization_config": quant}, {})
+            mapper = self.mapper[arch]
+            if mapper is not None:  # Qwen3MoeModel's arrived after 2026-05-01
+                # Before get_unstacked_mapper existed the mapper is passed as it is.
+                cfg.apply_vllm_mapper(mapper.get_unstacked_mapper()
+                                      if hasattr(mapper, "get_unstacked_mapper") else mapper)
+            if arch == TEXT_MOE:
+                # SupportsQuant.__new__ (interfaces.py): the mapping added to the config's.
+                cfg.packed_modules_mapping.update(self.packed[arch])
+            else:
+                # configure_quant_config: the class dict becomes the config's.
+                cfg.packed_modules_mapping = self.packed[arch]
+        except _RAISES as e:
+            return [f"config raises: {e}"]
+        built: dict[str, object] = {}
+        out = []
+        for name, prefix, cls in modules(arch):
+            if cls is RoutedExperts:
+                cls = self.experts
+            if prefix not in built:
+                try:
+                    built[prefix] = self.quantized(cfg, prefix, cls)
+                except _RAISES as e:
+                    built[prefix] = e
+            state = built[prefix]
+            if isinstance(state, Exception):
+                out.append(f"{prefix}: raises {state}")
+            elif state != storage[name]:
+                out.append(f"{name}: stored {'quantized' if storage[name] else 'BF16'}, built "
+                           f"{'quantized' if state else 'dense'}")
+        return out
+
+    @staticmethod
+    def quantized(cfg, prefix: str, cls) -> bool:
+        if issubclass(cls, RoutedExperts) and hasattr(cfg, "get_scheme_dict"):
+            # compressed_tensors_moe.py CompressedTensorsMoEMethod.get_moe_method.
+            layer = cls(prefix)
+            cfg._add_fused_moe_to_target_scheme_map()
+            dicts = [cfg.get_scheme_dict(layer, prefix + p)
+                     for p in (".0.gate_proj", ".0.up_proj", ".0.down_proj")]
+            if not all(d == dicts[-1] for d in dicts):
+                raise ValueError("All MoE projections need to have same quantization scheme "
+                                 "but found multiple")
+            return dicts[-1] is not None
+        method = cfg.get_quant_method(cls(prefix), prefix=prefix)
+        return method is not None and not isinstance(method, Unquantized)
+
+
+def make_build(root: str):
+    vllm = Vllm(root)
+
+    def build(rng: random.Random):
+        arch = rng.choice([DENSE, MOE, TEXT_MOE])
+        method = rng.choice(["compressed-tensors", "fp8"])
+        storage, quant = make_case(rng, arch, method)
+        text = {"num_hidden_layers": LAYERS, "tie_word_embeddings": False}
+        if arch != DENSE:
+            text.update(num_experts=EXPERTS, num_experts_per_tok=1)
+        if arch == TEXT_MOE:
+            config = {"architectures": [arch], "model_type": "qwen3_moe", **text,
+                      "quantization_config": quant}
+        else:
+            config = {"architectures": [arch], "model_type": "qwen3_vl" if arch == DENSE
+                      else "qwen3_vl_moe", "text_config": text,
+                      "vision_config": {"depth": 1, "deepstack_visual_indexes": [0]},
+                      "quantization_config": quant}
+        return (json.loads(json.dumps(config)), tensors(arch, storage, method),
+                lambda q: vllm.problems(arch, storage, q))
+
+    return build
+
+
+if __name__ == "__main__":
+    sys.exit(arch_driver.main("Qwen3-VL / Qwen3-MoE", __doc__.splitlines()[0], make_build,
+                              ("ignore", "ignored_layers", "modules_to_not_convert")))
