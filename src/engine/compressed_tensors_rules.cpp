@@ -587,7 +587,9 @@ CompressedTensorsRules::trace(const Layer& layer) const {
         layer.prefix + ".0.gate_proj", layer.prefix + ".0.up_proj", layer.prefix + ".0.down_proj"};
     lines.emplace_back("experts",
                        "judged through expert 0: " + names[0] + ", " + names[1] + ", " + names[2]);
-  } else if (const auto* shards = m_model.shards_of_layer(layer.prefix)) {
+  } else if (const auto* shards = m_model.shards_of_layer(layer.prefix);
+             shards != nullptr && !(shards->size() == 1 && shards->front() == last)) {
+    // (A layer mapped to itself, Qwen3-VL's "qkv": ["qkv"], is checked by its own name.)
     names.clear();
     for (const std::string& shard : *shards) {
       names.push_back(replace_all(layer.prefix, last, shard));

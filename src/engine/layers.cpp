@@ -185,6 +185,11 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
           .modules.push_back(m);
       break;
     case ModuleKind::router:
+      if (model.router_quant_config && last == "gate") {
+        layer_for(name, LayerKind::linear, "ReplicatedLinear").modules.push_back(m);
+        break;
+      }
+      [[fallthrough]];
     case ModuleKind::conv:
       layer_for(name, LayerKind::built_dense, "ReplicatedLinear").modules.push_back(m);
       break;

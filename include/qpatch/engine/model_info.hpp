@@ -165,6 +165,9 @@ struct ModelInfo {
   bool known = false; // false: generic rules (no renames, q/k/v and gate/up fusion)
   // false: vLLM builds embed_tokens with no quant config, so no rule can quantize it.
   bool embedding_quant_config = true;
+  // true: the MoE router `gate` is built with the quant config, judged as any linear (vLLM's
+  // Qwen3-MoE family); false: routers are dense whatever the config says.
+  bool router_quant_config = false;
   // false: the model class builds its ParallelLMHead (and the draft's) with no quant config.
   bool lm_head_quant_config = true;
   // The model class has an hf_to_vllm_mapper, so vLLM calls the quant config's

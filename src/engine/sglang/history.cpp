@@ -36,10 +36,10 @@ std::vector<Change> changes_merged_to_02_21() {
        "",
        "2026-02-17",
        "",
-       "qwen3_vl.py: the Qwen3.5 text model is built at model.language_model (its layers carry "
-       "the checkpoint's names) and the vision tower without a quant config",
+       "qwen3_vl.py: the Qwen3.5 and Qwen3-VL text model is built at model.language_model (its "
+       "layers carry the checkpoint's names) and the vision tower without a quant config",
        "",
-       "Qwen3_5"},
+       "Qwen3_5 Qwen3VL"},
       // sgl-project/sglang#18546 (33c33a7d, merged 2026-02-21, read in upstream history):
       // ModelOptQuantConfig.is_layer_excluded, one rule for every ModelOpt class (a glob
       // full-matching the name, one of its dot-parts, or the name without "language_model."),
@@ -88,9 +88,9 @@ std::vector<Change> changes_merged_02_26_to_03_14() {
        "2026-02-26",
        "",
        "quark.py: QuarkConfig.apply_weight_name_mapper renames exclude with Qwen3-VL's mapper (the "
-       "Qwen3.5 VLM until #23471)",
+       "Qwen3.5 VLM's until #23471, Qwen3-VL's own)",
        "quark",
-       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration"},
+       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration Qwen3VL"},
       // sgl-project/sglang#18742 (0e8697781, merged 2026-03-01, read in upstream history):
       // Fp8Config gets the packed mapping and asks is_layer_skipped for a FusedMoE too, and the
       // experts branch of quantization/utils.py is_layer_skipped keeps a general hit.
@@ -139,10 +139,11 @@ std::vector<Change> changes_merged_03_23_to_04_20() {
        "2026-04-03",
        "",
        "fp8.py: Fp8Config.apply_weight_name_mapper (the DeepSeek-V3 draft's ignored_layers renamed "
-       "like its Quark exclude list, the Qwen3.5 VLM's by Qwen3-VL's mapper until #23471)",
+       "like its Quark exclude list, Qwen3-VL's and until #23471 the Qwen3.5 VLM's by Qwen3-VL's "
+       "mapper)",
        "fp8",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM Qwen3_5ForConditionalGeneration "
-       "Qwen3_5MoeForConditionalGeneration"},
+       "Qwen3_5MoeForConditionalGeneration Qwen3VL"},
       // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
       // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
       // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP

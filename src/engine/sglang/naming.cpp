@@ -250,6 +250,33 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
   }
 }
 
+// Qwen3-VL's own classes (Qwen3VLForConditionalGeneration, Qwen3VLMoeForConditionalGeneration,
+// which has no __init__ of its own), read at b98d4721 (2026-08-22) and back to #18926
+// (fa5698d7, 2026-02-18) in hdt98/sglang's copy of upstream history: the text model and vision
+// tower are built as the Qwen3.5 VLM's (qwen35_vlm_row, whose classes were these until #23471),
+// without the GDN layers or a draft. Unlike the Qwen3.5 classes they keep the mapper on every
+// platform and to the newest version read, and declare no packed_modules_mapping (the loader
+// gives the quant config {}: qkv_proj and gate_up_proj judged by their fused names). embed_tokens
+// gets the quant config (qwen2.py Qwen2Model); the MoE router `gate` none (qwen3_moe.py, every
+// method but modelslim from #30768).
+void qwen3_vl_row(ModelInfo& info, const EngineVersion& version) {
+  info.known = true;
+  info.quant_packed = PackedMapping{};
+  if (version.has(k_language_model_prefix)) {
+    info.built_without_quant_config = {"model.visual."};
+    info.row = "qwen3_vl/language_model";
+  } else {
+    // qwen3_vl.py @005fa83: the text model at "model", the vision tower at "visual" with the
+    // quant config, its attention's qkv built as qkv_proj.
+    info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
+    info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+    info.row = "qwen3_vl/model";
+  }
+  qwen3_vl_config_mapper(info, version);
+  info.target_config_mapper.source = "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py)";
+  info.target_config_mapper.assumes.clear();
+}
+
 } // namespace
 
 ModelInfo sglang_model_info(const std::string& architecture,
@@ -265,6 +292,11 @@ ModelInfo sglang_model_info(const std::string& architecture,
   info.packed = k_qkv_gate_up;
   if (is_qwen35_vlm(architecture)) {
     qwen35_vlm_row(info, version);
+    return info;
+  }
+  if (architecture == "Qwen3VLForConditionalGeneration" ||
+      architecture == "Qwen3VLMoeForConditionalGeneration") {
+    qwen3_vl_row(info, version);
     return info;
   }
   if (architecture == "Qwen3NextForCausalLM") {

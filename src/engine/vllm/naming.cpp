@@ -74,6 +74,54 @@ void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVer
   }
 }
 
+// Qwen3-VL's own classes and Qwen3-MoE (017e9f4). qwen3_vl.py Qwen3VLForConditionalGeneration and
+// qwen3_vl_moe.py Qwen3VLMoeForConditionalGeneration (which inherits its hf_to_vllm_mapper) are
+// not SupportsQuant, so configure_quant_config (model_loader/utils.py) renames the config's lists
+// with the class mapper, unstacked: prefixes model.visual. -> visual., lm_head. ->
+// language_model.lm_head., model.language_model. -> language_model.model. (no substring rule).
+// The loader builds them from prefix "": the vision tower (Qwen3_VisionTransformer) at visual.*
+// with the model's quant config on every linear (blocks.N.attn.qkv a QKVParallelLinear named
+// qkv, attn.proj, mlp.linear_fc1/fc2, merger and deepstack_merger_list.N linear_fc1/fc2; no
+// vision exemption for any method), the text model at language_model.model.layers.N.
+void qwen3_vl_rows(ModelInfo& info, const std::string& architecture) {
+  const bool dense = architecture == "Qwen3VLForConditionalGeneration";
+  const bool moe = architecture == "Qwen3VLMoeForConditionalGeneration";
+  if (moe || architecture == "Qwen3MoeForCausalLM") {
+    // qwen3_moe.py Qwen3MoeSparseMoeBlock.__init__: the router `gate` is a ReplicatedLinear
+    // built with quant_config=quant_config (shared_expert_gate with None); Qwen3-VL-MoE's
+    // decoder layer is Qwen3MoeDecoderLayer (qwen3_vl_moe.py Qwen3VLMoeDecoderLayer).
+    info.known = true;
+    info.router_quant_config = true;
+    info.row = "qwen3_moe";
+  }
+  if (!dense && !moe) {
+    return;
+  }
+  info.has_mapper = true;
+  info.prefix_renames = {{"model.visual.", "visual."},
+                         {"lm_head.", "language_model.lm_head."},
+                         {"model.language_model.", "language_model.model."}};
+  if (dense) {
+    // Qwen3VLForConditionalGeneration.packed_modules_mapping adds "qkv": ["qkv"] (the vision
+    // tower's fused QKV, judged by its own name either way). Its Qwen3LLMForCausalLM builds the
+    // ParallelLMHead with prefix="lm_head" written in (not maybe_prefix), so the quant config
+    // is asked about "lm_head" although the weights load into language_model.lm_head.
+    info.row = "qwen3_vl";
+    info.packed.push_back({"qkv", {"qkv"}});
+    info.separate_layer_names = true;
+    info.layer_renames = {{"model.visual.", "visual."},
+                          {"model.language_model.", "language_model.model."}};
+  } else {
+    // Qwen3VLMoeForConditionalGeneration.packed_modules_mapping is {"qkv_proj": [q, k, v]}:
+    // configure_quant_config hands the config that class dict, and __init__'s merge with the
+    // language model's mapping rebinds the instance attribute, not the config's (gate_up_proj
+    // exists only for mlp_only_layers). Its Qwen3MoeLLMForCausalLM builds the head at
+    // maybe_prefix(prefix, "lm_head"): language_model.lm_head.
+    info.row = "qwen3_vl_moe";
+    info.quant_packed = PackedMapping{{"qkv_proj", {"q_proj", "k_proj", "v_proj"}}};
+  }
+}
+
 // DeepSeek-V2/V3/V3.2, GLM-5 (GlmMoeDsaForCausalLM) and GLM-4.5 (Glm4MoeForCausalLM): the draft
 // at model.layers.{num_hidden_layers}.
 void deepseek_glm_rows(ModelInfo& info,
@@ -274,6 +322,7 @@ ModelInfo model_info_for(const std::string& architecture,
   info.packed = {{"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
                  {"gate_up_proj", {"gate_proj", "up_proj"}}};
   qwen_rows(info, architecture, version);
+  qwen3_vl_rows(info, architecture);
   if (architecture == "MiMoForCausalLM" && num_hidden_layers > 0) {
     info.known = true;
     info.renumbered_from = "model.mtp_layers.";
