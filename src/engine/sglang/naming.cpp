@@ -258,7 +258,7 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
 // platform and to the newest version read, and declare no packed_modules_mapping (the loader
 // gives the quant config {}: qkv_proj and gate_up_proj judged by their fused names). embed_tokens
 // gets the quant config (qwen2.py Qwen2Model); the MoE router `gate` none (qwen3_moe.py, every
-// method but modelslim from #30768).
+// method but modelslim from #30768). Traced in docs/research/sglang-qwen3vl-classes.md.
 void qwen3_vl_row(ModelInfo& info, const EngineVersion& version) {
   info.known = true;
   info.quant_packed = PackedMapping{};

@@ -82,7 +82,8 @@ void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVer
 // The loader builds them from prefix "": the vision tower (Qwen3_VisionTransformer) at visual.*
 // with the model's quant config on every linear (blocks.N.attn.qkv a QKVParallelLinear named
 // qkv, attn.proj, mlp.linear_fc1/fc2, merger and deepstack_merger_list.N linear_fc1/fc2; no
-// vision exemption for any method), the text model at language_model.model.layers.N.
+// vision exemption for any method), the text model at language_model.model.layers.N
+// (docs/research/vllm-qwen3vl.md).
 void qwen3_vl_rows(ModelInfo& info, const std::string& architecture) {
   const bool dense = architecture == "Qwen3VLForConditionalGeneration";
   const bool moe = architecture == "Qwen3VLMoeForConditionalGeneration";
