@@ -114,6 +114,27 @@ linear_layer(std::string_view name, const ModelInfo& model, const SiblingIndex& 
   return out;
 }
 
+// Only embed_tokens can get a quant config, and only where the class gives it one.
+LayerKind embedding_kind(std::string_view last, const ModelInfo& model) {
+  return last == "embed_tokens" && model.embedding_quant_config ? LayerKind::embedding
+                                                                : LayerKind::built_dense;
+}
+
+// Convolutions and routers are built without a quant config, except the router `gate` of a
+// class that gives it one (ModelInfo::router_quant_config: vLLM's Qwen3-MoE family).
+LayerKind router_or_conv_kind(ModuleKind kind, std::string_view last, const ModelInfo& model) {
+  return kind == ModuleKind::router && model.router_quant_config && last == "gate"
+             ? LayerKind::linear
+             : LayerKind::built_dense;
+}
+
+// The checkpoint's lm_head, or a draft's own head stored as a linear of its layer.
+bool is_lm_head(std::string_view name, std::string_view last, const ModelInfo& model) {
+  return last == "lm_head" || (!model.draft_head_prefix.empty() &&
+                               (model.layer_prefix(name) == model.draft_head_prefix ||
+                                model.is_draft_shared_head(name)));
+}
+
 } // namespace
 
 std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& model) {
@@ -178,29 +199,19 @@ std::vector<Layer> build_layers(const ModuleList& modules, const ModelInfo& mode
       layer_for(name, LayerKind::experts, "RoutedExperts").modules.push_back(m);
       break;
     case ModuleKind::embedding:
-      layer_for(name,
-                last == "embed_tokens" && model.embedding_quant_config ? LayerKind::embedding
-                                                                       : LayerKind::built_dense,
-                "VocabParallelEmbedding")
-          .modules.push_back(m);
+      layer_for(name, embedding_kind(last, model), "VocabParallelEmbedding").modules.push_back(m);
       break;
     case ModuleKind::router:
-      if (model.router_quant_config && last == "gate") {
-        layer_for(name, LayerKind::linear, "ReplicatedLinear").modules.push_back(m);
-        break;
-      }
-      [[fallthrough]];
     case ModuleKind::conv:
-      layer_for(name, LayerKind::built_dense, "ReplicatedLinear").modules.push_back(m);
+      layer_for(name, router_or_conv_kind(module.kind, last, model), "ReplicatedLinear")
+          .modules.push_back(m);
       break;
     case ModuleKind::linear: {
       if (model.is_plain_linear(name)) {
         layer_for(name, LayerKind::built_dense, "Linear").modules.push_back(m);
         break;
       }
-      if (last == "lm_head" || (!model.draft_head_prefix.empty() &&
-                                (model.layer_prefix(name) == model.draft_head_prefix ||
-                                 model.is_draft_shared_head(name)))) {
+      if (is_lm_head(name, last, model)) {
         layer_for(name,
                   model.lm_head_quant_config ? LayerKind::lm_head : LayerKind::built_dense,
                   "ParallelLMHead")

@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import arch_driver  # noqa: E402
 import layout  # noqa: E402
 from vllm_model import (_RAISES, ColumnParallelLinear, MergedColumnParallelLinear,  # noqa: E402
-                        ParallelLMHead, RoutedExperts, RowParallelLinear, Unquantized,
-                        VllmEngine)
+                        ParallelLMHead, RoutedExperts, RowParallelLinear, VllmEngine,
+                        storage_problems)
 
 layout._BITS.update({"F8_E4M3": 8, "U8": 8})
 KimiGDN = type("_KimiGDNMergedColumnParallelLinear", (MergedColumnParallelLinear,), {})
@@ -157,36 +157,7 @@ class Vllm:
             cfg.packed_modules_mapping.update(self.packed)
         except _RAISES as e:
             return [f"config raises: {e}"]
-        built: dict[str, object] = {}
-        out = []
-        for name, prefix, cls in modules():
-            if prefix not in built:
-                try:
-                    built[prefix] = self.quantized(cfg, prefix, cls)
-                except _RAISES as e:
-                    built[prefix] = e
-            state = built[prefix]
-            if isinstance(state, Exception):
-                out.append(f"{prefix}: raises {state}")
-            elif state != storage[name]:
-                out.append(f"{name}: stored {'NVFP4' if storage[name] else 'BF16'}, built "
-                           f"{'quantized' if state else 'dense'}")
-        return out
-
-    @staticmethod
-    def quantized(cfg, prefix: str, cls) -> bool:
-        if cls is RoutedExperts:
-            # compressed_tensors_moe.py CompressedTensorsMoEMethod.get_moe_method.
-            layer = cls(prefix)
-            cfg._add_fused_moe_to_target_scheme_map()
-            dicts = [cfg.get_scheme_dict(layer, prefix + p)
-                     for p in (".0.gate_proj", ".0.up_proj", ".0.down_proj")]
-            if not all(d == dicts[-1] for d in dicts):
-                raise ValueError("All MoE projections need to have same quantization scheme "
-                                 "but found multiple")
-            return dicts[-1] is not None
-        method = cfg.get_quant_method(cls(prefix), prefix=prefix)
-        return method is not None and not isinstance(method, Unquantized)
+        return storage_problems(cfg, modules(), storage, quantized="NVFP4")
 
 
 def make_build(root: str):

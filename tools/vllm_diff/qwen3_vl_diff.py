@@ -33,7 +33,7 @@ import arch_driver  # noqa: E402
 import layout  # noqa: E402
 from vllm_model import (_RAISES, ColumnParallelLinear, MergedColumnParallelLinear,  # noqa: E402
                         ParallelLMHead, QKVParallelLinear, ReplicatedLinear, RoutedExperts,
-                        RowParallelLinear, Unquantized, VllmEngine)
+                        RowParallelLinear, VllmEngine, storage_problems)
 
 DENSE = "Qwen3VLForConditionalGeneration"
 MOE = "Qwen3VLMoeForConditionalGeneration"
@@ -191,38 +191,7 @@ class Vllm:
                 cfg.packed_modules_mapping = self.packed[arch]
         except _RAISES as e:
             return [f"config raises: {e}"]
-        built: dict[str, object] = {}
-        out = []
-        for name, prefix, cls in modules(arch):
-            if cls is RoutedExperts:
-                cls = self.experts
-            if prefix not in built:
-                try:
-                    built[prefix] = self.quantized(cfg, prefix, cls)
-                except _RAISES as e:
-                    built[prefix] = e
-            state = built[prefix]
-            if isinstance(state, Exception):
-                out.append(f"{prefix}: raises {state}")
-            elif state != storage[name]:
-                out.append(f"{name}: stored {'quantized' if storage[name] else 'BF16'}, built "
-                           f"{'quantized' if state else 'dense'}")
-        return out
-
-    @staticmethod
-    def quantized(cfg, prefix: str, cls) -> bool:
-        if issubclass(cls, RoutedExperts) and hasattr(cfg, "get_scheme_dict"):
-            # compressed_tensors_moe.py CompressedTensorsMoEMethod.get_moe_method.
-            layer = cls(prefix)
-            cfg._add_fused_moe_to_target_scheme_map()
-            dicts = [cfg.get_scheme_dict(layer, prefix + p)
-                     for p in (".0.gate_proj", ".0.up_proj", ".0.down_proj")]
-            if not all(d == dicts[-1] for d in dicts):
-                raise ValueError("All MoE projections need to have same quantization scheme "
-                                 "but found multiple")
-            return dicts[-1] is not None
-        method = cfg.get_quant_method(cls(prefix), prefix=prefix)
-        return method is not None and not isinstance(method, Unquantized)
+        return storage_problems(cfg, modules(arch), storage, experts=self.experts)
 
 
 def make_build(root: str):

@@ -593,6 +593,48 @@ class VllmEngine:
         return "quantized"
 
 
+def built_quantized(cfg, prefix: str, cls) -> bool:
+    """Whether vLLM's quant config builds layer `prefix` of class `cls` quantized. Routed experts
+    under compressed-tensors are asked as compressed_tensors_moe.py
+    CompressedTensorsMoEMethod.get_moe_method asks: get_scheme_dict for .0.gate_proj, .0.up_proj
+    and .0.down_proj, which must agree; every other layer through get_quant_method."""
+    if issubclass(cls, RoutedExperts) and hasattr(cfg, "get_scheme_dict"):
+        layer = cls(prefix)
+        cfg._add_fused_moe_to_target_scheme_map()
+        dicts = [cfg.get_scheme_dict(layer, prefix + p)
+                 for p in (".0.gate_proj", ".0.up_proj", ".0.down_proj")]
+        if not all(d == dicts[-1] for d in dicts):
+            raise ValueError("All MoE projections need to have same quantization scheme "
+                             "but found multiple")
+        return dicts[-1] is not None
+    method = cfg.get_quant_method(cls(prefix), prefix=prefix)
+    return method is not None and not isinstance(method, Unquantized)
+
+
+def storage_problems(cfg, modules, storage: dict, quantized: str = "quantized",
+                     experts=RoutedExperts) -> list[str]:
+    """What breaks when quant config `cfg` builds `modules` ((checkpoint module, vLLM layer,
+    class), a fused layer once per shard) over `storage` (module -> stored quantized): a layer
+    whose decision raises, or one built otherwise than stored. `quantized` names the stored
+    format in the messages; `experts` is the class the commit's experts have."""
+    built: dict[str, object] = {}
+    out = []
+    for name, prefix, cls in modules:
+        if prefix not in built:
+            try:
+                built[prefix] = built_quantized(cfg, prefix,
+                                                experts if cls is RoutedExperts else cls)
+            except _RAISES as e:
+                built[prefix] = e
+        state = built[prefix]
+        if isinstance(state, Exception):
+            out.append(f"{prefix}: raises {state}")
+        elif state != storage[name]:
+            out.append(f"{name}: stored {quantized if storage[name] else 'BF16'}, built "
+                       f"{'quantized' if state else 'dense'}")
+    return out
+
+
 class VllmRaised(Exception):
     pass
 
