@@ -760,10 +760,11 @@ class SglangEngine:
         return ([(layer, self._decide(cfg, layer)) for layer in target]
                 + [(layer, self._decide(draft_cfg, layer)) for layer in draft])
 
-    def _apply_mapper(self, cfg):
+    def _apply_mapper(self, cfg, own_class: bool = False):
         """The loader's hook for the target (see MAPPER_UNTIL): the era's
-        apply_weight_name_mapper of the config's class, where it has one by the era's day."""
-        if cfg is None or self.era.date >= MAPPER_UNTIL:
+        apply_weight_name_mapper of the config's class, where it has one by the era's day.
+        `own_class`: Qwen3-VL's own classes, which keep the mapper past MAPPER_UNTIL."""
+        if cfg is None or (self.era.date >= MAPPER_UNTIL and not own_class):
             return
         # get_name(): "compressed_tensors" for CompressedTensorsConfig.
         name = {"compressed_tensors": "compressed-tensors", "modelopt_fp8": "modelopt",

@@ -5,8 +5,8 @@ Per seed a harness builds one case: the config.json it writes, the tensors, and 
 runs vLLM's own code on a quantization_config and returns what breaks. The driver writes the
 checkpoint, asks qpatch (`--check`), lets it patch (`-q`), asks vLLM's code about the patched
 config and qpatch again, and patches once more. Per case:
-  detection   qpatch --check exits non-zero exactly when vLLM's code finds a problem;
-  fix-clean   after qpatch's patch, vLLM's code finds none, or qpatch still reports one;
+  detection   qpatch --check exits non-zero exactly when the engine's code finds a problem;
+  fix-clean   after qpatch's patch, the engine's code finds none, or qpatch still reports one;
   confined    the patch edits only the keys the harness names (its skip lists);
   idempotent  a second run writes nothing.
 """
@@ -59,18 +59,28 @@ def run_case(build: BuildCase, binary: str, engine: str, seed: int, work: str,
             "idempotent": again == after_text}, (broken, broken_after)
 
 
-def main(label: str, description: str, make_build: typing.Callable[[str], BuildCase],
-         list_keys: tuple[str, ...]) -> int:
+def main(label: str, description: str, make_build: typing.Callable[..., BuildCase],
+         list_keys: tuple[str, ...], engine: str = "vllm",
+         extra: typing.Callable[[argparse.ArgumentParser], None] | None = None) -> int:
+    """`engine` names the source flag (--vllm-src / $VLLM_SRC, --sglang-src / $SGLANG_SRC);
+    `extra` adds a harness's own options, whose values make_build gets after the source."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--vllm-src", default=os.environ.get("VLLM_SRC"))
+    parser.add_argument(f"--{engine}-src", dest="src",
+                        default=os.environ.get(f"{engine.upper()}_SRC"))
     parser.add_argument("--qpatch", required=True)
-    parser.add_argument("--qpatch-engine", default="vllm@2026-08-17")
+    parser.add_argument("--qpatch-engine", default="vllm@2026-08-17" if engine == "vllm" else None)
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--seed", type=int, default=0)
+    if extra:
+        extra(parser)
     args = parser.parse_args()
-    if not args.vllm_src:
-        parser.error("give --vllm-src or set VLLM_SRC")
-    build = make_build(args.vllm_src)
+    if not args.src:
+        parser.error(f"give --{engine}-src or set {engine.upper()}_SRC")
+    options = {k: v for k, v in vars(args).items()
+               if k not in ("src", "qpatch", "qpatch_engine", "cases", "seed")}
+    build = make_build(args.src, **options)
+    if args.qpatch_engine is None:
+        args.qpatch_engine = build.qpatch_engine
     totals = {"detection": 0, "fix-then-clean": 0, "confined": 0, "idempotent": 0}
     failed, broken = [], [0, 0]
     with tempfile.TemporaryDirectory() as work:
@@ -83,9 +93,10 @@ def main(label: str, description: str, make_build: typing.Callable[[str], BuildC
                 totals[measure] += ok
             if not all(result.values()):
                 failed.append((seed, [m for m, ok in result.items() if not ok]))
+    engine_label = {"vllm": "vLLM", "sglang": "SGLang"}.get(engine, engine)
     print(f"{label}: {args.cases} cases; " +
           ", ".join(f"{m} {n}/{args.cases}" for m, n in totals.items()) +
-          f"; broken for vLLM's code before the patch {broken[0]}, after it {broken[1]}")
+          f"; broken for {engine_label}'s code before the patch {broken[0]}, after it {broken[1]}")
     for seed, measures in failed[:20]:
         print(f"  seed {seed}: {', '.join(measures)}")
     return 0 if not failed else 1

@@ -22,7 +22,6 @@ idempotent.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -86,12 +85,15 @@ def modules(arch: str):
     return out
 
 
-def make_case(rng: random.Random, arch: str, method: str):
+def make_case(rng: random.Random, arch: str, method: str, built_modules=None):
+    """Storage of every module (True: quantized) and the quantization_config. `built_modules`
+    (modules()'s shape) names the layers as another engine builds them (SGLang's harness)."""
+    built_modules = built_modules or modules(arch)
     storage = {}
     # An export that left a whole layer (every shard of a fused one) the other way, and, more
     # rarely, one shard of a fused layer (which no config can make loadable).
-    flipped = {built for _, built, _ in modules(arch) if rng.random() < 0.05}
-    for name, built, _ in modules(arch):
+    flipped = {built for _, built, _ in built_modules if rng.random() < 0.05}
+    for name, built, _ in built_modules:
         quantized = name.startswith(checkpoint_layers(arch)) and not name.endswith("mlp.gate")
         if (built in flipped) != (rng.random() < 0.01):
             quantized = not quantized
@@ -99,7 +101,7 @@ def make_case(rng: random.Random, arch: str, method: str):
     pool = ["lm_head", "language_model.lm_head", "re:.*visual.*", "re:^model\\.visual\\..*",
             "re:visual.*", "re:.*mlp.gate$", "re:.*merger.*", "re:.*lm_head", "model.visual",
             "visual", "re:.*attn\\.qkv$", "model.visual.blocks.0.attn.qkv_proj"]
-    for name, built, _ in modules(arch):
+    for name, built, _ in built_modules:
         pool += [name, built]
     for n in range(LAYERS):
         ck = checkpoint_layers(arch)
@@ -111,7 +113,7 @@ def make_case(rng: random.Random, arch: str, method: str):
         # A list written for the dense modules: the checkpoint's names (what exporters write),
         # vLLM's, or both.
         style = rng.choice(["checkpoint"] * 2 + ["vllm", "both"])
-        for name, built, _ in modules(arch):
+        for name, built, _ in built_modules:
             if not storage[name]:
                 if style in ("vllm", "both"):
                     entries.append(built)
@@ -155,6 +157,18 @@ def tensors(arch: str, storage: dict[str, bool], method: str):
         else:
             out += linear(name, quantized, rows=128 if name == "lm_head" else HIDDEN)
     return [(n, d, s, "model.safetensors") for n, d, s in out]
+
+
+def config_json(arch: str, quant: dict) -> dict:
+    text = {"num_hidden_layers": LAYERS, "tie_word_embeddings": False}
+    if arch != DENSE:
+        text.update(num_experts=EXPERTS, num_experts_per_tok=1)
+    if arch == TEXT_MOE:
+        return {"architectures": [arch], "model_type": "qwen3_moe", **text,
+                "quantization_config": quant}
+    return {"architectures": [arch], "model_type": "qwen3_vl" if arch == DENSE else "qwen3_vl_moe",
+            "text_config": text, "vision_config": {"depth": 1, "deepstack_visual_indexes": [0]},
+            "quantization_config": quant}
 
 
 class Vllm:
@@ -201,18 +215,7 @@ def make_build(root: str):
         arch = rng.choice([DENSE, MOE, TEXT_MOE])
         method = rng.choice(["compressed-tensors", "fp8"])
         storage, quant = make_case(rng, arch, method)
-        text = {"num_hidden_layers": LAYERS, "tie_word_embeddings": False}
-        if arch != DENSE:
-            text.update(num_experts=EXPERTS, num_experts_per_tok=1)
-        if arch == TEXT_MOE:
-            config = {"architectures": [arch], "model_type": "qwen3_moe", **text,
-                      "quantization_config": quant}
-        else:
-            config = {"architectures": [arch], "model_type": "qwen3_vl" if arch == DENSE
-                      else "qwen3_vl_moe", "text_config": text,
-                      "vision_config": {"depth": 1, "deepstack_visual_indexes": [0]},
-                      "quantization_config": quant}
-        return (json.loads(json.dumps(config)), tensors(arch, storage, method),
+        return (config_json(arch, quant), tensors(arch, storage, method),
                 lambda q: vllm.problems(arch, storage, q))
 
     return build

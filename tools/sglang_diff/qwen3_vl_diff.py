@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Differential harness for Qwen3-VL checkpoints: qpatch against SGLang's own matching code.
+
+The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration,
+compressed-tensors W4A16 or FP8 block), judged by SGLang's functions from the source tree
+sglang_model.py loads, for one era (--era, sglang_model.ERAS): the era's from_config (no packed
+mapping: Qwen3-VL's classes declare none, so the loader gives {}), the target's quant config
+renamed by Qwen3-VL's hf_to_sglang_mapper (its own classes keep it on every platform and past
+#23471; Quark's hook from #19425, FP8's from #21280), and get_quant_method for every layer the
+class builds, under the names it builds them as (traced by hand in
+docs/research/sglang-qwen3vl-classes.md and src/engine/sglang/naming.cpp qwen3_vl_row: that table
+is what this harness does not execute). The measures are arch_driver.py's.
+
+  SGLANG_SRC=/path/to/sglang tools/sglang_diff/qwen3_vl_diff.py --qpatch build/qpatch \\
+      --era after-18926 --cases 300
+"""
+from __future__ import annotations
+
+import os
+import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "vllm_diff"))
+
+import arch_driver  # noqa: E402
+import qwen3_vl_diff as vl  # noqa: E402
+from sglang_diff import QPATCH_ENGINE  # noqa: E402
+from sglang_model import (ERAS, ColumnParallelLinear, Layer,  # noqa: E402
+                          MergedColumnParallelLinear, ParallelLMHead, QKVParallelLinear,
+                          RowParallelLinear, SglangEngine, SglangRaised, _RAISES)
+
+TEXT = [("self_attn.q_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.k_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.v_proj", "self_attn.qkv_proj", QKVParallelLinear),
+        ("self_attn.o_proj", "self_attn.o_proj", RowParallelLinear),
+        ("mlp.gate_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+        ("mlp.up_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+        ("mlp.down_proj", "mlp.down_proj", RowParallelLinear)]
+# qwen3_vl.py Qwen3_VisionTransformer: VisionAttention names its fused projection qkv_proj
+# (load_weights: attn.qkv. -> attn.qkv_proj.).
+VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
+          ("blocks.0.attn.proj", "blocks.0.attn.proj", RowParallelLinear),
+          ("blocks.0.mlp.linear_fc1", "blocks.0.mlp.linear_fc1", ColumnParallelLinear),
+          ("blocks.0.mlp.linear_fc2", "blocks.0.mlp.linear_fc2", RowParallelLinear),
+          ("merger.linear_fc1", "merger.linear_fc1", ColumnParallelLinear),
+          ("merger.linear_fc2", "merger.linear_fc2", RowParallelLinear),
+          ("deepstack_merger_list.0.linear_fc1", "deepstack_merger_list.0.linear_fc1",
+           ColumnParallelLinear),
+          ("deepstack_merger_list.0.linear_fc2", "deepstack_merger_list.0.linear_fc2",
+           RowParallelLinear)]
+
+
+def modules(era):
+    """(checkpoint module, SGLang layer, class) of every linear the dense class builds in
+    `era`: the text model at era.text_prefix, the vision tower at era.vision_prefix (with the
+    quant config only before #18926), lm_head at "lm_head"."""
+    out = [("lm_head", "lm_head", ParallelLMHead)]
+    out += [(f"model.visual.{ck}", f"{era.vision_prefix}{built}", cls) for ck, built, cls in VISION]
+    for n in range(vl.LAYERS):
+        out += [(f"model.language_model.layers.{n}.{ck}", f"{era.text_prefix}layers.{n}.{built}",
+                 cls) for ck, built, cls in TEXT]
+    return out
+
+
+class Sglang:
+    def __init__(self, root: str, era: str):
+        self.engine = SglangEngine(root, era)
+        self.era = ERAS[era]
+
+    def problems(self, storage: dict[str, bool], config: dict) -> list[str]:
+        try:
+            cfg = self.engine.quant_config(config, {})
+            self.engine._apply_mapper(cfg, own_class=True)
+        except SglangRaised as e:
+            return [f"config raises: {e}"]
+        except _RAISES as e:
+            return [f"config raises: {e}"]
+        built: dict[str, object] = {}
+        out = []
+        for name, prefix, cls in modules(self.era):
+            if prefix not in built:
+                quant = self.era.vision_quant or not name.startswith("model.visual.")
+                built[prefix] = self.engine._decide(cfg, Layer("target", prefix, cls, [name],
+                                                               quant))
+            state = built[prefix]
+            if isinstance(state, Exception):
+                out.append(f"{prefix}: raises {state}")
+            elif (state == "quantized") != storage[name]:
+                out.append(f"{name}: stored {'quantized' if storage[name] else 'BF16'}, built "
+                           f"{state}")
+        return out
+
+
+def make_build(root: str, era: str):
+    sglang = Sglang(root, era)
+
+    def build(rng: random.Random):
+        method = rng.choice(["compressed-tensors", "fp8"])
+        # Storage and lists as for vLLM, with entries also drawn from SGLang's layer names.
+        storage, quant = vl.make_case(rng, vl.DENSE, method, modules(sglang.era))
+        config = vl.config_json(vl.DENSE, quant)
+        return (config, vl.tensors(vl.DENSE, storage, method),
+                lambda q: sglang.problems(storage, dict(config, quantization_config=q)))
+
+    build.qpatch_engine = QPATCH_ENGINE[era]
+    return build
+
+
+def options(parser):
+    parser.add_argument("--era", choices=sorted(e for e in ERAS if "35887" not in e),
+                        default="after-18926")
+
+
+if __name__ == "__main__":
+    sys.exit(arch_driver.main("Qwen3-VL under SGLang", __doc__.splitlines()[0], make_build,
+                              ("ignore", "ignored_layers", "modules_to_not_convert"),
+                              engine="sglang", extra=options))
