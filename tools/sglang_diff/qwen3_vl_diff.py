@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Differential harness for Qwen3-VL checkpoints: qpatch against SGLang's own matching code.
 
-The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration,
-compressed-tensors W4A16 or FP8 block), judged by SGLang's functions from the source tree
+The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration
+and Qwen3VLMoeForConditionalGeneration, compressed-tensors W4A16 or FP8 block), judged by SGLang's functions from the source tree
 sglang_model.py loads, for one era (--era, sglang_model.ERAS): the era's from_config (no packed
 mapping: Qwen3-VL's classes declare none, so the loader gives {}), the target's quant config
 renamed by Qwen3-VL's hf_to_sglang_mapper (its own classes keep it on every platform and past
@@ -28,17 +28,21 @@ sys.path.insert(0, os.path.join(HERE, "..", "vllm_diff"))
 import arch_driver  # noqa: E402
 import qwen3_vl_diff as vl  # noqa: E402
 from sglang_diff import QPATCH_ENGINE  # noqa: E402
-from sglang_model import (ERAS, ColumnParallelLinear, Layer,  # noqa: E402
+from sglang_model import (ERAS, ColumnParallelLinear, FusedMoE, Layer,  # noqa: E402
                           MergedColumnParallelLinear, ParallelLMHead, QKVParallelLinear,
-                          RowParallelLinear, SglangEngine, SglangRaised, _RAISES)
+                          ReplicatedLinear, RowParallelLinear, SglangEngine, SglangRaised,
+                          _RAISES)
 
-TEXT = [("self_attn.q_proj", "self_attn.qkv_proj", QKVParallelLinear),
+ATTN = [("self_attn.q_proj", "self_attn.qkv_proj", QKVParallelLinear),
         ("self_attn.k_proj", "self_attn.qkv_proj", QKVParallelLinear),
         ("self_attn.v_proj", "self_attn.qkv_proj", QKVParallelLinear),
-        ("self_attn.o_proj", "self_attn.o_proj", RowParallelLinear),
-        ("mlp.gate_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
-        ("mlp.up_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
-        ("mlp.down_proj", "mlp.down_proj", RowParallelLinear)]
+        ("self_attn.o_proj", "self_attn.o_proj", RowParallelLinear)]
+MLP = [("mlp.gate_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+       ("mlp.up_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
+       ("mlp.down_proj", "mlp.down_proj", RowParallelLinear)]
+# qwen3_moe.py Qwen3MoeSparseMoeBlock: the experts one FusedMoE at mlp.experts, the router
+# `gate` a ReplicatedLinear with quant_config=None (every method but modelslim, #30768).
+MOE_MLP = [("mlp.gate", "mlp.gate", ReplicatedLinear), ("mlp.experts", "mlp.experts", FusedMoE)]
 # qwen3_vl.py Qwen3_VisionTransformer: VisionAttention names its fused projection qkv_proj
 # (load_weights: attn.qkv. -> attn.qkv_proj.).
 VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
@@ -53,16 +57,23 @@ VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
            RowParallelLinear)]
 
 
-def modules(era):
-    """(checkpoint module, SGLang layer, class) of every linear the dense class builds in
-    `era`: the text model at era.text_prefix, the vision tower at era.vision_prefix (with the
-    quant config only before #18926), lm_head at "lm_head"."""
+def modules(era, arch: str):
+    """(checkpoint module, SGLang layer, class) of every linear `arch` builds in `era`: the
+    text model at era.text_prefix, the vision tower at era.vision_prefix (with the quant config
+    only before #18926), lm_head at "lm_head" (Qwen3VLMoeForConditionalGeneration has no
+    __init__ of its own)."""
     out = [("lm_head", "lm_head", ParallelLMHead)]
     out += [(f"model.visual.{ck}", f"{era.vision_prefix}{built}", cls) for ck, built, cls in VISION]
     for n in range(vl.LAYERS):
         out += [(f"model.language_model.layers.{n}.{ck}", f"{era.text_prefix}layers.{n}.{built}",
-                 cls) for ck, built, cls in TEXT]
+                 cls) for ck, built, cls in ATTN + (MLP if arch == vl.DENSE else MOE_MLP)]
     return out
+
+
+def built_with_quant_config(name: str, era) -> bool:
+    if name.startswith("model.visual."):
+        return era.vision_quant
+    return not name.endswith("mlp.gate")
 
 
 class Sglang:
@@ -70,7 +81,7 @@ class Sglang:
         self.engine = SglangEngine(root, era)
         self.era = ERAS[era]
 
-    def problems(self, storage: dict[str, bool], config: dict) -> list[str]:
+    def problems(self, arch: str, storage: dict[str, bool], config: dict) -> list[str]:
         try:
             cfg = self.engine.quant_config(config, {})
             self.engine._apply_mapper(cfg, own_class=True)
@@ -80,11 +91,11 @@ class Sglang:
             return [f"config raises: {e}"]
         built: dict[str, object] = {}
         out = []
-        for name, prefix, cls in modules(self.era):
+        for name, prefix, cls in modules(self.era, arch):
             if prefix not in built:
-                quant = self.era.vision_quant or not name.startswith("model.visual.")
-                built[prefix] = self.engine._decide(cfg, Layer("target", prefix, cls, [name],
-                                                               quant))
+                layer = Layer("target", prefix, cls, [name],
+                              built_with_quant_config(name, self.era))
+                built[prefix] = self.engine._decide(cfg, layer)
             state = built[prefix]
             if isinstance(state, Exception):
                 out.append(f"{prefix}: raises {state}")
@@ -98,12 +109,13 @@ def make_build(root: str, era: str):
     sglang = Sglang(root, era)
 
     def build(rng: random.Random):
+        arch = rng.choice([vl.DENSE, vl.MOE])
         method = rng.choice(["compressed-tensors", "fp8"])
         # Storage and lists as for vLLM, with entries also drawn from SGLang's layer names.
-        storage, quant = vl.make_case(rng, vl.DENSE, method, modules(sglang.era))
-        config = vl.config_json(vl.DENSE, quant)
-        return (config, vl.tensors(vl.DENSE, storage, method),
-                lambda q: sglang.problems(storage, dict(config, quantization_config=q)))
+        storage, quant = vl.make_case(rng, arch, method, modules(sglang.era, arch))
+        config = vl.config_json(arch, quant)
+        return (config, vl.tensors(arch, storage, method),
+                lambda q: sglang.problems(arch, storage, dict(config, quantization_config=q)))
 
     build.qpatch_engine = QPATCH_ENGINE[era]
     return build

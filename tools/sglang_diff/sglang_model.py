@@ -60,7 +60,11 @@ class VocabParallelEmbedding:
 class ParallelLMHead(VocabParallelEmbedding): ...
 
 
-class FusedMoE:  # layers/moe/fused_moe_triton (no MoE in the generated layouts)
+class FusedMoE:  # layers/moe/fused_moe_triton (Qwen3-VL-MoE's experts in qwen3_vl_diff.py)
+    # Read by fp8.py get_quant_method when it builds UnquantizedFusedMoEMethod (kernel choice).
+    use_triton_kernels = False
+    use_flashinfer_trtllm_moe = False
+
     def __init__(self, prefix: str = ""):
         self.prefix = prefix
 
