@@ -3,7 +3,7 @@
 """Differential harness for Qwen3-VL checkpoints: qpatch against SGLang's own matching code.
 
 The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration
-and Qwen3VLMoeForConditionalGeneration, compressed-tensors W4A16 or FP8 block), judged by SGLang's functions from the source tree
+and Qwen3VLMoeForConditionalGeneration, compressed-tensors W4A16, FP8 block or AWQ), judged by SGLang's functions from the source tree
 sglang_model.py loads, for one era (--era, sglang_model.ERAS): the era's from_config (no packed
 mapping: Qwen3-VL's classes declare none, so the loader gives {}), the target's quant config
 renamed by Qwen3-VL's hf_to_sglang_mapper (its own classes keep it on every platform and past
@@ -76,6 +76,32 @@ def built_with_quant_config(name: str, era) -> bool:
     return not name.endswith("mlp.gate")
 
 
+def ct_experts_quantized(engine: SglangEngine, cfg, prefix: str) -> bool:
+    """A FusedMoE under compressed-tensors as every 2026 SGLang judges it (the stored
+    compressed_tensors.py @b553569 is older: it tests the FusedMoE's own name): 
+    compressed_tensors_moe.py @107958a48 CompressedTensorsMoEMethod.get_moe_method (b98d4721:
+    CompressedTensorsConfig.get_moe_scheme, the same steps) adds "FusedMoE" to the target map
+    beside "Linear" and asks get_scheme_dict (should_ignore_layer, then find_matched_target)
+    about expert 0's gate/up/down_proj, which must agree; None is dense."""
+    if "Linear" in cfg.target_scheme_map and "FusedMoE" not in cfg.target_scheme_map:
+        cfg.target_scheme_map["FusedMoE"] = cfg.target_scheme_map["Linear"]
+    layer = FusedMoE(prefix)
+    dicts = []
+    for name in (prefix + ".0.gate_proj", prefix + ".0.up_proj", prefix + ".0.down_proj"):
+        if engine.stand["should_ignore_layer"](name, ignore=cfg.ignore,
+                                               fused_mapping=cfg.packed_modules_mapping):
+            dicts.append(None)
+            continue
+        target = engine.stand["find_matched_target"](
+            layer_name=name, module=layer, targets=cfg.target_scheme_map.keys(),
+            fused_mapping=cfg.packed_modules_mapping)
+        dicts.append(cfg.target_scheme_map[target])
+    if not all(d == dicts[0] for d in dicts):
+        raise ValueError("All MoE projections need to have same quantization scheme but found "
+                         "multiple")
+    return dicts[0] is not None
+
+
 class Sglang:
     def __init__(self, root: str, era: str):
         self.engine = SglangEngine(root, era)
@@ -95,7 +121,14 @@ class Sglang:
             if prefix not in built:
                 layer = Layer("target", prefix, cls, [name],
                               built_with_quant_config(name, self.era))
-                built[prefix] = self.engine._decide(cfg, layer)
+                if cls is FusedMoE and cfg is not None and cfg.get_name() == "compressed_tensors":
+                    try:
+                        quantized = ct_experts_quantized(self.engine, cfg, prefix)
+                        built[prefix] = "quantized" if quantized else "dense"
+                    except _RAISES as e:
+                        built[prefix] = SglangRaised(str(e))
+                else:
+                    built[prefix] = self.engine._decide(cfg, layer)
             state = built[prefix]
             if isinstance(state, Exception):
                 out.append(f"{prefix}: raises {state}")
@@ -110,7 +143,7 @@ def make_build(root: str, era: str):
 
     def build(rng: random.Random):
         arch = rng.choice([vl.DENSE, vl.MOE])
-        method = rng.choice(["compressed-tensors", "fp8"])
+        method = rng.choice(["compressed-tensors", "fp8", "awq"])
         # Storage and lists as for vLLM, with entries also drawn from SGLang's layer names.
         storage, quant = vl.make_case(rng, arch, method, modules(sglang.era, arch))
         config = vl.config_json(arch, quant)

@@ -3,7 +3,8 @@
 """Differential harness for Qwen3-VL, Qwen3-VL-MoE and Qwen3-MoE checkpoints against vLLM's code.
 
 From a vLLM source checkout (vllm_source.py) it runs, per case, the quant config's own
-from_config (compressed-tensors W4A16 pack-quantized, or FP8 block), configure_quant_config's
+from_config (compressed-tensors W4A16 pack-quantized, FP8 block, or AWQ) and
+maybe_update_config over the headers (AWQ's list derived when empty), configure_quant_config's
 mapping for the model class (model_loader/utils.py: neither class is SupportsQuant, so the
 class's hf_to_vllm_mapper, unstacked, renames the config's lists and its packed_modules_mapping
 becomes the config's), both read from the class bodies in qwen3_vl.py and qwen3_vl_moe.py, and
@@ -127,6 +128,10 @@ def make_case(rng: random.Random, arch: str, method: str, built_modules=None):
         return storage, {"config_groups": {"group_0": {"targets": targets, "weights": weights}},
                          "format": "pack-quantized", "ignore": entries,
                          "quant_method": "compressed-tensors"}
+    if method == "awq":
+        # AutoAWQ's list: vLLM's is_layer_skipped_awq tests substrings.
+        return storage, {"bits": 4, "group_size": 32, "zero_point": True, "version": "gemm",
+                         "modules_to_not_convert": entries, "quant_method": "awq"}
     quant = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
              "weight_block_size": [128, 128]}
     quant[rng.choice(["ignored_layers", "modules_to_not_convert"])] = entries
@@ -134,7 +139,7 @@ def make_case(rng: random.Random, arch: str, method: str, built_modules=None):
 
 
 def tensors(arch: str, storage: dict[str, bool], method: str):
-    fmt = "ct-pack" if method == "compressed-tensors" else "fp8-block"
+    fmt = {"compressed-tensors": "ct-pack", "awq": "awq", "fp8": "fp8-block"}[method]
 
     def linear(name: str, quantized: bool, rows: int = HIDDEN):
         if quantized:
@@ -189,9 +194,11 @@ class Vllm:
         self.experts = RoutedExperts if '"RoutedExperts"' in src.text(ct) else \
             type("FusedMoE", (RoutedExperts,), {})
 
-    def problems(self, arch: str, storage: dict[str, bool], quant: dict) -> list[str]:
+    def problems(self, arch: str, storage: dict[str, bool], quant: dict,
+                 dtypes: dict[str, str]) -> list[str]:
         try:
             cfg, _ = self.engine.quant_config({"quantization_config": quant}, {})
+            self.engine.update_from_headers(cfg, dtypes)
             mapper = self.mapper[arch]
             if mapper is not None:  # Qwen3MoeModel's arrived after 2026-05-01
                 # Before get_unstacked_mapper existed the mapper is passed as it is.
@@ -213,10 +220,12 @@ def make_build(root: str):
 
     def build(rng: random.Random):
         arch = rng.choice([DENSE, MOE, TEXT_MOE])
-        method = rng.choice(["compressed-tensors", "fp8"])
+        method = rng.choice(["compressed-tensors", "fp8", "awq"])
         storage, quant = make_case(rng, arch, method)
-        return (config_json(arch, quant), tensors(arch, storage, method),
-                lambda q: vllm.problems(arch, storage, q))
+        stored = tensors(arch, storage, method)
+        dtypes = {name: dtype for name, dtype, _, _ in stored}
+        return (config_json(arch, quant), stored,
+                lambda q: vllm.problems(arch, storage, q, dtypes))
 
     return build
 

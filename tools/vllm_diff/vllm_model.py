@@ -548,13 +548,7 @@ class VllmEngine:
         if cfg is None:
             return [(layer, "dense") for layer in target]
         try:
-            if hasattr(cfg, "maybe_update_config"):
-                # config/vllm.py passes (model, hf_config=, revision=); before the keywords
-                # arrived (between 697e4ff and b2c58ee) only the model name.
-                params = inspect.signature(cfg.maybe_update_config).parameters
-                cfg.maybe_update_config("checkpoint", **{k: None for k in
-                                                         ("hf_config", "revision")
-                                                         if k in params})
+            self.update_from_headers(cfg, tensors)
             self._configure(cfg, arch)
         except _RAISES as e:
             return [(None, VllmRaised(str(e)))]
@@ -566,6 +560,18 @@ class VllmEngine:
         for layer in draft_layers(cfg, hf_qc, mtp_layers, present, self.rules):
             out.append((layer, self._decide(cfg, layer)))
         return out
+
+    @staticmethod
+    def update_from_headers(cfg, tensors: dict[str, str]) -> None:
+        """config/vllm.py's cfg.maybe_update_config over the checkpoint's headers (`tensors`:
+        name -> dtype): AWQ and GPTQ derive a missing skip list from the dtypes stored. It
+        passes (model, hf_config=, revision=); before the keywords arrived (between 697e4ff and
+        b2c58ee) only the model name."""
+        _Metadata.tensors = tensors
+        if hasattr(cfg, "maybe_update_config"):
+            params = inspect.signature(cfg.maybe_update_config).parameters
+            cfg.maybe_update_config("checkpoint", **{k: None for k in ("hf_config", "revision")
+                                                     if k in params})
 
     def _configure(self, cfg, arch: str) -> None:
         """configure_quant_config (model_loader/utils.py): none of these classes is
