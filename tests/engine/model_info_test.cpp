@@ -22,6 +22,41 @@ TEST(ModelInfo, MimoRenumbersItsDraftLayersAndKeepsEntriesAsWritten) {
             "model.mtp_layers.0.mlp.up_proj");
 }
 
+// vLLM's Qwen3-VL (qwen3_vl.py, qwen3_vl_moe.py, 017e9f4): the dense class asks about its head
+// as "lm_head" (written in), the MoE class as language_model.lm_head; only the MoE family
+// builds its router with the quant config (qwen3_moe.py).
+TEST(ModelInfo, Qwen3VlHeadsAndRouters) {
+  const ModelInfo dense = model_info_for("Qwen3VLForConditionalGeneration", 2);
+  const ModelInfo moe = model_info_for("Qwen3VLMoeForConditionalGeneration", 2);
+  EXPECT_EQ(dense.layer_prefix("lm_head"), "lm_head");
+  EXPECT_EQ(moe.layer_prefix("lm_head"), "language_model.lm_head");
+  EXPECT_EQ(dense.layer_prefix("model.visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv");
+  EXPECT_EQ(dense.to_vllm("model.language_model.layers.1.mlp.down_proj"),
+            "language_model.model.layers.1.mlp.down_proj");
+  EXPECT_EQ(dense.shards_of("gate_up_proj")->size(), 2U);
+  EXPECT_EQ(moe.shards_of("gate_up_proj"), nullptr); // the config's mapping: qkv_proj only
+  EXPECT_FALSE(dense.router_quant_config);
+  EXPECT_TRUE(moe.router_quant_config);
+  EXPECT_TRUE(model_info_for("Qwen3MoeForCausalLM").router_quant_config);
+  EXPECT_FALSE(model_info_for("Qwen3_5MoeForConditionalGeneration").router_quant_config);
+}
+
+// vLLM's Qwen2.5-VL mapper reaches the built names from checkpoints in transformers' names from
+// 4.52 (model.language_model., model.visual.) and from the older ones (model., visual.).
+TEST(ModelInfo, Qwen25VlMapsBothCheckpointNamings) {
+  const ModelInfo model = model_info_for("Qwen2_5_VLForConditionalGeneration", 28);
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.self_attn.o_proj"),
+            "language_model.model.layers.0.self_attn.o_proj");
+  EXPECT_EQ(model.layer_prefix("model.layers.0.self_attn.o_proj"),
+            "language_model.model.layers.0.self_attn.o_proj");
+  EXPECT_EQ(model.layer_prefix("model.visual.merger.mlp.0"), "visual.merger.mlp.0");
+  EXPECT_EQ(model.layer_prefix("visual.merger.mlp.0"), "visual.merger.mlp.0");
+  EXPECT_EQ(model.layer_prefix("lm_head"), "language_model.lm_head");
+  EXPECT_EQ(model.to_vllm("visual.blocks.0.mlp.gate_proj"), "visual.blocks.0.mlp.gate_proj");
+  EXPECT_EQ(model.fused_for("gate_proj"), "gate_up_proj");
+  EXPECT_TRUE(model.has_mapper);
+}
+
 TEST(ModelInfo, DeepSeekAndGlmDraftHeadAndEhProj) {
   const ModelInfo deepseek = model_info_for("DeepseekV3ForCausalLM", 61);
   EXPECT_EQ(deepseek.layer_prefix("model.layers.61.shared_head.head"), "model.layers.61.head");

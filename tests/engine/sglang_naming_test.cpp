@@ -105,6 +105,36 @@ TEST(SglangNaming, Qwen35VlmSince18926LayersCarryCheckpointNames) {
             sglang_model_info("Qwen3_5ForConditionalGeneration", 64, sglang_at("2026-02-16")).row);
 }
 
+// Qwen3-VL's own classes: named as the Qwen3.5 VLM's text model and vision tower, but the
+// Qwen3-VL mapper renames the config on every version (FP8 from #21280), and no class declares a
+// packed mapping.
+TEST(SglangNaming, Qwen3VlKeepsItsMapperAndHasNoPackedMapping) {
+  const ModelInfo newest = sglang_model_info("Qwen3VLMoeForConditionalGeneration", 2);
+  EXPECT_EQ(newest.layer_prefix("model.language_model.layers.0.mlp.experts"),
+            "model.language_model.layers.0.mlp.experts");
+  EXPECT_EQ(newest.fused_for("q_proj"), "qkv_proj");
+  EXPECT_EQ(shards_text(newest, "model.language_model.layers.0.self_attn.qkv_proj"),
+            "(fused name)");
+  EXPECT_TRUE(newest.built_without_quant_config_for("model.visual.blocks.0.attn.qkv"));
+  EXPECT_EQ(newest.target_config_mapper.map("model.language_model.layers.0.mlp.gate"),
+            "language_model.model.layers.0.mlp.gate");
+  EXPECT_EQ(newest.target_config_mapper.map("language_model.layers.0.mlp.gate"),
+            "language_model.layers.0.mlp.gate");
+  EXPECT_TRUE(newest.target_config_mapper.maps("fp8"));
+  EXPECT_FALSE(newest.router_quant_config);
+  EXPECT_EQ(newest.row,
+            "qwen3_vl/language_model/qwen3_vl_mapper:compressed-tensors modelopt "
+            "quark fp8");
+  const ModelInfo first =
+      sglang_model_info("Qwen3VLForConditionalGeneration", 2, sglang_at("2026-02-09"));
+  EXPECT_EQ(first.layer_prefix("model.language_model.layers.0.mlp.down_proj"),
+            "model.layers.0.mlp.down_proj");
+  EXPECT_EQ(first.layer_prefix("model.visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
+  EXPECT_FALSE(first.built_without_quant_config_for("model.visual.blocks.0.attn.qkv"));
+  EXPECT_FALSE(first.target_config_mapper.maps("fp8"));
+  EXPECT_FALSE(first.assumed_naming);
+}
+
 TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
   const ModelInfo model = sglang_model_info("Qwen3NextForCausalLM", 48);
   EXPECT_EQ(model.layer_prefix("mtp.layers.0.self_attn.qkv_proj"),

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Differential harness for Qwen3-VL, Qwen3-VL-MoE and Qwen3-MoE checkpoints against vLLM's code.
+"""Differential harness for Qwen3-VL, Qwen3-VL-MoE, Qwen3-MoE and Qwen2.5-VL checkpoints against vLLM.
 
 From a vLLM source checkout (vllm_source.py) it runs, per case, the quant config's own
 from_config (compressed-tensors W4A16 pack-quantized, FP8 block, or AWQ) and
@@ -9,8 +9,9 @@ mapping for the model class (model_loader/utils.py: neither class is SupportsQua
 class's hf_to_vllm_mapper, unstacked, renames the config's lists and its packed_modules_mapping
 becomes the config's), both read from the class bodies in qwen3_vl.py and qwen3_vl_moe.py, and
 get_quant_method for every linear Qwen3VLForConditionalGeneration,
-Qwen3VLMoeForConditionalGeneration or Qwen3MoeForCausalLM (SupportsQuant: its mapper and mapping
-added to the config's) builds, under the names it builds them as (traced by hand at
+Qwen3VLMoeForConditionalGeneration, Qwen3MoeForCausalLM or Qwen2_5_VLForConditionalGeneration
+(the last two SupportsQuant: the mapper and mapping added to the config's; Qwen2.5-VL over
+checkpoints in transformers' names from 4.52 and in the older ones) builds, under the names it builds them as (traced by hand at
 017e9f4 and cited in src/engine/vllm/naming.cpp qwen3_vl_row: that table is what this harness
 does not execute). Routed experts under compressed-tensors are asked as
 CompressedTensorsMoEMethod.get_moe_method asks (get_scheme_dict for .0.gate_proj, .0.up_proj,
@@ -38,9 +39,13 @@ from vllm_model import (_RAISES, ColumnParallelLinear, MergedColumnParallelLinea
 DENSE = "Qwen3VLForConditionalGeneration"
 MOE = "Qwen3VLMoeForConditionalGeneration"
 TEXT_MOE = "Qwen3MoeForCausalLM"  # the same router, text only, SupportsQuant
+QWEN25 = "Qwen2_5_VLForConditionalGeneration"  # SupportsQuant; transformers >= 4.52 names
+QWEN25_OLD = QWEN25 + ":old"  # the same class over older checkpoints: model.layers.N, visual.*
 FILES = {DENSE: "vllm/model_executor/models/qwen3_vl.py",
          MOE: "vllm/model_executor/models/qwen3_vl_moe.py",
-         TEXT_MOE: "vllm/model_executor/models/qwen3_moe.py"}
+         TEXT_MOE: "vllm/model_executor/models/qwen3_moe.py",
+         QWEN25: "vllm/model_executor/models/qwen2_5_vl.py"}
+SUPPORTS_QUANT = (TEXT_MOE, QWEN25)
 LAYERS = 2
 EXPERTS = 2
 HIDDEN = 64
@@ -61,10 +66,27 @@ VISION = [("blocks.0.attn.qkv", QKVParallelLinear), ("blocks.0.attn.proj", RowPa
           ("merger.linear_fc1", ColumnParallelLinear), ("merger.linear_fc2", RowParallelLinear),
           ("deepstack_merger_list.0.linear_fc1", ColumnParallelLinear),
           ("deepstack_merger_list.0.linear_fc2", RowParallelLinear)]
+# Qwen2_5_VisionTransformer (qwen2_5_vl.py): attn.qkv, attn.proj, the MLP's gate/up fused into
+# gate_up_proj, down_proj, the merger's mlp.0 and mlp.2; every one with the quant config.
+VISION25 = [("blocks.0.attn.qkv", "blocks.0.attn.qkv", QKVParallelLinear),
+            ("blocks.0.attn.proj", "blocks.0.attn.proj", RowParallelLinear),
+            ("blocks.0.mlp.gate_proj", "blocks.0.mlp.gate_up_proj", MergedColumnParallelLinear),
+            ("blocks.0.mlp.up_proj", "blocks.0.mlp.gate_up_proj", MergedColumnParallelLinear),
+            ("blocks.0.mlp.down_proj", "blocks.0.mlp.down_proj", RowParallelLinear),
+            ("merger.mlp.0", "merger.mlp.0", ColumnParallelLinear),
+            ("merger.mlp.2", "merger.mlp.2", RowParallelLinear)]
+
+
+def architecture(arch: str) -> str:
+    return arch.split(":")[0]
 
 
 def checkpoint_layers(arch: str) -> str:
-    return "model.layers." if arch == TEXT_MOE else "model.language_model.layers."
+    return "model.layers." if arch in (TEXT_MOE, QWEN25_OLD) else "model.language_model.layers."
+
+
+def vision_prefix(arch: str) -> str:
+    return "visual." if arch == QWEN25_OLD else "model.visual."
 
 
 def modules(arch: str):
@@ -75,13 +97,18 @@ def modules(arch: str):
     if arch == TEXT_MOE:
         head, ck, built = "lm_head", "model.layers.", "model.layers."
         out = [("lm_head", head, ParallelLMHead)]
+    elif architecture(arch) == QWEN25:
+        # Qwen2ForCausalLM at language_model: its head at language_model.lm_head.
+        ck, built = checkpoint_layers(arch), "language_model.model.layers."
+        out = [("lm_head", "language_model.lm_head", ParallelLMHead)]
+        out += [(vision_prefix(arch) + m, "visual." + b, c) for m, b, c in VISION25]
     else:
         head = "lm_head" if arch == DENSE else "language_model.lm_head"
         ck, built = "model.language_model.layers.", "language_model.model.layers."
         out = [("lm_head", head, ParallelLMHead)]
         out += [(f"model.visual.{m}", f"visual.{m}", c) for m, c in VISION]
     for n in range(LAYERS):
-        for m, b, c in ATTN + (MLP if arch == DENSE else MOE_MLP):
+        for m, b, c in ATTN + (MOE_MLP if arch in (MOE, TEXT_MOE) else MLP):
             out.append((f"{ck}{n}.{m}", f"{built}{n}.{b}", c))
     return out
 
@@ -101,6 +128,7 @@ def make_case(rng: random.Random, arch: str, method: str, built_modules=None):
         storage[name] = quantized
     pool = ["lm_head", "language_model.lm_head", "re:.*visual.*", "re:^model\\.visual\\..*",
             "re:visual.*", "re:.*mlp.gate$", "re:.*merger.*", "re:.*lm_head", "model.visual",
+            "re:^model\\..*",
             "visual", "re:.*attn\\.qkv$", "model.visual.blocks.0.attn.qkv_proj"]
     for name, built, _ in built_modules:
         pool += [name, built]
@@ -146,12 +174,12 @@ def tensors(arch: str, storage: dict[str, bool], method: str):
             return layout.quantized_tensors(fmt, name, rows, HIDDEN)
         return [(name + ".weight", "BF16", [rows, HIDDEN])]
 
-    text = "model." if arch == TEXT_MOE else "model.language_model."
+    text = checkpoint_layers(arch).removesuffix("layers.")
     out = [(text + "embed_tokens.weight", "BF16", [128, HIDDEN]),
            (text + "norm.weight", "BF16", [HIDDEN])]
     if arch != TEXT_MOE:
-        out += [("model.visual.patch_embed.proj.weight", "BF16", [HIDDEN, 3, 2, 16, 16]),
-                ("model.visual.blocks.0.norm1.weight", "BF16", [HIDDEN])]
+        out += [(vision_prefix(arch) + "patch_embed.proj.weight", "BF16", [HIDDEN, 3, 2, 16, 16]),
+                (vision_prefix(arch) + "blocks.0.norm1.weight", "BF16", [HIDDEN])]
     for name, quantized in storage.items():
         if name.endswith(".experts"):
             for e in range(EXPERTS):
@@ -166,11 +194,14 @@ def tensors(arch: str, storage: dict[str, bool], method: str):
 
 def config_json(arch: str, quant: dict) -> dict:
     text = {"num_hidden_layers": LAYERS, "tie_word_embeddings": False}
-    if arch != DENSE:
+    if arch in (MOE, TEXT_MOE):
         text.update(num_experts=EXPERTS, num_experts_per_tok=1)
     if arch == TEXT_MOE:
         return {"architectures": [arch], "model_type": "qwen3_moe", **text,
                 "quantization_config": quant}
+    if architecture(arch) == QWEN25:
+        return {"architectures": [QWEN25], "model_type": "qwen2_5_vl", **text,
+                "vision_config": {"depth": 1}, "quantization_config": quant}
     return {"architectures": [arch], "model_type": "qwen3_vl" if arch == DENSE else "qwen3_vl_moe",
             "text_config": text, "vision_config": {"depth": 1, "deepstack_visual_indexes": [0]},
             "quantization_config": quant}
@@ -185,9 +216,10 @@ class Vllm:
         # Qwen3VLForConditionalGeneration's. Qwen3MoeForCausalLM's is Qwen3MoeModel's.
         vl = src.literal_attr(FILES[DENSE], DENSE, "hf_to_vllm_mapper", env)
         self.mapper = {DENSE: vl, MOE: vl, TEXT_MOE: src.literal_attr(
-            FILES[TEXT_MOE], "Qwen3MoeModel", "hf_to_vllm_mapper", env)}
+            FILES[TEXT_MOE], "Qwen3MoeModel", "hf_to_vllm_mapper", env),
+            QWEN25: src.literal_attr(FILES[QWEN25], QWEN25, "hf_to_vllm_mapper", env)}
         self.packed = {arch: src.literal_attr(FILES[arch], arch, "packed_modules_mapping", env)
-                       for arch in (DENSE, MOE, TEXT_MOE)}
+                       for arch in (DENSE, MOE, TEXT_MOE, QWEN25)}
         # The experts' class name, which compressed-tensors' _add_fused_moe_to_target_scheme_map
         # copies "Linear" to: RoutedExperts on main, FusedMoE before the MoE refactor (#44941).
         ct = "vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py"
@@ -199,14 +231,14 @@ class Vllm:
         try:
             cfg, _ = self.engine.quant_config({"quantization_config": quant}, {})
             self.engine.update_from_headers(cfg, dtypes)
-            mapper = self.mapper[arch]
+            mapper = self.mapper[architecture(arch)]
             if mapper is not None:  # Qwen3MoeModel's arrived after 2026-05-01
                 # Before get_unstacked_mapper existed the mapper is passed as it is.
                 cfg.apply_vllm_mapper(mapper.get_unstacked_mapper()
                                       if hasattr(mapper, "get_unstacked_mapper") else mapper)
-            if arch == TEXT_MOE:
+            if architecture(arch) in SUPPORTS_QUANT:
                 # SupportsQuant.__new__ (interfaces.py): the mapping added to the config's.
-                cfg.packed_modules_mapping.update(self.packed[arch])
+                cfg.packed_modules_mapping.update(self.packed[architecture(arch)])
             else:
                 # configure_quant_config: the class dict becomes the config's.
                 cfg.packed_modules_mapping = self.packed[arch]
@@ -219,7 +251,7 @@ def make_build(root: str):
     vllm = Vllm(root)
 
     def build(rng: random.Random):
-        arch = rng.choice([DENSE, MOE, TEXT_MOE])
+        arch = rng.choice([DENSE, MOE, TEXT_MOE, QWEN25, QWEN25_OLD])
         method = rng.choice(["compressed-tensors", "fp8", "awq"])
         storage, quant = make_case(rng, arch, method)
         stored = tensors(arch, storage, method)
@@ -231,5 +263,5 @@ def make_build(root: str):
 
 
 if __name__ == "__main__":
-    sys.exit(arch_driver.main("Qwen3-VL / Qwen3-MoE", __doc__.splitlines()[0], make_build,
+    sys.exit(arch_driver.main("Qwen3-VL / Qwen3-MoE / Qwen2.5-VL", __doc__.splitlines()[0], make_build,
                               ("ignore", "ignored_layers", "modules_to_not_convert")))

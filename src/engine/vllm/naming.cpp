@@ -123,6 +123,29 @@ void qwen3_vl_rows(ModelInfo& info, const std::string& architecture) {
   }
 }
 
+// Qwen2.5-VL (qwen2_5_vl.py Qwen2_5_VLForConditionalGeneration, 017e9f4; docs/research/
+// vllm-qwen3vl.md §8). SupportsQuant: SupportsQuant.__new__ (interfaces.py) renames the config's
+// lists with the class mapper, unstacked (prefixes model.language_model. ->
+// language_model.model., model.visual. -> visual., lm_head. -> language_model.lm_head., model.
+// -> language_model.model., in that order: checkpoints saved by transformers from 4.52 and the
+// older model.layers.N / visual.* ones both reach the built names), and adds the class's
+// packed_modules_mapping (qkv_proj, gate_up_proj, and "qkv": ["qkv"] for the vision tower's
+// fused QKV); its Qwen2ForCausalLM does the same with Qwen2Model's stacked-only mapper (nothing
+// renamed) and the same mapping. The vision tower (Qwen2_5_VisionTransformer at visual) gets the
+// quant config on every linear: attn.qkv, attn.proj, mlp.gate_up_proj (gate_proj + up_proj),
+// mlp.down_proj, merger.mlp.0 and mlp.2. The text model is Qwen2ForCausalLM at language_model:
+// layers at language_model.model.layers.N, head at language_model.lm_head.
+void qwen2_5_vl_row(ModelInfo& info) {
+  info.known = true;
+  info.row = "qwen2_5_vl";
+  info.has_mapper = true;
+  info.prefix_renames = {{"model.language_model.", "language_model.model."},
+                         {"model.visual.", "visual."},
+                         {"lm_head.", "language_model.lm_head."},
+                         {"model.", "language_model.model."}};
+  info.packed.push_back({"qkv", {"qkv"}});
+}
+
 // DeepSeek-V2/V3/V3.2, GLM-5 (GlmMoeDsaForCausalLM) and GLM-4.5 (Glm4MoeForCausalLM): the draft
 // at model.layers.{num_hidden_layers}.
 void deepseek_glm_rows(ModelInfo& info,
@@ -332,6 +355,9 @@ ModelInfo model_info_for(const std::string& architecture,
     info.plain_linears = {"input_proj"};
   }
   deepseek_glm_rows(info, architecture, num_hidden_layers);
+  if (architecture == "Qwen2_5_VLForConditionalGeneration") {
+    qwen2_5_vl_row(info);
+  }
   if (architecture == "DeepseekV4ForCausalLM") {
     deepseek_v4_row(info, num_hidden_layers);
   }
