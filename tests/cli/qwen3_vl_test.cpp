@@ -95,6 +95,63 @@ void write_qwen3_vl(const std::filesystem::path& dir,
   ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
 }
 
+// Qwen2.5-VL in the names checkpoints had before transformers 4.52 (model.layers.N, visual.*):
+// two text layers stored compressed-tensors int4 except `dense_text`, one vision block (its MLP
+// gate/up/down) and the merger BF16.
+void write_qwen2_5_vl(const std::filesystem::path& dir,
+                      const std::string& quantization_config,
+                      const std::set<std::string>& dense_text) {
+  synth::CheckpointSpec spec;
+  spec.config_json = R"({
+  "architectures": [
+    "Qwen2_5_VLForConditionalGeneration"
+  ],
+  "model_type": "qwen2_5_vl",
+  "num_hidden_layers": 2,
+  "quantization_config": )" +
+                     quantization_config +
+                     R"(,
+  "tie_word_embeddings": false
+}
+)";
+  synth::ShardSpec shard{"model.safetensors", {}, true};
+  auto& t = shard.tensors;
+  const auto linear = [&](const std::string& module) {
+    if (module.rfind("visual.", 0) == 0 || module == "lm_head" || dense_text.count(module) > 0) {
+      t.push_back({module + ".weight", "BF16", {64, 64}});
+      return;
+    }
+    t.push_back({module + ".weight_packed", "I32", {64, 8}});
+    t.push_back({module + ".weight_scale", "BF16", {64, 2}});
+    t.push_back({module + ".weight_shape", "I64", {2}});
+  };
+  t.push_back({"model.embed_tokens.weight", "BF16", {128, 64}});
+  t.push_back({"visual.patch_embed.proj.weight", "BF16", {64, 3, 2, 14, 14}});
+  for (const char* m : {"lm_head",
+                        "visual.blocks.0.attn.qkv",
+                        "visual.blocks.0.attn.proj",
+                        "visual.blocks.0.mlp.gate_proj",
+                        "visual.blocks.0.mlp.up_proj",
+                        "visual.blocks.0.mlp.down_proj",
+                        "visual.merger.mlp.0",
+                        "visual.merger.mlp.2"}) {
+    linear(m);
+  }
+  for (const char* layer : {"0", "1"}) {
+    for (const char* p : {"self_attn.q_proj",
+                          "self_attn.k_proj",
+                          "self_attn.v_proj",
+                          "self_attn.o_proj",
+                          "mlp.gate_proj",
+                          "mlp.up_proj",
+                          "mlp.down_proj"}) {
+      linear(std::string("model.layers.") + layer + "." + p);
+    }
+  }
+  spec.shards.push_back(std::move(shard));
+  ASSERT_TRUE(synth::write_checkpoint(dir, spec).ok());
+}
+
 std::string ct_config(const std::string& ignore) {
   return R"({
     "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"group_size": 32, "num_bits": 4, "strategy": "group", "symmetric": true, "type": "int"}}},
@@ -240,6 +297,33 @@ TEST_F(Qwen3VlTest, SglangRenamesCheckpointNamesAwayFromTheTextLayers) {
   for (const char* engine : {"sglang@2026-02-09", "sglang@2026-03-01", "sglang@2026-08-31"}) {
     EXPECT_EQ(test::run_cli({"--check", "--engine", engine, "DIR"}, dir()).code, 0) << engine;
   }
+}
+
+// SGLang's Qwen2.5-VL builds its text layers at model.layers.N but carries Qwen3-VL's mapper,
+// which renames every plain text entry (model. -> language_model.model.): a dense layer listed by
+// its checkpoint name is quantized, in every version judged. vLLM maps the entry and the layer
+// alike, so only SGLang needs the patch's entry, one the mapper leaves alone.
+TEST_F(Qwen3VlTest, SglangQwen25VlRenamesEveryPlainTextEntry) {
+  write_qwen2_5_vl(dir(),
+                   ct_config(R"(["lm_head", "re:visual.*", "model.layers.1.mlp.down_proj"])"),
+                   {"model.layers.1.mlp.down_proj"});
+  const test::CliOutcome check = test::run_cli({"--check", "DIR"}, dir());
+  EXPECT_EQ(check.code, 1);
+  EXPECT_EQ(
+      check.out,
+      "DIR: compressed-tensors, judged for vLLM (main 2026-02-28..2026-08-17), SGLang (main "
+      "2026-02-09..2026-08-31) and transformers (no one release: files of several commits)\n"
+      "  fixable     model.layers.1.mlp.down_proj: 1 module stored BF16 but quantized by targets "
+      "[\"Linear\"] (group_0, class name); ignore lists their checkpoint names, but Qwen3-VL's "
+      "hf_to_sglang_mapper (qwen2_5_vl.py carries it) renames those entries to names no layer has "
+      "(explain shows them) [sglang]\n"
+      "  breaks      SGLang: loads, and drops the stored weights silently\n"
+      "  would patch config.json +1: layers.1.mlp.down_proj\n"
+      "  status      needs-patch\n"
+      "  apply       qpatch DIR\n");
+  EXPECT_EQ(test::run_cli({"-q", "DIR"}, dir()).code, 0);
+  const test::CliOutcome after = test::run_cli({"--check", "DIR"}, dir());
+  EXPECT_EQ(after.code, 0) << after.out;
 }
 
 } // namespace

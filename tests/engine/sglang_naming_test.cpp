@@ -135,6 +135,27 @@ TEST(SglangNaming, Qwen3VlKeepsItsMapperAndHasNoPackedMapping) {
   EXPECT_FALSE(first.assumed_naming);
 }
 
+// Qwen2.5-VL (qwen2_5_vl.py @b98d4721): text layers at model.layers.N from either checkpoint
+// naming, the vision tower quantizable with qkv built as qkv_proj, the quant config's mapping
+// gate_up_proj only, and Qwen3-VL's mapper over the config.
+TEST(SglangNaming, Qwen25VlBuildsModelLayersAndMapsEntriesAway) {
+  const ModelInfo model = sglang_model_info("Qwen2_5_VLForConditionalGeneration", 28);
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.mlp.down_proj"),
+            "model.layers.0.mlp.down_proj");
+  EXPECT_EQ(model.layer_prefix("model.layers.0.mlp.down_proj"), "model.layers.0.mlp.down_proj");
+  EXPECT_EQ(model.layer_prefix("visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
+  EXPECT_EQ(model.layer_prefix("model.visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
+  EXPECT_FALSE(model.built_without_quant_config_for("visual.blocks.0.attn.qkv"));
+  EXPECT_EQ(shards_text(model, "model.layers.0.self_attn.qkv_proj"), "(fused name)");
+  EXPECT_EQ(shards_text(model, "model.layers.0.mlp.gate_up_proj"), "gate_proj,up_proj");
+  EXPECT_EQ(model.target_config_mapper.map("model.layers.0.mlp.down_proj"),
+            "language_model.model.layers.0.mlp.down_proj");
+  EXPECT_EQ(model.target_config_mapper.map("visual.blocks.0.attn.qkv"),
+            "visual.blocks.0.attn.qkv_proj");
+  EXPECT_FALSE(model.assumed_naming);
+  EXPECT_FALSE(sglang_model_info("Qwen3MoeForCausalLM", 48).assumed_naming);
+}
+
 TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
   const ModelInfo model = sglang_model_info("Qwen3NextForCausalLM", 48);
   EXPECT_EQ(model.layer_prefix("mtp.layers.0.self_attn.qkv_proj"),

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """Differential harness for Qwen3-VL checkpoints: qpatch against SGLang's own matching code.
 
-The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration
-and Qwen3VLMoeForConditionalGeneration, compressed-tensors W4A16, FP8 block or AWQ), judged by SGLang's functions from the source tree
+The checkpoints and configs of tools/vllm_diff/qwen3_vl_diff.py (Qwen3VLForConditionalGeneration,
+Qwen3VLMoeForConditionalGeneration and Qwen2_5_VLForConditionalGeneration, compressed-tensors
+W4A16, FP8 block or AWQ), judged by SGLang's functions from the source tree
 sglang_model.py loads, for one era (--era, sglang_model.ERAS): the era's from_config (no packed
-mapping: Qwen3-VL's classes declare none, so the loader gives {}), the target's quant config
+mapping: Qwen3-VL's classes declare none, Qwen2.5-VL's gate_up_proj only), the target's quant config
 renamed by Qwen3-VL's hf_to_sglang_mapper (its own classes keep it on every platform and past
 #23471; Quark's hook from #19425, FP8's from #21280), and get_quant_method for every layer the
 class builds, under the names it builds them as (traced by hand in
@@ -58,6 +59,8 @@ VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
 
 
 def modules(era, arch: str):
+    if vl.architecture(arch) == vl.QWEN25:
+        return qwen25_modules(arch)
     """(checkpoint module, SGLang layer, class) of every linear `arch` builds in `era`: the
     text model at era.text_prefix, the vision tower at era.vision_prefix (with the quant config
     only before #18926), lm_head at "lm_head" (Qwen3VLMoeForConditionalGeneration has no
@@ -70,9 +73,30 @@ def modules(era, arch: str):
     return out
 
 
-def built_with_quant_config(name: str, era) -> bool:
-    if name.startswith("model.visual."):
-        return era.vision_quant
+def qwen25_modules(arch: str):
+    """qwen2_5_vl.py @b98d4721 (unchanged through 2026): Qwen2Model at "model" (layers
+    model.layers.N whatever the checkpoint's naming), the vision tower at "visual" with the
+    quant config, its attention's fused projection qkv_proj, lm_head at "lm_head"."""
+    # vl.VISION25's classes are the vLLM harness's stand-ins: SGLang's namesakes answer here.
+    sglang_class = {c.__name__: c for c in (QKVParallelLinear, MergedColumnParallelLinear,
+                                            ColumnParallelLinear, RowParallelLinear)}
+    out = [("lm_head", "lm_head", ParallelLMHead)]
+    out += [(vl.vision_prefix(arch) + ck, "visual." + built.replace("attn.qkv", "attn.qkv_proj"),
+             sglang_class[cls.__name__]) for ck, built, cls in vl.VISION25]
+    for n in range(vl.LAYERS):
+        out += [(f"{vl.checkpoint_layers(arch)}{n}.{ck}", f"model.layers.{n}.{built}", cls)
+                for ck, built, cls in ATTN + MLP]
+    return out
+
+
+# The packed_modules_mapping each class gives its quant config: Qwen3-VL's none,
+# Qwen2.5-VL's gate_up_proj only (qwen2_5_vl.py @b98d4721).
+PACKED = {vl.QWEN25: {"gate_up_proj": ["gate_proj", "up_proj"]}}
+
+
+def built_with_quant_config(name: str, era, arch: str) -> bool:
+    if name.startswith(("model.visual.", "visual.")):
+        return era.vision_quant or vl.architecture(arch) == vl.QWEN25
     return not name.endswith("mlp.gate")
 
 
@@ -109,7 +133,7 @@ class Sglang:
 
     def problems(self, arch: str, storage: dict[str, bool], config: dict) -> list[str]:
         try:
-            cfg = self.engine.quant_config(config, {})
+            cfg = self.engine.quant_config(config, PACKED.get(vl.architecture(arch), {}))
             self.engine._apply_mapper(cfg, own_class=True)
         except SglangRaised as e:
             return [f"config raises: {e}"]
@@ -120,7 +144,7 @@ class Sglang:
         for name, prefix, cls in modules(self.era, arch):
             if prefix not in built:
                 layer = Layer("target", prefix, cls, [name],
-                              built_with_quant_config(name, self.era))
+                              built_with_quant_config(name, self.era, arch))
                 if cls is FusedMoE and cfg is not None and cfg.get_name() == "compressed_tensors":
                     try:
                         quantized = ct_experts_quantized(self.engine, cfg, prefix)
@@ -142,7 +166,7 @@ def make_build(root: str, era: str):
     sglang = Sglang(root, era)
 
     def build(rng: random.Random):
-        arch = rng.choice([vl.DENSE, vl.MOE])
+        arch = rng.choice([vl.DENSE, vl.MOE, vl.QWEN25, vl.QWEN25_OLD])
         method = rng.choice(["compressed-tensors", "fp8", "awq"])
         # Storage and lists as for vLLM, with entries also drawn from SGLang's layer names.
         storage, quant = vl.make_case(rng, arch, method, modules(sglang.era, arch))

@@ -90,7 +90,8 @@ std::vector<Change> changes_merged_02_26_to_03_14() {
        "quark.py: QuarkConfig.apply_weight_name_mapper renames exclude with Qwen3-VL's mapper (the "
        "Qwen3.5 VLM's until #23471, Qwen3-VL's own)",
        "quark",
-       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration Qwen3VL"},
+       "Qwen3_5ForConditionalGeneration Qwen3_5MoeForConditionalGeneration Qwen3VL Qwen2VL "
+       "Qwen2_5_VL"},
       // sgl-project/sglang#18742 (0e8697781, merged 2026-03-01, read in upstream history):
       // Fp8Config gets the packed mapping and asks is_layer_skipped for a FusedMoE too, and the
       // experts branch of quantization/utils.py is_layer_skipped keeps a general hit.
@@ -143,7 +144,7 @@ std::vector<Change> changes_merged_03_23_to_04_20() {
        "mapper)",
        "fp8",
        "DeepseekV3ForCausalLM GlmMoeDsaForCausalLM Qwen3_5ForConditionalGeneration "
-       "Qwen3_5MoeForConditionalGeneration Qwen3VL"},
+       "Qwen3_5MoeForConditionalGeneration Qwen3VL Qwen2VL Qwen2_5_VL"},
       // sgl-project/sglang#23146 (the fix of #23113, merged; read in qwen3_5_mtp.py @008b79d
       // _mtp_quant_config, and cited as #23146 by #39064): a Quark config whose exclude list
       // (QuarkConfig.exclude_layers) holds an entry starting with "mtp." builds the whole MTP

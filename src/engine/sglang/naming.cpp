@@ -277,6 +277,35 @@ void qwen3_vl_row(ModelInfo& info, const EngineVersion& version) {
   info.target_config_mapper.assumes.clear();
 }
 
+// Qwen2.5-VL and Qwen2-VL (qwen2_5_vl.py, qwen2_vl.py; docs/research/sglang-qwen25vl.md, read
+// at b98d4721 and unchanged through 2026): the text model is Qwen2Model at add_prefix("model"),
+// so its layers are model.layers.N whichever naming the checkpoint has (load_weights reads only
+// the older model.* / visual.* names), lm_head at "lm_head"; the vision tower at "visual" with the
+// quant config, its attention's fused projection named qkv_proj (checkpoint attn.qkv). The
+// classes carry Qwen3-VL's hf_to_sglang_mapper (712f44ee), which the loader applies to the
+// config's lists: plain text entries in either naming become language_model.model.*, which no
+// layer has. Qwen2.5-VL's packed_modules_mapping holds gate_up_proj only (qkv_proj judged by its
+// own name); Qwen2-VL's none (its vision MLP is fc1/fc2).
+void qwen2_vl_row(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
+  info.known = true;
+  info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
+  info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+  if (architecture == "Qwen2_5_VLForConditionalGeneration") {
+    info.row = "qwen2_5_vl";
+    info.quant_packed = PackedMapping{{"gate_up_proj", {"gate_proj", "up_proj"}}};
+  } else {
+    info.row = "qwen2_vl";
+    info.quant_packed = PackedMapping{};
+  }
+  qwen3_vl_config_mapper(info, version);
+  info.target_config_mapper.source =
+      "Qwen3-VL's hf_to_sglang_mapper (" +
+      std::string(architecture == "Qwen2VLForConditionalGeneration" ? "qwen2_vl.py"
+                                                                    : "qwen2_5_vl.py") +
+      " carries it)";
+  info.target_config_mapper.assumes.clear();
+}
+
 } // namespace
 
 ModelInfo sglang_model_info(const std::string& architecture,
@@ -297,6 +326,19 @@ ModelInfo sglang_model_info(const std::string& architecture,
   if (architecture == "Qwen3VLForConditionalGeneration" ||
       architecture == "Qwen3VLMoeForConditionalGeneration") {
     qwen3_vl_row(info, version);
+    return info;
+  }
+  if (architecture == "Qwen2_5_VLForConditionalGeneration" ||
+      architecture == "Qwen2VLForConditionalGeneration") {
+    qwen2_vl_row(info, architecture, version);
+    return info;
+  }
+  if (architecture == "Qwen3MoeForCausalLM") {
+    // qwen3_moe.py @b98d4721 (docs/research/sglang-qwen25vl.md Q3): layers at model.layers.N,
+    // packed_modules_mapping qkv_proj and gate_up_proj (from #18189, 2026-02-08), no mapper, the
+    // router gate without a quant config (modelslim aside, #30768).
+    info.known = true;
+    info.row = "qwen3_moe";
     return info;
   }
   if (architecture == "Qwen3NextForCausalLM") {
