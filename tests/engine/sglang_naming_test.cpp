@@ -154,6 +154,12 @@ TEST(SglangNaming, Qwen25VlBuildsModelLayersAndMapsEntriesAway) {
             "visual.blocks.0.attn.qkv_proj");
   EXPECT_FALSE(model.assumed_naming);
   EXPECT_FALSE(sglang_model_info("Qwen3MoeForCausalLM", 48).assumed_naming);
+  // Qwen2-VL (qwen2_vl.py @b98d4721): the same names, and no packed mapping at all.
+  const ModelInfo qwen2 = sglang_model_info("Qwen2VLForConditionalGeneration", 28);
+  EXPECT_EQ(qwen2.layer_prefix("visual.blocks.0.attn.qkv"), "visual.blocks.0.attn.qkv_proj");
+  EXPECT_EQ(shards_text(qwen2, "model.layers.0.mlp.gate_up_proj"), "(fused name)");
+  EXPECT_EQ(qwen2.target_config_mapper.map("model.layers.0.mlp.down_proj"),
+            "language_model.model.layers.0.mlp.down_proj");
 }
 
 TEST(SglangNaming, Qwen3NextDraftIsBuiltUnderModel) {
