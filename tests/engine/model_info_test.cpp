@@ -55,6 +55,12 @@ TEST(ModelInfo, Qwen25VlMapsBothCheckpointNamings) {
   EXPECT_EQ(model.to_vllm("visual.blocks.0.mlp.gate_proj"), "visual.blocks.0.mlp.gate_proj");
   EXPECT_EQ(model.fused_for("gate_proj"), "gate_up_proj");
   EXPECT_TRUE(model.has_mapper);
+  // Qwen2-VL: the same mapper; its vision MLP is fc1/fc2, nothing to fuse.
+  const ModelInfo qwen2 = model_info_for("Qwen2VLForConditionalGeneration", 28);
+  EXPECT_EQ(qwen2.layer_prefix("model.layers.1.mlp.down_proj"),
+            "language_model.model.layers.1.mlp.down_proj");
+  EXPECT_EQ(qwen2.layer_prefix("visual.blocks.0.mlp.fc1"), "visual.blocks.0.mlp.fc1");
+  EXPECT_EQ(qwen2.row, "qwen2_vl");
 }
 
 TEST(ModelInfo, DeepSeekAndGlmDraftHeadAndEhProj) {

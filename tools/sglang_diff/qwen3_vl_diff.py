@@ -59,7 +59,7 @@ VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
 
 
 def modules(era, arch: str):
-    if vl.architecture(arch) == vl.QWEN25:
+    if vl.architecture(arch) in vl.QWEN2_FAMILY:
         return qwen25_modules(arch)
     """(checkpoint module, SGLang layer, class) of every linear `arch` builds in `era`: the
     text model at era.text_prefix, the vision tower at era.vision_prefix (with the quant config
@@ -74,29 +74,30 @@ def modules(era, arch: str):
 
 
 def qwen25_modules(arch: str):
-    """qwen2_5_vl.py @b98d4721 (unchanged through 2026): Qwen2Model at "model" (layers
+    """qwen2_5_vl.py and qwen2_vl.py @b98d4721 (unchanged through 2026): Qwen2Model at "model" (layers
     model.layers.N whatever the checkpoint's naming), the vision tower at "visual" with the
     quant config, its attention's fused projection qkv_proj, lm_head at "lm_head"."""
     # vl.VISION25's classes are the vLLM harness's stand-ins: SGLang's namesakes answer here.
     sglang_class = {c.__name__: c for c in (QKVParallelLinear, MergedColumnParallelLinear,
                                             ColumnParallelLinear, RowParallelLinear)}
     out = [("lm_head", "lm_head", ParallelLMHead)]
+    vision = vl.VISION25 if vl.architecture(arch) == vl.QWEN25 else vl.VISION2
     out += [(vl.vision_prefix(arch) + ck, "visual." + built.replace("attn.qkv", "attn.qkv_proj"),
-             sglang_class[cls.__name__]) for ck, built, cls in vl.VISION25]
+             sglang_class[cls.__name__]) for ck, built, cls in vision]
     for n in range(vl.LAYERS):
         out += [(f"{vl.checkpoint_layers(arch)}{n}.{ck}", f"model.layers.{n}.{built}", cls)
                 for ck, built, cls in ATTN + MLP]
     return out
 
 
-# The packed_modules_mapping each class gives its quant config: Qwen3-VL's none,
+# The packed_modules_mapping each class gives its quant config: Qwen3-VL's and Qwen2-VL's none,
 # Qwen2.5-VL's gate_up_proj only (qwen2_5_vl.py @b98d4721).
 PACKED = {vl.QWEN25: {"gate_up_proj": ["gate_proj", "up_proj"]}}
 
 
 def built_with_quant_config(name: str, era, arch: str) -> bool:
     if name.startswith(("model.visual.", "visual.")):
-        return era.vision_quant or vl.architecture(arch) == vl.QWEN25
+        return era.vision_quant or vl.architecture(arch) in vl.QWEN2_FAMILY
     return not name.endswith("mlp.gate")
 
 
@@ -166,7 +167,7 @@ def make_build(root: str, era: str):
     sglang = Sglang(root, era)
 
     def build(rng: random.Random):
-        arch = rng.choice([vl.DENSE, vl.MOE, vl.QWEN25, vl.QWEN25_OLD])
+        arch = rng.choice([vl.DENSE, vl.MOE, vl.QWEN25, vl.QWEN25_OLD, vl.QWEN2])
         method = rng.choice(["compressed-tensors", "fp8", "awq"])
         # Storage and lists as for vLLM, with entries also drawn from SGLang's layer names.
         storage, quant = vl.make_case(rng, arch, method, modules(sglang.era, arch))
@@ -184,6 +185,6 @@ def options(parser):
 
 
 if __name__ == "__main__":
-    sys.exit(arch_driver.main("Qwen3-VL under SGLang", __doc__.splitlines()[0], make_build,
+    sys.exit(arch_driver.main("Qwen3-VL / Qwen2-VL / Qwen2.5-VL under SGLang", __doc__.splitlines()[0], make_build,
                               ("ignore", "ignored_layers", "modules_to_not_convert"),
                               engine="sglang", extra=options))

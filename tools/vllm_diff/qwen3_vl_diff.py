@@ -41,10 +41,13 @@ MOE = "Qwen3VLMoeForConditionalGeneration"
 TEXT_MOE = "Qwen3MoeForCausalLM"  # the same router, text only, SupportsQuant
 QWEN25 = "Qwen2_5_VLForConditionalGeneration"  # SupportsQuant; transformers >= 4.52 names
 QWEN25_OLD = QWEN25 + ":old"  # the same class over older checkpoints: model.layers.N, visual.*
+QWEN2 = "Qwen2VLForConditionalGeneration"  # not SupportsQuant; its Qwen2ForCausalLM is
 FILES = {DENSE: "vllm/model_executor/models/qwen3_vl.py",
          MOE: "vllm/model_executor/models/qwen3_vl_moe.py",
          TEXT_MOE: "vllm/model_executor/models/qwen3_moe.py",
-         QWEN25: "vllm/model_executor/models/qwen2_5_vl.py"}
+         QWEN25: "vllm/model_executor/models/qwen2_5_vl.py",
+         QWEN2: "vllm/model_executor/models/qwen2_vl.py"}
+QWEN2_LM = "vllm/model_executor/models/qwen2.py"
 SUPPORTS_QUANT = (TEXT_MOE, QWEN25)
 LAYERS = 2
 EXPERTS = 2
@@ -77,6 +80,17 @@ VISION25 = [("blocks.0.attn.qkv", "blocks.0.attn.qkv", QKVParallelLinear),
             ("merger.mlp.2", "merger.mlp.2", RowParallelLinear)]
 
 
+# Qwen2VisionTransformer (qwen2_vl.py): attn.qkv, attn.proj, mlp.fc1, mlp.fc2, merger.mlp.0
+# and mlp.2, every one with the quant config.
+VISION2 = [("blocks.0.attn.qkv", "blocks.0.attn.qkv", QKVParallelLinear),
+           ("blocks.0.attn.proj", "blocks.0.attn.proj", RowParallelLinear),
+           ("blocks.0.mlp.fc1", "blocks.0.mlp.fc1", ColumnParallelLinear),
+           ("blocks.0.mlp.fc2", "blocks.0.mlp.fc2", RowParallelLinear),
+           ("merger.mlp.0", "merger.mlp.0", ColumnParallelLinear),
+           ("merger.mlp.2", "merger.mlp.2", RowParallelLinear)]
+QWEN2_FAMILY = (QWEN25, QWEN2)
+
+
 def architecture(arch: str) -> str:
     return arch.split(":")[0]
 
@@ -97,11 +111,12 @@ def modules(arch: str):
     if arch == TEXT_MOE:
         head, ck, built = "lm_head", "model.layers.", "model.layers."
         out = [("lm_head", head, ParallelLMHead)]
-    elif architecture(arch) == QWEN25:
+    elif architecture(arch) in QWEN2_FAMILY:
         # Qwen2ForCausalLM at language_model: its head at language_model.lm_head.
         ck, built = checkpoint_layers(arch), "language_model.model.layers."
         out = [("lm_head", "language_model.lm_head", ParallelLMHead)]
-        out += [(vision_prefix(arch) + m, "visual." + b, c) for m, b, c in VISION25]
+        vision = VISION25 if architecture(arch) == QWEN25 else VISION2
+        out += [(vision_prefix(arch) + m, "visual." + b, c) for m, b, c in vision]
     else:
         head = "lm_head" if arch == DENSE else "language_model.lm_head"
         ck, built = "model.language_model.layers.", "language_model.model.layers."
@@ -199,9 +214,10 @@ def config_json(arch: str, quant: dict) -> dict:
     if arch == TEXT_MOE:
         return {"architectures": [arch], "model_type": "qwen3_moe", **text,
                 "quantization_config": quant}
-    if architecture(arch) == QWEN25:
-        return {"architectures": [QWEN25], "model_type": "qwen2_5_vl", **text,
-                "vision_config": {"depth": 1}, "quantization_config": quant}
+    if architecture(arch) in QWEN2_FAMILY:
+        return {"architectures": [architecture(arch)],
+                "model_type": "qwen2_5_vl" if architecture(arch) == QWEN25 else "qwen2_vl",
+                **text, "vision_config": {"depth": 1}, "quantization_config": quant}
     return {"architectures": [arch], "model_type": "qwen3_vl" if arch == DENSE else "qwen3_vl_moe",
             "text_config": text, "vision_config": {"depth": 1, "deepstack_visual_indexes": [0]},
             "quantization_config": quant}
@@ -217,9 +233,14 @@ class Vllm:
         vl = src.literal_attr(FILES[DENSE], DENSE, "hf_to_vllm_mapper", env)
         self.mapper = {DENSE: vl, MOE: vl, TEXT_MOE: src.literal_attr(
             FILES[TEXT_MOE], "Qwen3MoeModel", "hf_to_vllm_mapper", env),
-            QWEN25: src.literal_attr(FILES[QWEN25], QWEN25, "hf_to_vllm_mapper", env)}
+            QWEN25: src.literal_attr(FILES[QWEN25], QWEN25, "hf_to_vllm_mapper", env),
+            QWEN2: src.literal_attr(FILES[QWEN2], QWEN2, "hf_to_vllm_mapper", env)}
         self.packed = {arch: src.literal_attr(FILES[arch], arch, "packed_modules_mapping", env)
-                       for arch in (DENSE, MOE, TEXT_MOE, QWEN25)}
+                       for arch in (DENSE, MOE, TEXT_MOE, QWEN25, QWEN2)}
+        # Qwen2ForCausalLM (SupportsQuant), the VL classes' text model: its __new__ adds its
+        # mapping to the config's (its mapper, Qwen2Model's, renames nothing once unstacked).
+        self.text_packed = src.literal_attr(QWEN2_LM, "Qwen2ForCausalLM",
+                                            "packed_modules_mapping", env)
         # The experts' class name, which compressed-tensors' _add_fused_moe_to_target_scheme_map
         # copies "Linear" to: RoutedExperts on main, FusedMoE before the MoE refactor (#44941).
         ct = "vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors.py"
@@ -239,9 +260,11 @@ class Vllm:
             if architecture(arch) in SUPPORTS_QUANT:
                 # SupportsQuant.__new__ (interfaces.py): the mapping added to the config's.
                 cfg.packed_modules_mapping.update(self.packed[architecture(arch)])
-            else:
+            elif self.packed[architecture(arch)] is not None:
                 # configure_quant_config: the class dict becomes the config's.
-                cfg.packed_modules_mapping = self.packed[arch]
+                cfg.packed_modules_mapping = self.packed[architecture(arch)]
+            if architecture(arch) in QWEN2_FAMILY:
+                cfg.packed_modules_mapping.update(self.text_packed)
         except _RAISES as e:
             return [f"config raises: {e}"]
         return storage_problems(cfg, modules(arch), storage, experts=self.experts)
@@ -251,7 +274,7 @@ def make_build(root: str):
     vllm = Vllm(root)
 
     def build(rng: random.Random):
-        arch = rng.choice([DENSE, MOE, TEXT_MOE, QWEN25, QWEN25_OLD])
+        arch = rng.choice([DENSE, MOE, TEXT_MOE, QWEN25, QWEN25_OLD, QWEN2])
         method = rng.choice(["compressed-tensors", "fp8", "awq"])
         storage, quant = make_case(rng, arch, method)
         stored = tensors(arch, storage, method)
@@ -263,5 +286,5 @@ def make_build(root: str):
 
 
 if __name__ == "__main__":
-    sys.exit(arch_driver.main("Qwen3-VL / Qwen3-MoE / Qwen2.5-VL", __doc__.splitlines()[0], make_build,
+    sys.exit(arch_driver.main("Qwen3-VL / Qwen3-MoE / Qwen2-VL / Qwen2.5-VL", __doc__.splitlines()[0], make_build,
                               ("ignore", "ignored_layers", "modules_to_not_convert")))

@@ -135,15 +135,26 @@ void qwen3_vl_rows(ModelInfo& info, const std::string& architecture) {
 // quant config on every linear: attn.qkv, attn.proj, mlp.gate_up_proj (gate_proj + up_proj),
 // mlp.down_proj, merger.mlp.0 and mlp.2. The text model is Qwen2ForCausalLM at language_model:
 // layers at language_model.model.layers.N, head at language_model.lm_head.
-void qwen2_5_vl_row(ModelInfo& info) {
+//
+// Qwen2-VL (qwen2_vl.py Qwen2VLForConditionalGeneration) has the same mapper and prefixes but is
+// not SupportsQuant and declares no packed_modules_mapping: configure_quant_config renames the
+// config's lists, and its Qwen2ForCausalLM adds qkv_proj and gate_up_proj; the vision tower
+// (attn.qkv, attn.proj, mlp.fc1, mlp.fc2, merger.mlp.0/2) gets the quant config too.
+void qwen2_vl_rows(ModelInfo& info, const std::string& architecture) {
+  if (architecture != "Qwen2_5_VLForConditionalGeneration" &&
+      architecture != "Qwen2VLForConditionalGeneration") {
+    return;
+  }
   info.known = true;
-  info.row = "qwen2_5_vl";
+  info.row = architecture == "Qwen2VLForConditionalGeneration" ? "qwen2_vl" : "qwen2_5_vl";
   info.has_mapper = true;
   info.prefix_renames = {{"model.language_model.", "language_model.model."},
                          {"model.visual.", "visual."},
                          {"lm_head.", "language_model.lm_head."},
                          {"model.", "language_model.model."}};
-  info.packed.push_back({"qkv", {"qkv"}});
+  if (info.row == "qwen2_5_vl") {
+    info.packed.push_back({"qkv", {"qkv"}});
+  }
 }
 
 // DeepSeek-V2/V3/V3.2, GLM-5 (GlmMoeDsaForCausalLM) and GLM-4.5 (Glm4MoeForCausalLM): the draft
@@ -355,9 +366,7 @@ ModelInfo model_info_for(const std::string& architecture,
     info.plain_linears = {"input_proj"};
   }
   deepseek_glm_rows(info, architecture, num_hidden_layers);
-  if (architecture == "Qwen2_5_VLForConditionalGeneration") {
-    qwen2_5_vl_row(info);
-  }
+  qwen2_vl_rows(info, architecture);
   if (architecture == "DeepseekV4ForCausalLM") {
     deepseek_v4_row(info, num_hidden_layers);
   }
