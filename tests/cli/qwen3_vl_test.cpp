@@ -5,6 +5,7 @@
 // builds its router `gate` as a ReplicatedLinear with the quant config (qwen3_moe.py). Measured
 // against vLLM's own functions by tools/vllm_diff/qwen3_vl_diff.py.
 #include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -45,12 +46,8 @@ void write_qwen3_vl(const std::filesystem::path& dir,
   synth::ShardSpec shard{"model.safetensors", {}, true};
   auto& t = shard.tensors;
   const auto linear = [&](const std::string& module, bool quantized) {
-    if (!quantized) {
-      t.push_back({module + ".weight", "BF16", {64, 64}});
-    } else if (storage == Storage::ct_int4) {
-      t.push_back({module + ".weight_packed", "I32", {64, 8}});
-      t.push_back({module + ".weight_scale", "BF16", {64, 2}});
-      t.push_back({module + ".weight_shape", "I64", {2}});
+    if (!quantized || storage == Storage::ct_int4) {
+      test::ct_linear(t, module, 64, 64, quantized);
     } else {
       t.push_back({module + ".weight", "F8_E4M3", {64, 64}});
       t.push_back({module + ".weight_scale_inv", "F32", {1, 1}});
@@ -117,13 +114,9 @@ void write_qwen2_5_vl(const std::filesystem::path& dir,
   synth::ShardSpec shard{"model.safetensors", {}, true};
   auto& t = shard.tensors;
   const auto linear = [&](const std::string& module) {
-    if (module.rfind("visual.", 0) == 0 || module == "lm_head" || dense_text.count(module) > 0) {
-      t.push_back({module + ".weight", "BF16", {64, 64}});
-      return;
-    }
-    t.push_back({module + ".weight_packed", "I32", {64, 8}});
-    t.push_back({module + ".weight_scale", "BF16", {64, 2}});
-    t.push_back({module + ".weight_shape", "I64", {2}});
+    const bool dense =
+        module.rfind("visual.", 0) == 0 || module == "lm_head" || dense_text.count(module) > 0;
+    test::ct_linear(t, module, 64, 64, !dense);
   };
   t.push_back({"model.embed_tokens.weight", "BF16", {128, 64}});
   t.push_back({"visual.patch_embed.proj.weight", "BF16", {64, 3, 2, 14, 14}});

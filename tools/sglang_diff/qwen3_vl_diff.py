@@ -34,28 +34,27 @@ from sglang_model import (ERAS, ColumnParallelLinear, FusedMoE, Layer,  # noqa: 
                           ReplicatedLinear, RowParallelLinear, SglangEngine, SglangRaised,
                           _RAISES)
 
-ATTN = [("self_attn.q_proj", "self_attn.qkv_proj", QKVParallelLinear),
-        ("self_attn.k_proj", "self_attn.qkv_proj", QKVParallelLinear),
-        ("self_attn.v_proj", "self_attn.qkv_proj", QKVParallelLinear),
-        ("self_attn.o_proj", "self_attn.o_proj", RowParallelLinear)]
-MLP = [("mlp.gate_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
-       ("mlp.up_proj", "mlp.gate_up_proj", MergedColumnParallelLinear),
-       ("mlp.down_proj", "mlp.down_proj", RowParallelLinear)]
+# The vLLM harness's tables name vLLM's stand-in classes: SGLang's namesakes answer here (its
+# get_quant_method's isinstance checks refuse the others).
+SGLANG_CLASS = {c.__name__: c for c in (QKVParallelLinear, MergedColumnParallelLinear,
+                                        ColumnParallelLinear, RowParallelLinear,
+                                        ReplicatedLinear)}
+
+
+def sglang_table(table):
+    """(checkpoint module, built layer, class) rows with SGLang's classes."""
+    return [(ck, built, SGLANG_CLASS[cls.__name__]) for ck, built, cls in table]
+
+
+ATTN = sglang_table(vl.ATTN)
+MLP = sglang_table(vl.MLP)
 # qwen3_moe.py Qwen3MoeSparseMoeBlock: the experts one FusedMoE at mlp.experts, the router
 # `gate` a ReplicatedLinear with quant_config=None (every method but modelslim, #30768).
 MOE_MLP = [("mlp.gate", "mlp.gate", ReplicatedLinear), ("mlp.experts", "mlp.experts", FusedMoE)]
 # qwen3_vl.py Qwen3_VisionTransformer: VisionAttention names its fused projection qkv_proj
-# (load_weights: attn.qkv. -> attn.qkv_proj.).
-VISION = [("blocks.0.attn.qkv", "blocks.0.attn.qkv_proj", QKVParallelLinear),
-          ("blocks.0.attn.proj", "blocks.0.attn.proj", RowParallelLinear),
-          ("blocks.0.mlp.linear_fc1", "blocks.0.mlp.linear_fc1", ColumnParallelLinear),
-          ("blocks.0.mlp.linear_fc2", "blocks.0.mlp.linear_fc2", RowParallelLinear),
-          ("merger.linear_fc1", "merger.linear_fc1", ColumnParallelLinear),
-          ("merger.linear_fc2", "merger.linear_fc2", RowParallelLinear),
-          ("deepstack_merger_list.0.linear_fc1", "deepstack_merger_list.0.linear_fc1",
-           ColumnParallelLinear),
-          ("deepstack_merger_list.0.linear_fc2", "deepstack_merger_list.0.linear_fc2",
-           RowParallelLinear)]
+# (load_weights: attn.qkv. -> attn.qkv_proj.); the rest as vLLM names them.
+VISION = [(ck, ck.replace("attn.qkv", "attn.qkv_proj"), SGLANG_CLASS[cls.__name__])
+          for ck, cls in vl.VISION]
 
 
 def modules(era, arch: str):
@@ -77,13 +76,10 @@ def qwen25_modules(arch: str):
     """qwen2_5_vl.py and qwen2_vl.py @b98d4721 (unchanged through 2026): Qwen2Model at "model" (layers
     model.layers.N whatever the checkpoint's naming), the vision tower at "visual" with the
     quant config, its attention's fused projection qkv_proj, lm_head at "lm_head"."""
-    # vl.VISION25's classes are the vLLM harness's stand-ins: SGLang's namesakes answer here.
-    sglang_class = {c.__name__: c for c in (QKVParallelLinear, MergedColumnParallelLinear,
-                                            ColumnParallelLinear, RowParallelLinear)}
     out = [("lm_head", "lm_head", ParallelLMHead)]
-    vision = vl.VISION25 if vl.architecture(arch) == vl.QWEN25 else vl.VISION2
+    vision = sglang_table(vl.VISION25 if vl.architecture(arch) == vl.QWEN25 else vl.VISION2)
     out += [(vl.vision_prefix(arch) + ck, "visual." + built.replace("attn.qkv", "attn.qkv_proj"),
-             sglang_class[cls.__name__]) for ck, built, cls in vision]
+             cls) for ck, built, cls in vision]
     for n in range(vl.LAYERS):
         out += [(f"{vl.checkpoint_layers(arch)}{n}.{ck}", f"model.layers.{n}.{built}", cls)
                 for ck, built, cls in ATTN + MLP]

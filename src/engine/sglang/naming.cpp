@@ -306,32 +306,21 @@ void qwen2_vl_row(ModelInfo& info, const std::string& architecture, const Engine
   info.target_config_mapper.assumes.clear();
 }
 
-} // namespace
-
-ModelInfo sglang_model_info(const std::string& architecture,
-                            uint64_t num_hidden_layers,
-                            const EngineVersion& version) {
-  ModelInfo info;
-  info.architecture = architecture;
-  info.num_hidden_layers = num_hidden_layers;
-  info.naming = "sglang";
-  // layer_renames only: no class below renames its target's config entries (the DeepSeek-V3
-  // draft's mapper renames the draft's: draft_config_mapper)
-  info.separate_layer_names = true;
-  info.packed = k_qkv_gate_up;
+// The Qwen family's rows; false for an architecture of no Qwen row.
+bool qwen_row(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
   if (is_qwen35_vlm(architecture)) {
     qwen35_vlm_row(info, version);
-    return info;
+    return true;
   }
   if (architecture == "Qwen3VLForConditionalGeneration" ||
       architecture == "Qwen3VLMoeForConditionalGeneration") {
     qwen3_vl_row(info, version);
-    return info;
+    return true;
   }
   if (architecture == "Qwen2_5_VLForConditionalGeneration" ||
       architecture == "Qwen2VLForConditionalGeneration") {
     qwen2_vl_row(info, architecture, version);
-    return info;
+    return true;
   }
   if (architecture == "Qwen3MoeForCausalLM") {
     // qwen3_moe.py @b98d4721 (docs/research/sglang-qwen25vl.md Q3): layers at model.layers.N,
@@ -339,7 +328,7 @@ ModelInfo sglang_model_info(const std::string& architecture,
     // router gate without a quant config (modelslim aside, #30768).
     info.known = true;
     info.row = "qwen3_moe";
-    return info;
+    return true;
   }
   if (architecture == "Qwen3NextForCausalLM") {
     // qwen3_next.py @0201bc8 Qwen3NextForCausalLM: packed_modules_mapping holds only qkv_proj
@@ -356,6 +345,25 @@ ModelInfo sglang_model_info(const std::string& architecture,
     info.draft_prefix = "mtp.";
     info.plain_linears = {"fc"};
     info.draft_renames = {{"mtp.", "model."}};
+    return true;
+  }
+  return false;
+}
+
+} // namespace
+
+ModelInfo sglang_model_info(const std::string& architecture,
+                            uint64_t num_hidden_layers,
+                            const EngineVersion& version) {
+  ModelInfo info;
+  info.architecture = architecture;
+  info.num_hidden_layers = num_hidden_layers;
+  info.naming = "sglang";
+  // layer_renames only: no class below renames its target's config entries (the DeepSeek-V3
+  // draft's mapper renames the draft's: draft_config_mapper)
+  info.separate_layer_names = true;
+  info.packed = k_qkv_gate_up;
+  if (qwen_row(info, architecture, version)) {
     return info;
   }
   if (architecture == "DeepseekV3ForCausalLM" || architecture == "DeepseekV2ForCausalLM") {
