@@ -107,7 +107,7 @@ linear_layer(std::string_view name, const ModelInfo& model, const SiblingIndex& 
   LinearLayer out;
   out.name = fused.empty() ? std::string(name) : parent_of(name) + std::string(fused);
   const auto& dense = model.built_dense_layers;
-  if (model.built_without_quant_config_for(name) ||
+  if (model.built_without_quant_config_for(name) || model.dense_but_bitsandbytes_for(name) ||
       std::find(dense.begin(), dense.end(), last_component(out.name)) != dense.end()) {
     out.kind = LayerKind::built_dense;
   }

@@ -248,6 +248,12 @@ bool ModelInfo::is_plain_linear(std::string_view name) const {
          std::find(plain_linears.begin(), plain_linears.end(), last) != plain_linears.end();
 }
 
+bool ModelInfo::dense_but_bitsandbytes_for(std::string_view name) const {
+  const auto& [part, lasts] = dense_but_bitsandbytes;
+  return !part.empty() && name.find(part) != std::string_view::npos &&
+         std::find(lasts.begin(), lasts.end(), util::last_component(name)) != lasts.end();
+}
+
 bool ModelInfo::built_without_compressed_tensors_config_for(std::string_view name) const {
   return std::any_of(
       built_without_compressed_tensors_config.begin(),

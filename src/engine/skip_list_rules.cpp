@@ -623,7 +623,11 @@ std::optional<std::string> SkipListRules::built_dense_reason(const Layer& layer)
     return std::string("without a quant config by SGLang's DeepSeek NextN draft under "
                        "modelopt_fp4 (DeepseekModelNextN): always dense");
   }
-  if ((layer.kind == LayerKind::built_dense && !quark_nextn_linear) ||
+  // vLLM's SigLIP MLP takes the quant config under bitsandbytes whatever its sizes.
+  const bool bnb_linear = m_method == SkipListMethod::bitsandbytes &&
+                          layer.kind == LayerKind::built_dense &&
+                          m_model.dense_but_bitsandbytes_for(layer.name);
+  if ((layer.kind == LayerKind::built_dense && !quark_nextn_linear && !bnb_linear) ||
       layer.kind == LayerKind::embedding ||
       (layer.kind == LayerKind::lm_head && !head_quantizable)) {
     return "with no quant config (" + layer.cls + "): always dense";

@@ -63,6 +63,23 @@ TEST(ModelInfo, Qwen25VlMapsBothCheckpointNamings) {
   EXPECT_EQ(qwen2.row, "qwen2_vl");
 }
 
+// vLLM's Gemma 3 (gemma3_mm.py, siglip.py): the mapper from both checkpoint namings, and the
+// SigLIP MLP dense but under bitsandbytes.
+TEST(ModelInfo, Gemma3MapsBothNamingsAndKeepsTheSiglipMlpDense) {
+  const ModelInfo model = model_info_for("Gemma3ForConditionalGeneration", 2);
+  EXPECT_EQ(model.layer_prefix("model.language_model.layers.0.mlp.down_proj"),
+            "language_model.model.layers.0.mlp.down_proj");
+  EXPECT_EQ(model.layer_prefix("language_model.model.layers.0.mlp.down_proj"),
+            "language_model.model.layers.0.mlp.down_proj");
+  EXPECT_EQ(model.layer_prefix("model.vision_tower.vision_model.encoder.layers.0.mlp.fc1"),
+            "vision_tower.vision_model.encoder.layers.0.mlp.fc1");
+  EXPECT_TRUE(
+      model.dense_but_bitsandbytes_for("model.vision_tower.vision_model.encoder.layers.0.mlp.fc2"));
+  EXPECT_FALSE(model.dense_but_bitsandbytes_for(
+      "model.vision_tower.vision_model.encoder.layers.0.self_attn.out_proj"));
+  EXPECT_FALSE(model.dense_but_bitsandbytes_for("model.language_model.layers.0.mlp.fc1"));
+}
+
 TEST(ModelInfo, DeepSeekAndGlmDraftHeadAndEhProj) {
   const ModelInfo deepseek = model_info_for("DeepseekV3ForCausalLM", 61);
   EXPECT_EQ(deepseek.layer_prefix("model.layers.61.shared_head.head"), "model.layers.61.head");

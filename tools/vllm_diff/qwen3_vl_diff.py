@@ -42,11 +42,14 @@ TEXT_MOE = "Qwen3MoeForCausalLM"  # the same router, text only, SupportsQuant
 QWEN25 = "Qwen2_5_VLForConditionalGeneration"  # SupportsQuant; transformers >= 4.52 names
 QWEN25_OLD = QWEN25 + ":old"  # the same class over older checkpoints: model.layers.N, visual.*
 QWEN2 = "Qwen2VLForConditionalGeneration"  # not SupportsQuant; its Qwen2ForCausalLM is
+GEMMA3 = "Gemma3ForConditionalGeneration"  # not SupportsQuant; transformers >= 4.52 names
+GEMMA3_OLD = GEMMA3 + ":old"  # language_model.model.layers.N, vision_tower.vision_model.*
 FILES = {DENSE: "vllm/model_executor/models/qwen3_vl.py",
          MOE: "vllm/model_executor/models/qwen3_vl_moe.py",
          TEXT_MOE: "vllm/model_executor/models/qwen3_moe.py",
          QWEN25: "vllm/model_executor/models/qwen2_5_vl.py",
-         QWEN2: "vllm/model_executor/models/qwen2_vl.py"}
+         QWEN2: "vllm/model_executor/models/qwen2_vl.py",
+         GEMMA3: "vllm/model_executor/models/gemma3_mm.py"}
 QWEN2_LM = "vllm/model_executor/models/qwen2.py"
 SUPPORTS_QUANT = (TEXT_MOE, QWEN25)
 LAYERS = 2
@@ -89,6 +92,20 @@ VISION2 = [("blocks.0.attn.qkv", "blocks.0.attn.qkv", QKVParallelLinear),
            ("merger.mlp.0", "merger.mlp.0", ColumnParallelLinear),
            ("merger.mlp.2", "merger.mlp.2", RowParallelLinear)]
 QWEN2_FAMILY = (QWEN25, QWEN2)
+# SiglipVisionModel (siglip.py) at vision_tower.vision_model: q/k/v into qkv_proj and out_proj
+# with the quant config; SiglipMLP's fc1/fc2 with none (class None) unless hidden and
+# intermediate sizes are multiples of 64 or the method is bitsandbytes/torchao: Gemma 3's
+# (1152, 4304) are not.
+SIGLIP = [("encoder.layers.0.self_attn.q_proj", "encoder.layers.0.self_attn.qkv_proj",
+           QKVParallelLinear),
+          ("encoder.layers.0.self_attn.k_proj", "encoder.layers.0.self_attn.qkv_proj",
+           QKVParallelLinear),
+          ("encoder.layers.0.self_attn.v_proj", "encoder.layers.0.self_attn.qkv_proj",
+           QKVParallelLinear),
+          ("encoder.layers.0.self_attn.out_proj", "encoder.layers.0.self_attn.out_proj",
+           RowParallelLinear),
+          ("encoder.layers.0.mlp.fc1", "encoder.layers.0.mlp.fc1", None),
+          ("encoder.layers.0.mlp.fc2", "encoder.layers.0.mlp.fc2", None)]
 
 
 def architecture(arch: str) -> str:
@@ -96,10 +113,15 @@ def architecture(arch: str) -> str:
 
 
 def checkpoint_layers(arch: str) -> str:
+    if arch == GEMMA3_OLD:
+        return "language_model.model.layers."
     return "model.layers." if arch in (TEXT_MOE, QWEN25_OLD) else "model.language_model.layers."
 
 
 def vision_prefix(arch: str) -> str:
+    if architecture(arch) == GEMMA3:
+        return "vision_tower.vision_model." if arch == GEMMA3_OLD else \
+            "model.vision_tower.vision_model."
     return "visual." if arch == QWEN25_OLD else "model.visual."
 
 
@@ -111,6 +133,11 @@ def modules(arch: str):
     if arch == TEXT_MOE:
         head, ck, built = "lm_head", "model.layers.", "model.layers."
         out = [("lm_head", head, ParallelLMHead)]
+    elif architecture(arch) == GEMMA3:
+        # Gemma3ForCausalLM at language_model; its head is tied to embed_tokens (no tensor).
+        ck, built = checkpoint_layers(arch), "language_model.model.layers."
+        out = [(vision_prefix(arch) + m, "vision_tower.vision_model." + b, c)
+               for m, b, c in SIGLIP]
     elif architecture(arch) in QWEN2_FAMILY:
         # Qwen2ForCausalLM at language_model: its head at language_model.lm_head.
         ck, built = checkpoint_layers(arch), "language_model.model.layers."
@@ -143,7 +170,7 @@ def make_case(rng: random.Random, arch: str, method: str, built_modules=None):
         storage[name] = quantized
     pool = ["lm_head", "language_model.lm_head", "re:.*visual.*", "re:^model\\.visual\\..*",
             "re:visual.*", "re:.*mlp.gate$", "re:.*merger.*", "re:.*lm_head", "model.visual",
-            "re:^model\\..*",
+            "re:^model\\..*", "re:.*vision_tower.*", "vision_tower", "re:.*fc1$",
             "visual", "re:.*attn\\.qkv$", "model.visual.blocks.0.attn.qkv_proj"]
     for name, built, _ in built_modules:
         pool += [name, built]
@@ -214,6 +241,10 @@ def config_json(arch: str, quant: dict) -> dict:
     if arch == TEXT_MOE:
         return {"architectures": [arch], "model_type": "qwen3_moe", **text,
                 "quantization_config": quant}
+    if architecture(arch) == GEMMA3:
+        return {"architectures": [GEMMA3], "model_type": "gemma3", "text_config": text,
+                "vision_config": {"hidden_size": 1152, "intermediate_size": 4304},
+                "quantization_config": quant}
     if architecture(arch) in QWEN2_FAMILY:
         return {"architectures": [architecture(arch)],
                 "model_type": "qwen2_5_vl" if architecture(arch) == QWEN25 else "qwen2_vl",
@@ -234,9 +265,10 @@ class Vllm:
         self.mapper = {DENSE: vl, MOE: vl, TEXT_MOE: src.literal_attr(
             FILES[TEXT_MOE], "Qwen3MoeModel", "hf_to_vllm_mapper", env),
             QWEN25: src.literal_attr(FILES[QWEN25], QWEN25, "hf_to_vllm_mapper", env),
-            QWEN2: src.literal_attr(FILES[QWEN2], QWEN2, "hf_to_vllm_mapper", env)}
+            QWEN2: src.literal_attr(FILES[QWEN2], QWEN2, "hf_to_vllm_mapper", env),
+            GEMMA3: src.literal_attr(FILES[GEMMA3], GEMMA3, "hf_to_vllm_mapper", env)}
         self.packed = {arch: src.literal_attr(FILES[arch], arch, "packed_modules_mapping", env)
-                       for arch in (DENSE, MOE, TEXT_MOE, QWEN25, QWEN2)}
+                       for arch in (DENSE, MOE, TEXT_MOE, QWEN25, QWEN2, GEMMA3)}
         # Qwen2ForCausalLM (SupportsQuant), the VL classes' text model: its __new__ adds its
         # mapping to the config's (its mapper, Qwen2Model's, renames nothing once unstacked).
         self.text_packed = src.literal_attr(QWEN2_LM, "Qwen2ForCausalLM",
@@ -274,7 +306,7 @@ def make_build(root: str):
     vllm = Vllm(root)
 
     def build(rng: random.Random):
-        arch = rng.choice([DENSE, MOE, TEXT_MOE, QWEN25, QWEN25_OLD, QWEN2])
+        arch = rng.choice([DENSE, MOE, TEXT_MOE, QWEN25, QWEN25_OLD, QWEN2, GEMMA3, GEMMA3_OLD])
         method = rng.choice(["compressed-tensors", "fp8", "awq"])
         storage, quant = make_case(rng, arch, method)
         stored = tensors(arch, storage, method)

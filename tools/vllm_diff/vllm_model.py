@@ -620,13 +620,15 @@ def built_quantized(cfg, prefix: str, cls) -> bool:
 def storage_problems(cfg, modules, storage: dict, quantized: str = "quantized",
                      experts=RoutedExperts) -> list[str]:
     """What breaks when quant config `cfg` builds `modules` ((checkpoint module, vLLM layer,
-    class), a fused layer once per shard) over `storage` (module -> stored quantized): a layer
+    class, None for a layer built with no quant config), a fused layer once per shard) over `storage` (module -> stored quantized): a layer
     whose decision raises, or one built otherwise than stored. `quantized` names the stored
     format in the messages; `experts` is the class the commit's experts have."""
     built: dict[str, object] = {}
     out = []
     for name, prefix, cls in modules:
-        if prefix not in built:
+        if prefix not in built and cls is None:  # built with quant_config=None
+            built[prefix] = False
+        elif prefix not in built:
             try:
                 built[prefix] = built_quantized(cfg, prefix,
                                                 experts if cls is RoutedExperts else cls)

@@ -138,6 +138,12 @@ struct ModelInfo {
   // projector get None when the config is a CompressedTensorsConfig, the config otherwise).
   std::vector<std::string> built_without_compressed_tensors_config;
   bool built_without_compressed_tensors_config_for(std::string_view name) const;
+  // Layers built with quant_config=None under every method but bitsandbytes: (a part the
+  // checkpoint name holds, its last components). vLLM's SiglipMLP (siglip.py) gives fc1 and fc2
+  // the quant config only when its sizes are multiples of 64 or the method is bitsandbytes or
+  // torchao.
+  std::pair<std::string, std::vector<std::string>> dense_but_bitsandbytes;
+  bool dense_but_bitsandbytes_for(std::string_view name) const;
   // Shards fused only beside a sibling, (shard, sibling): Kimi-K3's KDA layers load g_proj as
   // shard 3 of in_proj_qkvgfab (beside q_proj), while its MLA layers build their own g_proj.
   std::vector<std::pair<std::string, std::string>> shard_needs_sibling;

@@ -157,6 +157,31 @@ void qwen2_vl_rows(ModelInfo& info, const std::string& architecture) {
   }
 }
 
+// Gemma 3 (gemma3_mm.py Gemma3ForConditionalGeneration, 017e9f4, unchanged since 2025-10 and
+// at f3fef12; docs/research/vllm-gemma3.md). Not SupportsQuant: configure_quant_config renames
+// the config's lists with the class mapper (prefixes model.language_model. ->
+// language_model.model., model.vision_tower. -> vision_tower., model.multi_modal_projector. ->
+// multi_modal_projector., lm_head. -> language_model.lm_head.) and hands it the class mapping
+// (qkv_proj, gate_up_proj; the SigLIP attention's q/k/v are a qkv_proj too). Gemma3ForCausalLM
+// at language_model (embed_tokens and the tied lm_head with the quant config). The vision tower
+// (SiglipVisionModel at vision_tower.vision_model) gives its attention the quant config, but its
+// MLP fc1/fc2 only when hidden and intermediate sizes are multiples of 64 or the method is
+// bitsandbytes/torchao (siglip.py SiglipMLP): Gemma 3's SigLIP (1152, 4304) is not. The
+// projector's mm_input_projection_weight is a raw parameter, no layer.
+void gemma3_row(ModelInfo& info) {
+  info.known = true;
+  info.row = "gemma3_mm";
+  info.has_mapper = true;
+  info.prefix_renames = {{"model.language_model.", "language_model.model."},
+                         {"model.vision_tower.", "vision_tower."},
+                         {"model.multi_modal_projector.", "multi_modal_projector."},
+                         {"lm_head.", "language_model.lm_head."}};
+  info.dense_but_bitsandbytes = {"vision_tower.", {"fc1", "fc2"}};
+  info.assumes = "the SigLIP of every Gemma 3 release (intermediate_size 4304, not a multiple of "
+                 "64: its MLP fc1/fc2 built without a quant config except under bitsandbytes)";
+  info.assumes_when = "vision_tower.";
+}
+
 // DeepSeek-V2/V3/V3.2, GLM-5 (GlmMoeDsaForCausalLM) and GLM-4.5 (Glm4MoeForCausalLM): the draft
 // at model.layers.{num_hidden_layers}.
 void deepseek_glm_rows(ModelInfo& info,
@@ -367,6 +392,9 @@ ModelInfo model_info_for(const std::string& architecture,
   }
   deepseek_glm_rows(info, architecture, num_hidden_layers);
   qwen2_vl_rows(info, architecture);
+  if (architecture == "Gemma3ForConditionalGeneration") {
+    gemma3_row(info);
+  }
   if (architecture == "DeepseekV4ForCausalLM") {
     deepseek_v4_row(info, num_hidden_layers);
   }
