@@ -5,6 +5,7 @@
 // is not a multiple of 64). Measured against vLLM's own functions by
 // tools/vllm_diff/qwen3_vl_diff.py.
 #include "support/cli_run.hpp"
+#include "support/fixtures.hpp"
 #include "support/temp_dir.hpp"
 #include "synth/synthetic_checkpoint.hpp"
 
@@ -49,13 +50,7 @@ void write_gemma3(const std::filesystem::path& dir,
     t.push_back({vision + m + ".weight", "BF16", {64, 64}});
   }
   for (const char* layer : {"0", "1"}) {
-    for (const char* m : {"self_attn.q_proj",
-                          "self_attn.k_proj",
-                          "self_attn.v_proj",
-                          "self_attn.o_proj",
-                          "mlp.gate_proj",
-                          "mlp.up_proj",
-                          "mlp.down_proj"}) {
+    for (const char* m : test::k_decoder_linears) {
       const std::string module = std::string("model.language_model.layers.") + layer + "." + m;
       if (bitsandbytes) {
         t.push_back({module + ".weight", "U8", {2048, 1}});

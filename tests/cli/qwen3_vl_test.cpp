@@ -131,13 +131,7 @@ void write_qwen2_5_vl(const std::filesystem::path& dir,
     linear(m);
   }
   for (const char* layer : {"0", "1"}) {
-    for (const char* p : {"self_attn.q_proj",
-                          "self_attn.k_proj",
-                          "self_attn.v_proj",
-                          "self_attn.o_proj",
-                          "mlp.gate_proj",
-                          "mlp.up_proj",
-                          "mlp.down_proj"}) {
+    for (const char* p : test::k_decoder_linears) {
       linear(std::string("model.layers.") + layer + "." + p);
     }
   }

@@ -6,6 +6,7 @@
 
 #include "synth/synthetic_checkpoint.hpp"
 
+#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@ struct MiniCheckpoint {
   std::string config_json; // written as config.json
   Packing packing = Packing::compressed_tensors;
 };
+
+// The linears of one dense decoder layer, below the layer's prefix: attention and MLP.
+inline constexpr std::array<const char*, 7> k_decoder_linears = {"self_attn.q_proj",
+                                                                 "self_attn.k_proj",
+                                                                 "self_attn.v_proj",
+                                                                 "self_attn.o_proj",
+                                                                 "mlp.gate_proj",
+                                                                 "mlp.up_proj",
+                                                                 "mlp.down_proj"};
 
 // Write `checkpoint` into `dir`.
 void write_mini(const std::filesystem::path& dir, const MiniCheckpoint& checkpoint);
