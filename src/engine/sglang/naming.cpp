@@ -164,7 +164,8 @@ constexpr std::string_view k_language_model_prefix = "#18926";
 // #23471) and Fp8Config (ignored_layers after from_config's model. variants, #21280 990c7590,
 // 2026-04-03). The MTP draft (Qwen3_5ForCausalLMMTP) has no mapper: its own quant config
 // keeps the entries as written.
-void qwen3_vl_config_mapper(ModelInfo& info, const EngineVersion& version) {
+// `source` names the class that carries the mapper, for reports.
+void qwen3_vl_config_mapper(ModelInfo& info, const EngineVersion& version, std::string source) {
   ConfigMapper& mapper = info.target_config_mapper;
   mapper.substrings = {{"attn.qkv", "attn.qkv_proj"}};
   mapper.prefixes = {{"model.language_model.", "language_model.model."},
@@ -178,12 +179,17 @@ void qwen3_vl_config_mapper(ModelInfo& info, const EngineVersion& version) {
   if (version.has("#21280")) {
     mapper.methods += " fp8";
   }
-  mapper.source =
-      "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py; the Qwen3.5 classes inherit it until #23471)";
+  mapper.source = std::move(source);
   info.row += "/qwen3_vl_mapper:" + mapper.methods;
-  mapper.assumes = "the CUDA build: from 2026-03-30 (#21234) on gfx95 and from 2026-04-08 "
-                   "(#21692) on NPU too, the Qwen3.5 classes have no mapper and declare the packed "
-                   "mapping, as #23471 (2026-04-28) made them everywhere";
+}
+
+// The text model built at "model" (its layers model.layers.N whichever naming the checkpoint
+// has) and the vision tower at "visual" with the quant config, VisionAttention's fused
+// projection named qkv_proj (load_weights: attn.qkv. -> attn.qkv_proj.): Qwen3-VL's classes
+// before #18926 and Qwen2/2.5-VL's throughout.
+void text_at_model_vision_at_visual(ModelInfo& info) {
+  info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
+  info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
 }
 
 // Qwen3.5/3.6 VLM classes, before and after #18926, and their draft.
@@ -229,13 +235,19 @@ void qwen35_vlm_row(ModelInfo& info, const EngineVersion& version) {
     // loader gives the quant config {}: qkv_proj and gate_up_proj are judged by their fused
     // names (docs/research/sglang-versions.md §6-7).
     info.quant_packed = PackedMapping{};
-    info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
-    info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+    text_at_model_vision_at_visual(info);
     info.row = "qwen3_5_vlm/model";
     info.assumed_because = "before #18926 no one commit holds the files read";
   }
   if (!version.has("#23471")) {
-    qwen3_vl_config_mapper(info, version);
+    qwen3_vl_config_mapper(info,
+                           version,
+                           "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py; the Qwen3.5 classes "
+                           "inherit it until #23471)");
+    info.target_config_mapper.assumes =
+        "the CUDA build: from 2026-03-30 (#21234) on gfx95 and from 2026-04-08 (#21692) on NPU "
+        "too, the Qwen3.5 classes have no mapper and declare the packed mapping, as #23471 "
+        "(2026-04-28) made them everywhere";
   }
   // qwen3_5_mtp.py @008b79d Qwen3_5ForCausalLMMTP: the draft's layers at add_prefix("mtp", ""),
   // fc a plain nn.Linear (never quantized), lm_head at "lm_head" (the target's name). The
@@ -268,13 +280,10 @@ void qwen3_vl_row(ModelInfo& info, const EngineVersion& version) {
   } else {
     // qwen3_vl.py @005fa83: the text model at "model", the vision tower at "visual" with the
     // quant config, its attention's qkv built as qkv_proj.
-    info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
-    info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
+    text_at_model_vision_at_visual(info);
     info.row = "qwen3_vl/model";
   }
-  qwen3_vl_config_mapper(info, version);
-  info.target_config_mapper.source = "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py)";
-  info.target_config_mapper.assumes.clear();
+  qwen3_vl_config_mapper(info, version, "Qwen3-VL's hf_to_sglang_mapper (qwen3_vl.py)");
 }
 
 // Qwen2.5-VL and Qwen2-VL (qwen2_5_vl.py, qwen2_vl.py; docs/research/sglang-qwen25vl.md, read
@@ -288,22 +297,15 @@ void qwen3_vl_row(ModelInfo& info, const EngineVersion& version) {
 // own name); Qwen2-VL's none (its vision MLP is fc1/fc2).
 void qwen2_vl_row(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
   info.known = true;
-  info.layer_renames = {{"model.language_model.", "model."}, {"model.visual.", "visual."}};
-  info.component_renames = {{"visual.", "qkv", "qkv_proj"}};
-  if (architecture == "Qwen2_5_VLForConditionalGeneration") {
-    info.row = "qwen2_5_vl";
-    info.quant_packed = PackedMapping{{"gate_up_proj", {"gate_proj", "up_proj"}}};
-  } else {
-    info.row = "qwen2_vl";
-    info.quant_packed = PackedMapping{};
-  }
-  qwen3_vl_config_mapper(info, version);
-  info.target_config_mapper.source =
-      "Qwen3-VL's hf_to_sglang_mapper (" +
-      std::string(architecture == "Qwen2VLForConditionalGeneration" ? "qwen2_vl.py"
-                                                                    : "qwen2_5_vl.py") +
-      " carries it)";
-  info.target_config_mapper.assumes.clear();
+  text_at_model_vision_at_visual(info);
+  const bool qwen2_5 = architecture == "Qwen2_5_VLForConditionalGeneration";
+  info.row = qwen2_5 ? "qwen2_5_vl" : "qwen2_vl";
+  info.quant_packed =
+      qwen2_5 ? PackedMapping{{"gate_up_proj", {"gate_proj", "up_proj"}}} : PackedMapping{};
+  qwen3_vl_config_mapper(info,
+                         version,
+                         std::string("Qwen3-VL's hf_to_sglang_mapper (") +
+                             (qwen2_5 ? "qwen2_5_vl.py" : "qwen2_vl.py") + " carries it)");
 }
 
 // The Qwen family's rows; false for an architecture of no Qwen row.

@@ -6,7 +6,10 @@
 // says otherwise.
 #include <qpatch/engine/model_info.hpp>
 
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace qpatch::engine {
 
@@ -19,6 +22,13 @@ constexpr std::string_view k_mtp_layer_missing =
     "ValueError: MTP speculative decoding layer {} weights missing from checkpoint. The "
     "checkpoint may have been quantized without including the MTP layers. Use a checkpoint that "
     "includes MTP layer weights, or disable speculative decoding.";
+
+// qwen3_vl.py Qwen3VLForConditionalGeneration.hf_to_vllm_mapper's prefixes, which its MoE
+// subclass and the Qwen3.5/3.6 VLM classes inherit.
+const std::vector<std::pair<std::string, std::string>> k_qwen3_vl_mapper = {
+    {"model.visual.", "visual."},
+    {"lm_head.", "language_model.lm_head."},
+    {"model.language_model.", "language_model.model."}};
 
 // Qwen3.5/3.6 (VLM and text-only) and Qwen3-Next.
 void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVersion& version) {
@@ -59,9 +69,7 @@ void qwen_rows(ModelInfo& info, const std::string& architecture, const EngineVer
     info.row = info.lm_head_quant_config ? "qwen3_5" : "qwen3_5/dense-head";
   }
   if (qwen35_vlm) {
-    info.prefix_renames = {{"model.visual.", "visual."},
-                           {"lm_head.", "language_model.lm_head."},
-                           {"model.language_model.", "language_model.model."}};
+    info.prefix_renames = k_qwen3_vl_mapper;
   } else if (qwen35_text && version.has("#50355")) {
     info.prefix_renames = {{"model.language_model.", "model."}};
   } else if (qwen35_text) {
@@ -99,9 +107,7 @@ void qwen3_vl_rows(ModelInfo& info, const std::string& architecture) {
     return;
   }
   info.has_mapper = true;
-  info.prefix_renames = {{"model.visual.", "visual."},
-                         {"lm_head.", "language_model.lm_head."},
-                         {"model.language_model.", "language_model.model."}};
+  info.prefix_renames = k_qwen3_vl_mapper;
   if (dense) {
     // Qwen3VLForConditionalGeneration.packed_modules_mapping adds "qkv": ["qkv"] (the vision
     // tower's fused QKV, judged by its own name either way). Its Qwen3LLMForCausalLM builds the
